@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Set up semfuzz: the pinned Python environment (TensorFlow CPU) and the release binary.
+#
+# Idempotent. The environment lives in a cache outside the clone, keyed by the hash of
+# python/requirements.lock and the base Python's version, and .venv links to it; a complete
+# cached environment is reused as it is, so a second run takes seconds.
+#
+# Environment:
+#   PYTHON            base interpreter for the venv (default: python3); its minor version
+#                     is the one the binary embeds
+#   SEMFUZZ_CACHE     where environments are kept (default: ${XDG_CACHE_HOME:-~/.cache}/semfuzz)
+#   SEMFUZZ_SKIP_BUILD=1  set up the environment only
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+CACHE=${SEMFUZZ_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/semfuzz}
+LOCK=python/requirements.lock
+
+say() { printf 'setup: %s\n' "$*" >&2; }
+
+command -v "$PYTHON" >/dev/null || { say "no '$PYTHON' on PATH; set PYTHON=/path/to/python3.11"; exit 2; }
+pyver=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+[ "$pyver" = "3.11" ] || say "warning: $PYTHON is Python $pyver; the lock was made for 3.11"
+
+key=$( { cat "$LOCK"; echo "$pyver"; } | sha256sum | cut -c1-16)
+venv="$CACHE/venv-py$pyver-$key"
+mkdir -p "$CACHE"
+
+exec 9>"$CACHE/.lock-$key"
+flock 9  # two set-ups at once (CI and a user) must not build the same venv twice
+
+if [ -f "$venv/.semfuzz-complete" ]; then
+    say "reusing $venv"
+else
+    say "creating $venv (TensorFlow CPU, pinned; a few minutes)"
+    rm -rf "$venv"
+    "$PYTHON" -m venv "$venv"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
+        --require-hashes -r "$LOCK"
+    "$venv/bin/python" -m pip check --disable-pip-version-check >/dev/null \
+        || { "$venv/bin/python" -m pip check; say "inconsistent environment in $venv"; exit 1; }
+    TF_CPP_MIN_LOG_LEVEL=3 "$venv/bin/python" -c 'import tensorflow, keras' 2>/dev/null \
+        || { say "TensorFlow does not import in $venv"; exit 1; }
+    touch "$venv/.semfuzz-complete"
+fi
+exec 9>&-
+
+ln -sfn "$venv" .venv
+
+if [ "${SEMFUZZ_SKIP_BUILD:-0}" != 1 ]; then
+    say "building the release binary"
+    cargo build --release --quiet
+fi
+say "ready: $(readlink .venv)"
