@@ -1,0 +1,140 @@
+//! The command line: one subcommand per job, each with its own arguments.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "semfuzz",
+    version,
+    about = "Finds bugs in TensorFlow/Keras by running random layer-graph models against a reference interpreter",
+    after_help = "Exit codes: 0 done, nothing found; 1 done, something found; 2 bad usage or unreadable input; 3 not built yet.\n`fuzz` exits 0 after a clean finish whether or not it found something."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    /// More log output (-v: info, -vv: debug, -vvv: trace). RUST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Only errors in the log output.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Fuzz TensorFlow: generate, repair and run models, and keep what disagrees with the reference.
+    Fuzz(FuzzArgs),
+    /// Run cases in TensorFlow (or only the reference) and print a verdict per case.
+    Run(RunArgs),
+    /// Check a Keras model without running TensorFlow: every shape/argument error, located, and numeric hazards.
+    Check(CheckArgs),
+    /// Generate random valid (or minimally invalid) cases.
+    Gen(GenArgs),
+    /// Replay, deduplicate and minimise saved findings, and write standalone repros and a report.
+    Triage(TriageArgs),
+    /// List the layer classes the reference oracle supports, with their parameter spaces.
+    Layers(LayersArgs),
+    /// Write a case as a .keras file or as a standalone Python script.
+    Export(ExportArgs),
+    /// Print the versions of semfuzz, Python, TensorFlow and Keras (asks the worker).
+    Version(PythonArgs),
+    /// The TensorFlow worker process (started by semfuzz itself).
+    #[command(name = "__worker", hide = true)]
+    Worker,
+}
+
+/// Selecting the Python environment with TensorFlow.
+#[derive(Debug, Args, Clone, Default)]
+pub struct PythonArgs {
+    /// The Python interpreter of the environment to test (default: $SEMFUZZ_PYTHON, else
+    /// the project's .venv). It must be the Python minor version semfuzz was built for.
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct FuzzArgs {
+    /// How long to fuzz.
+    #[arg(long, default_value_t = 1.0)]
+    pub hours: f64,
+    /// Where the corpus, findings and stats go.
+    #[arg(long, short, default_value = "out")]
+    pub out: PathBuf,
+    /// Continue the campaign found in --out.
+    #[arg(long)]
+    pub resume: bool,
+    #[command(flatten)]
+    pub python: PythonArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Case files (*.case.json).
+    #[arg(required = true, value_name = "CASE")]
+    pub cases: Vec<PathBuf>,
+    /// Only evaluate the reference oracle; do not start TensorFlow.
+    #[arg(long)]
+    pub reference_only: bool,
+    /// One JSON object per case on stdout.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub python: PythonArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// A .keras file, a Keras model JSON, or a case file.
+    #[arg(value_name = "MODEL")]
+    pub model: PathBuf,
+    /// One JSON report on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct GenArgs {
+    /// How many cases.
+    #[arg(long, default_value_t = 10)]
+    pub count: usize,
+    /// Random seed.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Output directory.
+    #[arg(long, short, default_value = "cases")]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct TriageArgs {
+    /// Findings folders or folders of cases.
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Minimise each finding while its signature persists.
+    #[arg(long)]
+    pub minimize: bool,
+    #[command(flatten)]
+    pub python: PythonArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct LayersArgs {
+    /// JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The case to export.
+    #[arg(value_name = "CASE")]
+    pub case: PathBuf,
+    /// `keras` (a .keras file) or `py` (a standalone script).
+    #[arg(long, default_value = "py")]
+    pub format: String,
+    /// Where to write it.
+    #[arg(long, short)]
+    pub output: PathBuf,
+}

@@ -1,0 +1,69 @@
+//! `semfuzz`: the command-line entry point. Parses arguments, sets up logging, runs one
+//! subcommand and turns its outcome into an exit code; only this binary prints to the user.
+
+mod cli;
+mod commands;
+mod exit;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use cli::{Cli, Command};
+use exit::Outcome;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                Outcome::Usage.code()
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    if let Command::Worker = cli.command {
+        return harness_py::worker::main();
+    }
+    init_logging(cli.verbose, cli.quiet);
+    let outcome = match cli.command {
+        Command::Version(args) => commands::version::run(&args),
+        Command::Run(args) => {
+            commands::read_cases(&args.cases).and_then(|_| Outcome::not_built("run"))
+        }
+        Command::Check(args) => commands::read_cases(std::slice::from_ref(&args.model))
+            .and_then(|_| Outcome::not_built("check")),
+        Command::Fuzz(_) => Outcome::not_built("fuzz"),
+        Command::Gen(_) => Outcome::not_built("gen"),
+        Command::Triage(_) => Outcome::not_built("triage"),
+        Command::Layers(_) => Outcome::not_built("layers"),
+        Command::Export(_) => Outcome::not_built("export"),
+        Command::Worker => unreachable!("handled above"),
+    };
+    match outcome {
+        Ok(o) => o.code(),
+        Err(e) => {
+            eprintln!("semfuzz: {}", e.message);
+            e.outcome.code()
+        }
+    }
+}
+
+fn init_logging(verbose: u8, quiet: bool) {
+    use tracing_subscriber::EnvFilter;
+    let default = match (quiet, verbose) {
+        (true, _) => "error",
+        (false, 0) => "warn",
+        (false, 1) => "info",
+        (false, 2) => "debug",
+        _ => "trace",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}

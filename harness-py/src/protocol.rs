@@ -1,0 +1,113 @@
+//! Frames between the client and the worker.
+//!
+//! A frame is `u32 LE total length`, then `u32 LE header length`, the header (UTF-8 JSON),
+//! and a binary payload (raw tensor bytes, laid out as the header describes). Frames are
+//! capped at [`MAX_FRAME`] so a corrupt length cannot allocate without bound.
+
+use std::io::{self, Read, Write};
+
+use serde_json::Value;
+
+/// The largest frame either side accepts (1 GiB).
+pub const MAX_FRAME: usize = 1 << 30;
+
+/// One message: a JSON header and a binary payload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    pub header: Value,
+    pub payload: Vec<u8>,
+}
+
+impl Frame {
+    pub fn new(header: Value) -> Self {
+        Frame {
+            header,
+            payload: Vec::new(),
+        }
+    }
+}
+
+pub fn write_frame(w: &mut impl Write, frame: &Frame) -> io::Result<()> {
+    let header = serde_json::to_vec(&frame.header).expect("JSON values serialize");
+    let total = 4 + header.len() + frame.payload.len();
+    if total > MAX_FRAME {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("frame of {total} bytes exceeds the {MAX_FRAME}-byte limit"),
+        ));
+    }
+    w.write_all(&(total as u32).to_le_bytes())?;
+    w.write_all(&(header.len() as u32).to_le_bytes())?;
+    w.write_all(&header)?;
+    w.write_all(&frame.payload)?;
+    w.flush()
+}
+
+/// Reads one frame; `Ok(None)` at a clean end of stream (between frames).
+pub fn read_frame(r: &mut impl Read) -> io::Result<Option<Frame>> {
+    let mut len = [0u8; 4];
+    match r.read_exact(&mut len) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let total = u32::from_le_bytes(len) as usize;
+    if !(4..=MAX_FRAME).contains(&total) {
+        return Err(invalid(format!("frame length {total} out of range")));
+    }
+    let mut body = vec![0u8; total];
+    r.read_exact(&mut body)?;
+    let header_len = u32::from_le_bytes(body[..4].try_into().expect("4 bytes")) as usize;
+    if header_len > total - 4 {
+        return Err(invalid(format!(
+            "header length {header_len} exceeds frame length {total}"
+        )));
+    }
+    let header = serde_json::from_slice(&body[4..4 + header_len])
+        .map_err(|e| invalid(format!("frame header is not JSON: {e}")))?;
+    let payload = body.split_off(4 + header_len);
+    Ok(Some(Frame { header, payload }))
+}
+
+fn invalid(msg: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, msg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn frames_round_trip_back_to_back() {
+        let a = Frame {
+            header: json!({"op": "hello"}),
+            payload: vec![],
+        };
+        let b = Frame {
+            header: json!({"op": "x", "n": [1, 2]}),
+            payload: (0..=255).collect(),
+        };
+        let mut buf = Vec::new();
+        write_frame(&mut buf, &a).unwrap();
+        write_frame(&mut buf, &b).unwrap();
+        let mut r = &buf[..];
+        assert_eq!(read_frame(&mut r).unwrap(), Some(a));
+        assert_eq!(read_frame(&mut r).unwrap(), Some(b));
+        assert_eq!(read_frame(&mut r).unwrap(), None);
+    }
+
+    #[test]
+    fn corrupt_frames_are_errors_not_allocations() {
+        let mut r: &[u8] = &[0xff, 0xff, 0xff, 0xff];
+        assert!(read_frame(&mut r).is_err());
+        let mut r: &[u8] = &[8, 0, 0, 0, 100, 0, 0, 0, 1, 2, 3, 4];
+        let e = read_frame(&mut r).unwrap_err();
+        assert!(e.to_string().contains("header length 100"), "{e}");
+        let mut r: &[u8] = &[6, 0, 0, 0, 2, 0];
+        assert_eq!(
+            read_frame(&mut r).unwrap_err().kind(),
+            io::ErrorKind::UnexpectedEof
+        );
+    }
+}

@@ -1,0 +1,141 @@
+//! Structural checks of a model graph: unique names, references that resolve, inputs that
+//! are input layers, no cycles — and the topological order of calls.
+
+use std::collections::HashMap;
+
+use super::error::{CaseErrorKind, Place, Placed};
+use super::model::{Model, ModelKind, TensorRef};
+
+/// One call of one layer: (index in `model.layers`, node index).
+pub type Call = (usize, usize);
+
+pub(crate) fn validate(model: &Model, place: &Place) -> Placed<()> {
+    let lp = place.field("layers");
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    for (i, l) in model.layers.iter().enumerate() {
+        if index.insert(&l.name, i).is_some() {
+            return Err(lp
+                .named(i, &l.name)
+                .err(CaseErrorKind::DuplicateLayer(l.name.clone())));
+        }
+    }
+    let resolve = |t: &TensorRef, at: &Place| -> Placed<()> {
+        let Some(&i) = index.get(t.layer.as_str()) else {
+            return Err(at.err(CaseErrorKind::UnknownLayer(t.layer.clone())));
+        };
+        let calls = model.layers[i].call_count();
+        if t.node >= calls {
+            return Err(at.err(CaseErrorKind::UnknownNode {
+                layer: t.layer.clone(),
+                node: t.node,
+                calls,
+            }));
+        }
+        Ok(())
+    };
+    for (i, l) in model.layers.iter().enumerate() {
+        for (j, n) in l.nodes.iter().enumerate() {
+            let at = lp.named(i, &l.name).field("inbound_nodes").index(j);
+            for t in n.tensors() {
+                resolve(t, &at)?;
+            }
+        }
+    }
+    if let ModelKind::Functional { inputs, outputs } = &model.kind {
+        for t in inputs.refs() {
+            let at = place.field("input_layers");
+            resolve(t, &at)?;
+            let l = &model.layers[index[t.layer.as_str()]];
+            if !l.is_input() {
+                return Err(at.err(CaseErrorKind::Value(format!(
+                    "model input `{}` is a {}, not an InputLayer",
+                    l.name, l.class_name
+                ))));
+            }
+        }
+        for t in outputs.refs() {
+            resolve(t, &place.field("output_layers"))?;
+        }
+    }
+    topological_order(model).map(|_| ()).map_err(|cycle| {
+        place.err(CaseErrorKind::Cycle(
+            cycle
+                .iter()
+                .map(|&(l, n)| format!("{}[{n}]", model.layers[l].name))
+                .collect::<Vec<_>>()
+                .join(" -> "),
+        ))
+    })
+}
+
+/// The calls of a functional model in an order where every call comes after the calls that
+/// produce its inputs (layers in file order where the graph allows). For a sequential model,
+/// the layers in order. On a cycle, returns the calls on it.
+pub fn topological_order(model: &Model) -> Result<Vec<Call>, Vec<Call>> {
+    if matches!(model.kind, ModelKind::Sequential) {
+        return Ok((0..model.layers.len()).map(|i| (i, 0)).collect());
+    }
+    let index: HashMap<&str, usize> = model
+        .layers
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.name.as_str(), i))
+        .collect();
+    let deps = |(l, n): Call| -> Vec<Call> {
+        model.layers[l]
+            .nodes
+            .get(n)
+            .map(|node| {
+                node.tensors()
+                    .into_iter()
+                    .filter_map(|t| index.get(t.layer.as_str()).map(|&i| (i, t.node)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        Open,
+        Done,
+    }
+    let mut mark: HashMap<Call, Mark> = HashMap::new();
+    let mut order = Vec::new();
+    for (l, layer) in model.layers.iter().enumerate() {
+        for n in 0..layer.call_count() {
+            if mark.get(&(l, n)).copied().unwrap_or(Mark::New) != Mark::New {
+                continue;
+            }
+            // Iterative depth-first search: (call, dependencies still to visit).
+            let mut stack: Vec<(Call, Vec<Call>)> = vec![((l, n), deps((l, n)))];
+            mark.insert((l, n), Mark::Open);
+            while let Some((call, pending)) = stack.last_mut() {
+                match pending.pop() {
+                    Some(d) => match mark.get(&d).copied().unwrap_or(Mark::New) {
+                        Mark::New => {
+                            mark.insert(d, Mark::Open);
+                            let dd = deps(d);
+                            stack.push((d, dd));
+                        }
+                        Mark::Open => {
+                            let start = stack.iter().position(|(c, _)| *c == d).unwrap_or(0);
+                            return Err(stack[start..]
+                                .iter()
+                                .map(|(c, _)| *c)
+                                .chain([d])
+                                .collect());
+                        }
+                        Mark::Done => {}
+                    },
+                    None => {
+                        let done = *call;
+                        mark.insert(done, Mark::Done);
+                        order.push(done);
+                        stack.pop();
+                    }
+                }
+            }
+        }
+    }
+    Ok(order)
+}

@@ -1,0 +1,551 @@
+//! The layer graph of a case, exactly as Keras 3 writes a functional or sequential model.
+//!
+//! Layer configs stay JSON data here. Shapes that Keras writes into a config (`build_config`,
+//! the `shape` of each `__keras_tensor__`, a Sequential's `build_input_shape`) are derived
+//! data: they are dropped on reading and regenerated on writing from a [`DerivedShapes`].
+
+use serde_json::{Map, Value, json};
+
+use super::error::{Place, Placed};
+use super::json::{as_array, as_index, as_object, as_str, field, wrong_type};
+
+/// A shape whose dimensions may be unknown (`None`: the batch, or a symbolic size).
+pub type Dims = Vec<Option<usize>>;
+
+/// A tensor produced by a layer: output `index` of the layer's call number `node`
+/// (Keras's `keras_history`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TensorRef {
+    pub layer: String,
+    pub node: usize,
+    pub index: usize,
+}
+
+impl TensorRef {
+    pub fn new(layer: impl Into<String>, node: usize, index: usize) -> Self {
+        TensorRef {
+            layer: layer.into(),
+            node,
+            index,
+        }
+    }
+
+    fn parse(v: &Value, place: &Place) -> Placed<Self> {
+        let a = as_array(v, place)?;
+        if a.len() != 3 {
+            return Err(wrong_type(v, "a [layer, node, tensor] triple", place));
+        }
+        Ok(TensorRef {
+            layer: as_str(&a[0], &place.index(0))?.to_owned(),
+            node: as_index(&a[1], &place.index(1))?,
+            index: as_index(&a[2], &place.index(2))?,
+        })
+    }
+
+    fn to_json(&self) -> Value {
+        json!([self.layer, self.node, self.index])
+    }
+}
+
+/// A model's inputs or outputs, in the form the config used.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Endpoints {
+    /// One triple, `["x", 0, 0]`.
+    Single(TensorRef),
+    /// A list of triples.
+    List(Vec<TensorRef>),
+    /// A dict of triples (a model called with a dict of inputs).
+    Dict(Vec<(String, TensorRef)>),
+}
+
+impl Endpoints {
+    pub fn refs(&self) -> Vec<&TensorRef> {
+        match self {
+            Endpoints::Single(r) => vec![r],
+            Endpoints::List(v) => v.iter().collect(),
+            Endpoints::Dict(v) => v.iter().map(|(_, r)| r).collect(),
+        }
+    }
+
+    fn parse(v: &Value, place: &Place) -> Placed<Self> {
+        match v {
+            Value::Array(a) if a.first().is_some_and(Value::is_string) => {
+                Ok(Endpoints::Single(TensorRef::parse(v, place)?))
+            }
+            Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .map(|(i, r)| TensorRef::parse(r, &place.index(i)))
+                .collect::<Placed<_>>()
+                .map(Endpoints::List),
+            Value::Object(o) => o
+                .iter()
+                .map(|(k, r)| Ok((k.clone(), TensorRef::parse(r, &place.field(k))?)))
+                .collect::<Placed<_>>()
+                .map(Endpoints::Dict),
+            _ => Err(wrong_type(
+                v,
+                "a triple, a list or a dict of triples",
+                place,
+            )),
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        match self {
+            Endpoints::Single(r) => r.to_json(),
+            Endpoints::List(v) => Value::Array(v.iter().map(TensorRef::to_json).collect()),
+            Endpoints::Dict(v) => {
+                Value::Object(v.iter().map(|(k, r)| (k.clone(), r.to_json())).collect())
+            }
+        }
+    }
+}
+
+/// An argument of a layer call, as recorded in `inbound_nodes`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arg {
+    /// A `__keras_tensor__`: the output of another layer. Its `dtype` is kept as written;
+    /// its shape is derived and not kept.
+    Tensor {
+        source: TensorRef,
+        dtype: Option<Value>,
+    },
+    List(Vec<Arg>),
+    Object(Vec<(String, Arg)>),
+    /// Anything else: a constant operand (`x + 3.0`), `training=False`, `None`, ...
+    Literal(Value),
+}
+
+impl Arg {
+    fn parse(v: &Value, place: &Place) -> Placed<Self> {
+        match v {
+            Value::Object(o)
+                if o.get("class_name").and_then(Value::as_str) == Some("__keras_tensor__") =>
+            {
+                let config = as_object(field(o, "config", place)?, &place.field("config"))?;
+                let cp = place.field("config");
+                Ok(Arg::Tensor {
+                    source: TensorRef::parse(
+                        field(config, "keras_history", &cp)?,
+                        &cp.field("keras_history"),
+                    )?,
+                    dtype: config.get("dtype").cloned(),
+                })
+            }
+            Value::Object(o) => o
+                .iter()
+                .map(|(k, x)| Ok((k.clone(), Arg::parse(x, &place.field(k))?)))
+                .collect::<Placed<_>>()
+                .map(Arg::Object),
+            Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .map(|(i, x)| Arg::parse(x, &place.index(i)))
+                .collect::<Placed<_>>()
+                .map(Arg::List),
+            _ => Ok(Arg::Literal(v.clone())),
+        }
+    }
+
+    fn to_json(&self, shape_of: &dyn Fn(&TensorRef) -> Option<Dims>) -> Value {
+        match self {
+            Arg::Tensor { source, dtype } => {
+                let mut config = Map::new();
+                if let Some(shape) = shape_of(source) {
+                    config.insert("shape".into(), json!(shape));
+                }
+                if let Some(d) = dtype {
+                    config.insert("dtype".into(), d.clone());
+                }
+                config.insert("keras_history".into(), source.to_json());
+                json!({"class_name": "__keras_tensor__", "config": config})
+            }
+            Arg::List(v) => Value::Array(v.iter().map(|a| a.to_json(shape_of)).collect()),
+            Arg::Object(v) => Value::Object(
+                v.iter()
+                    .map(|(k, a)| (k.clone(), a.to_json(shape_of)))
+                    .collect(),
+            ),
+            Arg::Literal(v) => v.clone(),
+        }
+    }
+
+    /// Every tensor this argument refers to, depth first.
+    pub fn tensors(&self) -> Vec<&TensorRef> {
+        let mut out = Vec::new();
+        self.collect(&mut out);
+        out
+    }
+
+    fn collect<'a>(&'a self, out: &mut Vec<&'a TensorRef>) {
+        match self {
+            Arg::Tensor { source, .. } => out.push(source),
+            Arg::List(v) => v.iter().for_each(|a| a.collect(out)),
+            Arg::Object(v) => v.iter().for_each(|(_, a)| a.collect(out)),
+            Arg::Literal(_) => {}
+        }
+    }
+}
+
+/// One call of a layer: its positional and keyword arguments.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Node {
+    pub args: Vec<Arg>,
+    pub kwargs: Vec<(String, Arg)>,
+}
+
+impl Node {
+    /// Every tensor the call consumes, positional first.
+    pub fn tensors(&self) -> Vec<&TensorRef> {
+        self.args
+            .iter()
+            .chain(self.kwargs.iter().map(|(_, a)| a))
+            .flat_map(Arg::tensors)
+            .collect()
+    }
+
+    fn parse(v: &Value, place: &Place) -> Placed<Self> {
+        let o = as_object(v, place)?;
+        let args = match o.get("args") {
+            None => Vec::new(),
+            Some(a) => {
+                let p = place.field("args");
+                as_array(a, &p)?
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| Arg::parse(x, &p.index(i)))
+                    .collect::<Placed<_>>()?
+            }
+        };
+        let kwargs = match o.get("kwargs") {
+            None => Vec::new(),
+            Some(k) => {
+                let p = place.field("kwargs");
+                as_object(k, &p)?
+                    .iter()
+                    .map(|(key, x)| Ok((key.clone(), Arg::parse(x, &p.field(key))?)))
+                    .collect::<Placed<_>>()?
+            }
+        };
+        Ok(Node { args, kwargs })
+    }
+
+    fn to_json(&self, shape_of: &dyn Fn(&TensorRef) -> Option<Dims>) -> Value {
+        json!({
+            "args": self.args.iter().map(|a| a.to_json(shape_of)).collect::<Vec<_>>(),
+            "kwargs": self.kwargs.iter().map(|(k, a)| (k.clone(), a.to_json(shape_of))).collect::<Map<_, _>>(),
+        })
+    }
+}
+
+/// How the layers of a model are connected.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelKind {
+    /// A functional model: explicit inputs, outputs and `inbound_nodes`.
+    Functional {
+        inputs: Endpoints,
+        outputs: Endpoints,
+    },
+    /// A `keras.Sequential`: each layer consumes the previous one's output.
+    Sequential,
+}
+
+/// A model: the top level of a case, or a nested model used as a layer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Model {
+    pub kind: ModelKind,
+    pub layers: Vec<Layer>,
+    /// The other keys of the model's config (`name`, `trainable`, `dtype`, ...), in order.
+    pub extra: Map<String, Value>,
+}
+
+/// One layer of a model (or an operation node such as `x + 3.0`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layer {
+    pub name: String,
+    pub class_name: String,
+    pub module: Option<String>,
+    pub registered_name: Value,
+    /// The layer's own config. Empty for a nested model, whose config is `nested`.
+    pub config: Map<String, Value>,
+    pub nested: Option<Box<Model>>,
+    /// The calls of this layer, in order (empty for input layers and in sequential models).
+    pub nodes: Vec<Node>,
+    /// Other keys of the layer entry, kept as written.
+    pub extra: Map<String, Value>,
+}
+
+impl Layer {
+    pub fn is_input(&self) -> bool {
+        self.class_name == "InputLayer"
+    }
+
+    /// The number of calls other layers may refer to: an input layer has one implicit call.
+    pub fn call_count(&self) -> usize {
+        if self.is_input() { 1 } else { self.nodes.len() }
+    }
+
+    /// The declared shape of an input layer (`batch_shape`, or `shape` with a `None` batch).
+    pub fn input_batch_shape(&self) -> Option<Dims> {
+        if !self.is_input() {
+            return None;
+        }
+        let dims = |v: &Value| -> Option<Dims> {
+            v.as_array()?
+                .iter()
+                .map(|d| match d {
+                    Value::Null => Some(None),
+                    d => d.as_u64().map(|n| Some(n as usize)),
+                })
+                .collect()
+        };
+        if let Some(b) = self.config.get("batch_shape") {
+            return dims(b);
+        }
+        let mut shape = dims(self.config.get("shape")?)?;
+        shape.insert(0, None);
+        Some(shape)
+    }
+}
+
+const NESTED_CLASSES: [&str; 2] = ["Functional", "Sequential"];
+/// Keys of a model config that are derived data, never kept.
+const DERIVED_MODEL_KEYS: [&str; 1] = ["build_input_shape"];
+
+impl Model {
+    pub(crate) fn parse(v: &Value, place: &Place) -> Placed<Self> {
+        let o = as_object(v, place)?;
+        let lp = place.field("layers");
+        let raw_layers = as_array(field(o, "layers", place)?, &lp)?;
+        let sequential = !o.contains_key("input_layers") && !o.contains_key("output_layers");
+        let layers = raw_layers
+            .iter()
+            .enumerate()
+            .map(|(i, l)| Layer::parse(l, &lp, i))
+            .collect::<Placed<Vec<_>>>()?;
+        let kind = if sequential {
+            ModelKind::Sequential
+        } else {
+            ModelKind::Functional {
+                inputs: Endpoints::parse(
+                    field(o, "input_layers", place)?,
+                    &place.field("input_layers"),
+                )?,
+                outputs: Endpoints::parse(
+                    field(o, "output_layers", place)?,
+                    &place.field("output_layers"),
+                )?,
+            }
+        };
+        let extra = o
+            .iter()
+            .filter(|(k, _)| {
+                !matches!(k.as_str(), "layers" | "input_layers" | "output_layers")
+                    && !DERIVED_MODEL_KEYS.contains(&k.as_str())
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let model = Model {
+            kind,
+            layers,
+            extra,
+        };
+        super::graph::validate(&model, place)?;
+        Ok(model)
+    }
+
+    pub fn layer(&self, name: &str) -> Option<&Layer> {
+        self.layers.iter().find(|l| l.name == name)
+    }
+
+    /// The model's input tensors, in order.
+    pub fn input_refs(&self) -> Vec<TensorRef> {
+        match &self.kind {
+            ModelKind::Functional { inputs, .. } => inputs.refs().into_iter().cloned().collect(),
+            ModelKind::Sequential => self
+                .layers
+                .first()
+                .filter(|l| l.is_input())
+                .map(|l| vec![TensorRef::new(&l.name, 0, 0)])
+                .unwrap_or_default(),
+        }
+    }
+
+    /// How many input tensors the model takes.
+    pub fn input_count(&self) -> usize {
+        match &self.kind {
+            ModelKind::Functional { inputs, .. } => inputs.refs().len(),
+            ModelKind::Sequential => 1,
+        }
+    }
+
+    pub fn to_json(&self, shapes: &dyn DerivedShapes, scope: &[String]) -> Value {
+        let mut o = Map::new();
+        // Keras writes `name` and `trainable` (and a Sequential's `dtype`) before `layers`.
+        for (k, v) in &self.extra {
+            o.insert(k.clone(), v.clone());
+        }
+        let sequential = matches!(self.kind, ModelKind::Sequential);
+        let layers = self
+            .layers
+            .iter()
+            .map(|l| l.to_json(self, shapes, scope, sequential))
+            .collect();
+        o.insert("layers".into(), Value::Array(layers));
+        match &self.kind {
+            ModelKind::Functional { inputs, outputs } => {
+                o.insert("input_layers".into(), inputs.to_json());
+                o.insert("output_layers".into(), outputs.to_json());
+            }
+            ModelKind::Sequential => {
+                if let Some(shape) = shapes.sequential_input_shape(self, scope) {
+                    o.insert("build_input_shape".into(), json!(shape));
+                }
+            }
+        }
+        Value::Object(o)
+    }
+}
+
+impl Layer {
+    fn parse(v: &Value, layers_place: &Place, i: usize) -> Placed<Self> {
+        let place = layers_place.index(i);
+        let o = as_object(v, &place)?;
+        let class_name =
+            as_str(field(o, "class_name", &place)?, &place.field("class_name"))?.to_owned();
+        let cp = place.field("config");
+        let config_value = field(o, "config", &place)?;
+        let config = as_object(config_value, &cp)?;
+        let name = match o.get("name") {
+            Some(n) => as_str(n, &place.field("name"))?.to_owned(),
+            None => as_str(field(config, "name", &cp)?, &cp.field("name"))?.to_owned(),
+        };
+        let place = layers_place.named(i, &name);
+        let cp = place.field("config");
+        let module = match o.get("module") {
+            None | Some(Value::Null) => None,
+            Some(m) => Some(as_str(m, &place.field("module"))?.to_owned()),
+        };
+        let registered_name = o.get("registered_name").cloned().unwrap_or(Value::Null);
+        super::hostile::refuse_code(&class_name, module.as_deref(), &registered_name, &place)?;
+        super::hostile::scan_config(config_value, &cp)?;
+        let nested =
+            if NESTED_CLASSES.contains(&class_name.as_str()) && config.contains_key("layers") {
+                Some(Box::new(Model::parse(config_value, &cp)?))
+            } else {
+                None
+            };
+        let nodes = match o.get("inbound_nodes") {
+            None => Vec::new(),
+            Some(n) => {
+                let np = place.field("inbound_nodes");
+                as_array(n, &np)?
+                    .iter()
+                    .enumerate()
+                    .map(|(j, x)| Node::parse(x, &np.index(j)))
+                    .collect::<Placed<_>>()?
+            }
+        };
+        let extra = o
+            .iter()
+            .filter(|(k, _)| {
+                !matches!(
+                    k.as_str(),
+                    "module"
+                        | "class_name"
+                        | "config"
+                        | "registered_name"
+                        | "build_config"
+                        | "name"
+                        | "inbound_nodes"
+                )
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        Ok(Layer {
+            name,
+            class_name,
+            module,
+            registered_name,
+            config: if nested.is_some() {
+                Map::new()
+            } else {
+                config.clone()
+            },
+            nested,
+            nodes,
+            extra,
+        })
+    }
+
+    fn to_json(
+        &self,
+        model: &Model,
+        shapes: &dyn DerivedShapes,
+        scope: &[String],
+        in_sequential: bool,
+    ) -> Value {
+        let mut o = Map::new();
+        o.insert(
+            "module".into(),
+            self.module.as_ref().map_or(Value::Null, |m| json!(m)),
+        );
+        o.insert("class_name".into(), json!(self.class_name));
+        let config = match &self.nested {
+            Some(inner) => {
+                let mut inner_scope = scope.to_vec();
+                inner_scope.push(self.name.clone());
+                inner.to_json(shapes, &inner_scope)
+            }
+            None => Value::Object(self.config.clone()),
+        };
+        o.insert("config".into(), config);
+        o.insert("registered_name".into(), self.registered_name.clone());
+        if let Some(b) = shapes.build_config(model, scope, self) {
+            o.insert("build_config".into(), b);
+        }
+        if !in_sequential {
+            o.insert("name".into(), json!(self.name));
+            let shape_of = |t: &TensorRef| shapes.tensor_shape(model, scope, t);
+            o.insert(
+                "inbound_nodes".into(),
+                Value::Array(self.nodes.iter().map(|n| n.to_json(&shape_of)).collect()),
+            );
+        }
+        for (k, v) in &self.extra {
+            o.insert(k.clone(), v.clone());
+        }
+        Value::Object(o)
+    }
+}
+
+/// The source of the shapes a writer puts into a config. The reference oracle provides a
+/// full one; [`DeclaredInputShapes`] knows only what input layers declare.
+pub trait DerivedShapes {
+    /// The shape of tensor `t` of `model`, a model at `scope` (the names of the nested-model
+    /// layers leading to it; empty at the top level).
+    fn tensor_shape(&self, model: &Model, scope: &[String], t: &TensorRef) -> Option<Dims>;
+
+    /// The `build_config` Keras writes for `layer`, when known.
+    fn build_config(&self, model: &Model, scope: &[String], layer: &Layer) -> Option<Value>;
+
+    /// A sequential model's `build_input_shape`, when known.
+    fn sequential_input_shape(&self, model: &Model, _scope: &[String]) -> Option<Dims> {
+        model.layers.first().and_then(Layer::input_batch_shape)
+    }
+}
+
+/// Shapes known without any layer semantics: the outputs of input layers.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DeclaredInputShapes;
+
+impl DerivedShapes for DeclaredInputShapes {
+    fn tensor_shape(&self, model: &Model, _scope: &[String], t: &TensorRef) -> Option<Dims> {
+        model.layer(&t.layer)?.input_batch_shape()
+    }
+
+    fn build_config(&self, _model: &Model, _scope: &[String], _layer: &Layer) -> Option<Value> {
+        None
+    }
+}
