@@ -59,11 +59,17 @@ pub enum Endpoints {
 }
 
 impl Endpoints {
+    /// The tensors in Keras's flattened order (`model.inputs`, the outputs' order): a dict
+    /// flattens sorted by key, not in the order it was written.
     pub fn refs(&self) -> Vec<&TensorRef> {
         match self {
             Endpoints::Single(r) => vec![r],
             Endpoints::List(v) => v.iter().collect(),
-            Endpoints::Dict(v) => v.iter().map(|(_, r)| r).collect(),
+            Endpoints::Dict(v) => {
+                let mut sorted: Vec<_> = v.iter().collect();
+                sorted.sort_by(|a, b| a.0.cmp(&b.0));
+                sorted.into_iter().map(|(_, r)| r).collect()
+            }
         }
     }
 
