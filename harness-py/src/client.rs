@@ -118,6 +118,11 @@ impl Worker {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        // The embedded interpreter finds its standard library under the environment's base
+        // prefix, not wherever `python3` on PATH happens to live.
+        if std::env::var_os("PYTHONHOME").is_none() {
+            command.env("PYTHONHOME", &env.base_prefix);
+        }
         if std::env::var_os("TF_CPP_MIN_LOG_LEVEL").is_none() {
             command.env("TF_CPP_MIN_LOG_LEVEL", "2");
         }

@@ -45,9 +45,11 @@ pub struct PythonEnv {
     pub version: String,
     /// The interpreter's `sys.path` (site-packages of the venv included).
     pub sys_path: Vec<String>,
+    /// `sys.base_prefix`: where the standard library of the embedded interpreter is found.
+    pub base_prefix: String,
 }
 
-const PROBE: &str = "import json, sys; print(json.dumps({'version': '%d.%d' % sys.version_info[:2], 'sys_path': [p for p in sys.path if p]}))";
+const PROBE: &str = "import json, sys; print(json.dumps({'version': '%d.%d' % sys.version_info[:2], 'sys_path': [p for p in sys.path if p], 'base_prefix': sys.base_prefix}))";
 
 impl PythonEnv {
     /// The interpreter to use: `cli` (`--python`), else `$SEMFUZZ_PYTHON`, else the one
@@ -87,6 +89,7 @@ impl PythonEnv {
         struct Probe {
             version: String,
             sys_path: Vec<String>,
+            base_prefix: String,
         }
         let p: Probe = serde_json::from_slice(&out.stdout)
             .map_err(|e| failed(format!("unexpected answer ({e})")))?;
@@ -101,6 +104,7 @@ impl PythonEnv {
             python: python.to_owned(),
             version: p.version,
             sys_path: p.sys_path,
+            base_prefix: p.base_prefix,
         })
     }
 }
@@ -138,7 +142,7 @@ mod tests {
         let fake = dir.join("python");
         std::fs::write(
             &fake,
-            "#!/bin/sh\necho '{\"version\": \"3.99\", \"sys_path\": []}'\n",
+            "#!/bin/sh\necho '{\"version\": \"3.99\", \"sys_path\": [], \"base_prefix\": \"/x\"}'\n",
         )
         .unwrap();
         use std::os::unix::fs::PermissionsExt;

@@ -1,0 +1,31 @@
+# semfuzz — set-up, fuzzing and tests. `make fuzz` and `make test` each set everything up first.
+
+HOURS ?= 8
+OUT ?= out
+CARGO ?= cargo
+
+.PHONY: setup fuzz test lint fixtures lock
+
+## Create the pinned Python environment (cached, keyed by the lock) and build the release binary.
+setup:
+	@scripts/setup.sh
+
+## Set up, then fuzz for $(HOURS) hours into $(OUT)/.
+fuzz: setup
+	$(CARGO) run --release -- fuzz --hours $(HOURS) --out $(OUT)
+
+## Set up, then run the whole test suite (formatting, lints, unit and integration tests).
+test: setup lint
+	$(CARGO) test --release --workspace
+
+lint:
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --all-targets --workspace --quiet -- -D warnings
+
+## Regenerate the Keras fixtures of the case format (needs the environment).
+fixtures: setup
+	.venv/bin/python scripts/make_fixtures.py
+
+## Regenerate python/requirements.lock from python/requirements.in.
+lock:
+	python3 scripts/lock_python.py

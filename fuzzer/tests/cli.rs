@@ -1,0 +1,143 @@
+//! The `semfuzz` binary as users run it: exit codes, messages, and the worker handshake with
+//! the real embedded TensorFlow from the project's environment.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn semfuzz(args: &[&str]) -> Output {
+    semfuzz_with(args, &[])
+}
+
+fn semfuzz_with(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_semfuzz"));
+    cmd.args(args).env_remove("SEMFUZZ_PYTHON").env_remove("RUST_LOG");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("semfuzz runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../oracle/tests/fixtures/keras").join(name)
+}
+
+#[test]
+fn version_reports_the_pinned_tensorflow_through_the_worker() {
+    let out = semfuzz(&["version"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    assert!(stdout.starts_with(&format!("semfuzz {}\n", env!("CARGO_PKG_VERSION"))), "{stdout}");
+    assert!(stdout.contains("\npython 3.11."), "{stdout}");
+    assert!(stdout.contains("\ntensorflow 2.21.0\n"), "{stdout}");
+    assert!(stdout.contains("\nkeras 3.15.1\n"), "{stdout}");
+    assert!(stdout.contains("\nnumpy 2.4.6\n"), "{stdout}");
+}
+
+#[test]
+fn another_environment_is_selected_by_flag_or_variable() {
+    let out = semfuzz(&["version", "--python", "/nonexistent/bin/python"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("Python `/nonexistent/bin/python` cannot be run"), "{}", text(&out.stderr));
+
+    let out = semfuzz_with(&["version"], &[("SEMFUZZ_PYTHON", "/nonexistent/py")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("`/nonexistent/py`"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_python_of_another_minor_version_is_refused_with_how_to_rebuild() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("python3.12");
+    std::fs::write(&fake, "#!/bin/sh\necho '{\"version\": \"3.12\", \"sys_path\": [], \"base_prefix\": \"/x\"}'\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = semfuzz(&["version", "--python", fake.to_str().unwrap()]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("is Python 3.12, but this semfuzz was built for Python 3.11"), "{err}");
+    assert!(err.contains("cargo build --release"), "{err}");
+}
+
+#[test]
+fn an_environment_without_tensorflow_is_a_clear_error() {
+    // A bare venv of the same Python: runs, but has no TensorFlow to import.
+    let dir = tempfile::tempdir().unwrap();
+    let base = text(&Command::new(harness_python()).args(["-c", "import sys; print(sys._base_executable)"]).output().unwrap().stdout);
+    let venv = dir.path().join("bare");
+    let ok = Command::new(base.trim()).args(["-m", "venv", "--without-pip"]).arg(&venv).status().unwrap();
+    assert!(ok.success());
+    let out = semfuzz(&["version", "--python", venv.join("bin/python").to_str().unwrap()]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(err.contains("EnvironmentError") && err.contains("No module named"), "{err}");
+}
+
+fn harness_python() -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    root.join(".venv/bin/python").to_string_lossy().into_owned()
+}
+
+#[test]
+fn every_subcommand_explains_itself() {
+    for cmd in ["fuzz", "run", "check", "gen", "triage", "layers", "export", "version"] {
+        let out = semfuzz(&[cmd, "--help"]);
+        assert!(out.status.success(), "{cmd}");
+        assert!(text(&out.stdout).lines().next().is_some_and(|l| l.len() > 20), "{cmd}: {}", text(&out.stdout));
+    }
+    let out = semfuzz(&["--help"]);
+    assert!(text(&out.stdout).contains("Exit codes: 0 done, nothing found"));
+    assert!(!text(&out.stdout).contains("__worker"));
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    assert_eq!(semfuzz(&["frobnicate"]).status.code(), Some(2));
+    assert_eq!(semfuzz(&["run"]).status.code(), Some(2));
+    assert_eq!(semfuzz(&["fuzz", "--hours", "many"]).status.code(), Some(2));
+}
+
+#[test]
+fn subcommands_not_built_yet_say_so_and_exit_3() {
+    for args in [&["fuzz"][..], &["gen"], &["layers"], &["triage", "x"], &["export", "c", "-o", "y"]] {
+        let out = semfuzz(args);
+        assert_eq!(out.status.code(), Some(3), "{args:?}");
+        assert!(text(&out.stderr).contains("is not built yet"), "{args:?}: {}", text(&out.stderr));
+    }
+}
+
+#[test]
+fn unreadable_cases_exit_2_naming_file_and_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.case.json");
+    std::fs::write(&bad, r#"{"format": "semfuzz-case/9", "dtype": "float32", "model": {}}"#).unwrap();
+    let out = semfuzz(&["run", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr).trim(),
+        format!("semfuzz: {}: format: unknown format `semfuzz-case/9` (this semfuzz reads `semfuzz-case/1`)", bad.display())
+    );
+    let out = semfuzz(&["check", "/nonexistent.case.json"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn check_never_starts_python() {
+    // With a broken PYTHONHOME, any Python initialisation in this process would abort it.
+    let case = fixture("dense_chain.case.json");
+    let out = semfuzz_with(&["check", case.to_str().unwrap()], &[("PYTHONHOME", "/nonexistent")]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("Python"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn verbosity_flags_control_logging() {
+    let case = fixture("dense_chain.case.json");
+    let out = semfuzz(&["-q", "check", case.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3));
+    let out = semfuzz(&["-q", "-v", "check", case.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "-q and -v conflict");
+}
