@@ -10,7 +10,9 @@ fn semfuzz(args: &[&str]) -> Output {
 
 fn semfuzz_with(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_semfuzz"));
-    cmd.args(args).env_remove("SEMFUZZ_PYTHON").env_remove("RUST_LOG");
+    cmd.args(args)
+        .env_remove("SEMFUZZ_PYTHON")
+        .env_remove("RUST_LOG");
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -22,7 +24,9 @@ fn text(b: &[u8]) -> String {
 }
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../oracle/tests/fixtures/keras").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../oracle/tests/fixtures/keras")
+        .join(name)
 }
 
 #[test]
@@ -30,7 +34,10 @@ fn version_reports_the_pinned_tensorflow_through_the_worker() {
     let out = semfuzz(&["version"]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
-    assert!(stdout.starts_with(&format!("semfuzz {}\n", env!("CARGO_PKG_VERSION"))), "{stdout}");
+    assert!(
+        stdout.starts_with(&format!("semfuzz {}\n", env!("CARGO_PKG_VERSION"))),
+        "{stdout}"
+    );
     assert!(stdout.contains("\npython 3.11."), "{stdout}");
     assert!(stdout.contains("\ntensorflow 2.21.0\n"), "{stdout}");
     assert!(stdout.contains("\nkeras 3.15.1\n"), "{stdout}");
@@ -41,24 +48,39 @@ fn version_reports_the_pinned_tensorflow_through_the_worker() {
 fn another_environment_is_selected_by_flag_or_variable() {
     let out = semfuzz(&["version", "--python", "/nonexistent/bin/python"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("Python `/nonexistent/bin/python` cannot be run"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("Python `/nonexistent/bin/python` cannot be run"),
+        "{}",
+        text(&out.stderr)
+    );
 
     let out = semfuzz_with(&["version"], &[("SEMFUZZ_PYTHON", "/nonexistent/py")]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("`/nonexistent/py`"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("`/nonexistent/py`"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
 fn a_python_of_another_minor_version_is_refused_with_how_to_rebuild() {
     let dir = tempfile::tempdir().unwrap();
     let fake = dir.path().join("python3.12");
-    std::fs::write(&fake, "#!/bin/sh\necho '{\"version\": \"3.12\", \"sys_path\": [], \"base_prefix\": \"/x\"}'\n").unwrap();
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho '{\"version\": \"3.12\", \"sys_path\": [], \"base_prefix\": \"/x\"}'\n",
+    )
+    .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
     let out = semfuzz(&["version", "--python", fake.to_str().unwrap()]);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("is Python 3.12, but this semfuzz was built for Python 3.11"), "{err}");
+    assert!(
+        err.contains("is Python 3.12, but this semfuzz was built for Python 3.11"),
+        "{err}"
+    );
     assert!(err.contains("cargo build --release"), "{err}");
 }
 
@@ -66,14 +88,31 @@ fn a_python_of_another_minor_version_is_refused_with_how_to_rebuild() {
 fn an_environment_without_tensorflow_is_a_clear_error() {
     // A bare venv of the same Python: runs, but has no TensorFlow to import.
     let dir = tempfile::tempdir().unwrap();
-    let base = text(&Command::new(harness_python()).args(["-c", "import sys; print(sys._base_executable)"]).output().unwrap().stdout);
+    let base = text(
+        &Command::new(harness_python())
+            .args(["-c", "import sys; print(sys._base_executable)"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
     let venv = dir.path().join("bare");
-    let ok = Command::new(base.trim()).args(["-m", "venv", "--without-pip"]).arg(&venv).status().unwrap();
+    let ok = Command::new(base.trim())
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .status()
+        .unwrap();
     assert!(ok.success());
-    let out = semfuzz(&["version", "--python", venv.join("bin/python").to_str().unwrap()]);
+    let out = semfuzz(&[
+        "version",
+        "--python",
+        venv.join("bin/python").to_str().unwrap(),
+    ]);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "{err}");
-    assert!(err.contains("EnvironmentError") && err.contains("No module named"), "{err}");
+    assert!(
+        err.contains("EnvironmentError") && err.contains("No module named"),
+        "{err}"
+    );
 }
 
 fn harness_python() -> String {
@@ -83,10 +122,19 @@ fn harness_python() -> String {
 
 #[test]
 fn every_subcommand_explains_itself() {
-    for cmd in ["fuzz", "run", "check", "gen", "triage", "layers", "export", "version"] {
+    for cmd in [
+        "fuzz", "run", "check", "gen", "triage", "layers", "export", "version",
+    ] {
         let out = semfuzz(&[cmd, "--help"]);
         assert!(out.status.success(), "{cmd}");
-        assert!(text(&out.stdout).lines().next().is_some_and(|l| l.len() > 20), "{cmd}: {}", text(&out.stdout));
+        assert!(
+            text(&out.stdout)
+                .lines()
+                .next()
+                .is_some_and(|l| l.len() > 20),
+            "{cmd}: {}",
+            text(&out.stdout)
+        );
     }
     let out = semfuzz(&["--help"]);
     assert!(text(&out.stdout).contains("Exit codes: 0 done, nothing found"));
@@ -102,10 +150,20 @@ fn bad_usage_exits_2() {
 
 #[test]
 fn subcommands_not_built_yet_say_so_and_exit_3() {
-    for args in [&["fuzz"][..], &["gen"], &["layers"], &["triage", "x"], &["export", "c", "-o", "y"]] {
+    for args in [
+        &["fuzz"][..],
+        &["gen"],
+        &["layers"],
+        &["triage", "x"],
+        &["export", "c", "-o", "y"],
+    ] {
         let out = semfuzz(args);
         assert_eq!(out.status.code(), Some(3), "{args:?}");
-        assert!(text(&out.stderr).contains("is not built yet"), "{args:?}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("is not built yet"),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
     }
 }
 
@@ -113,12 +171,19 @@ fn subcommands_not_built_yet_say_so_and_exit_3() {
 fn unreadable_cases_exit_2_naming_file_and_place() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.case.json");
-    std::fs::write(&bad, r#"{"format": "semfuzz-case/9", "dtype": "float32", "model": {}}"#).unwrap();
+    std::fs::write(
+        &bad,
+        r#"{"format": "semfuzz-case/9", "dtype": "float32", "model": {}}"#,
+    )
+    .unwrap();
     let out = semfuzz(&["run", bad.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         text(&out.stderr).trim(),
-        format!("semfuzz: {}: format: unknown format `semfuzz-case/9` (this semfuzz reads `semfuzz-case/1`)", bad.display())
+        format!(
+            "semfuzz: {}: format: unknown format `semfuzz-case/9` (this semfuzz reads `semfuzz-case/1`)",
+            bad.display()
+        )
     );
     let out = semfuzz(&["check", "/nonexistent.case.json"]);
     assert_eq!(out.status.code(), Some(2));
@@ -128,9 +193,16 @@ fn unreadable_cases_exit_2_naming_file_and_place() {
 fn check_never_starts_python() {
     // With a broken PYTHONHOME, any Python initialisation in this process would abort it.
     let case = fixture("dense_chain.case.json");
-    let out = semfuzz_with(&["check", case.to_str().unwrap()], &[("PYTHONHOME", "/nonexistent")]);
+    let out = semfuzz_with(
+        &["check", case.to_str().unwrap()],
+        &[("PYTHONHOME", "/nonexistent")],
+    );
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
-    assert!(!text(&out.stderr).contains("Python"), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("Python"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]

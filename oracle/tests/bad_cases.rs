@@ -66,35 +66,70 @@ fn missing_fields_are_named() {
     }));
     assert_eq!(e, "dir/bad.case.json: missing field `model`");
     let e = error_of(&edit(|v| {
-        v["model"]["layers"][1].as_object_mut().unwrap().remove("class_name");
+        v["model"]["layers"][1]
+            .as_object_mut()
+            .unwrap()
+            .remove("class_name");
     }));
-    assert_eq!(e, "dir/bad.case.json: model.layers[1]: missing field `class_name`");
+    assert_eq!(
+        e,
+        "dir/bad.case.json: model.layers[1]: missing field `class_name`"
+    );
     let e = error_of(&edit(|v| {
-        v["model"]["layers"][1]["inbound_nodes"][0]["args"][0]["config"].as_object_mut().unwrap().remove("keras_history");
+        v["model"]["layers"][1]["inbound_nodes"][0]["args"][0]["config"]
+            .as_object_mut()
+            .unwrap()
+            .remove("keras_history");
     }));
-    assert_eq!(e, "dir/bad.case.json: model.layers[1](d).inbound_nodes[0].args[0].config: missing field `keras_history`");
+    assert_eq!(
+        e,
+        "dir/bad.case.json: model.layers[1](d).inbound_nodes[0].args[0].config: missing field `keras_history`"
+    );
 }
 
 #[test]
 fn unknown_format_versions_are_refused() {
     let e = error_of(&edit(|v| v["format"] = json!("semfuzz-case/2")));
-    assert_eq!(e, "dir/bad.case.json: format: unknown format `semfuzz-case/2` (this semfuzz reads `semfuzz-case/1`)");
+    assert_eq!(
+        e,
+        "dir/bad.case.json: format: unknown format `semfuzz-case/2` (this semfuzz reads `semfuzz-case/1`)"
+    );
     let e = error_of(&edit(|v| v["dtype"] = json!("int32")));
-    assert!(e.contains("dtype: a model's compute dtype must be a float type"), "{e}");
+    assert!(
+        e.contains("dtype: a model's compute dtype must be a float type"),
+        "{e}"
+    );
     let e = error_of(&edit(|v| v["dtype"] = json!("float128")));
     assert!(e.contains("dtype: unknown dtype `float128`"), "{e}");
 }
 
 #[test]
 fn references_to_missing_layers_and_calls_are_refused() {
-    let e = error_of(&edit(|v| v["model"]["layers"][1]["inbound_nodes"][0]["args"][0]["config"]["keras_history"] = json!(["nope", 0, 0])));
-    assert_eq!(e, "dir/bad.case.json: model.layers[1](d).inbound_nodes[0]: refers to layer `nope`, which does not exist");
-    let e = error_of(&edit(|v| v["model"]["output_layers"] = json!([["d", 1, 0]])));
-    assert_eq!(e, "dir/bad.case.json: model.output_layers: refers to call 1 of layer `d`, which is called 1 time(s)");
+    let e = error_of(&edit(|v| {
+        v["model"]["layers"][1]["inbound_nodes"][0]["args"][0]["config"]["keras_history"] =
+            json!(["nope", 0, 0])
+    }));
+    assert_eq!(
+        e,
+        "dir/bad.case.json: model.layers[1](d).inbound_nodes[0]: refers to layer `nope`, which does not exist"
+    );
+    let e = error_of(&edit(|v| {
+        v["model"]["output_layers"] = json!([["d", 1, 0]])
+    }));
+    assert_eq!(
+        e,
+        "dir/bad.case.json: model.output_layers: refers to call 1 of layer `d`, which is called 1 time(s)"
+    );
     let e = error_of(&edit(|v| v["model"]["input_layers"] = json!([["d", 0, 0]])));
-    assert!(e.ends_with("model input `d` is a Dense, not an InputLayer"), "{e}");
+    assert!(
+        e.ends_with("model input `d` is a Dense, not an InputLayer"),
+        "{e}"
+    );
     let e = error_of(&edit(|v| v["weights"]["ghost"] = json!([])));
-    assert_eq!(e, "dir/bad.case.json: weights.ghost: refers to layer `ghost`, which does not exist");
+    assert_eq!(
+        e,
+        "dir/bad.case.json: weights.ghost: refers to layer `ghost`, which does not exist"
+    );
     let e = error_of(&edit(|v| v["model"]["layers"][1]["name"] = json!("x")));
     assert!(e.ends_with("two layers are named `x`"), "{e}");
 }
@@ -107,42 +142,78 @@ fn cycles_are_refused() {
         e_layer["name"] = json!("e");
         e_layer["config"]["name"] = json!("e");
         e_layer["inbound_nodes"][0]["args"][0]["config"]["keras_history"] = json!(["d", 0, 0]);
-        v["model"]["layers"][1]["inbound_nodes"][0]["args"][0]["config"]["keras_history"] = json!(["e", 0, 0]);
+        v["model"]["layers"][1]["inbound_nodes"][0]["args"][0]["config"]["keras_history"] =
+            json!(["e", 0, 0]);
         v["model"]["layers"].as_array_mut().unwrap().push(e_layer);
     }));
-    assert!(e.starts_with("dir/bad.case.json: model: the graph has a cycle: "), "{e}");
+    assert!(
+        e.starts_with("dir/bad.case.json: model: the graph has a cycle: "),
+        "{e}"
+    );
     assert!(e.contains("d[0]") && e.contains("e[0]"), "{e}");
 }
 
 #[test]
 fn data_must_match_its_shape() {
     let e = error_of(&edit(|v| v["inputs"][0]["data"] = json!([1, 2, 3])));
-    assert_eq!(e, "dir/bad.case.json: inputs[0]: data has 3 values but shape [1, 4] needs 4");
+    assert_eq!(
+        e,
+        "dir/bad.case.json: inputs[0]: data has 3 values but shape [1, 4] needs 4"
+    );
     let e = error_of(&edit(|v| v["weights"]["d"][0]["shape"] = json!([4, -2])));
-    assert_eq!(e, "dir/bad.case.json: weights.d[0].shape: dimension 1 of shape [4, -2] is negative");
-    let e = error_of(&edit(|v| v["inputs"][0]["shape"] = json!([100000, 100000, 100000])));
+    assert_eq!(
+        e,
+        "dir/bad.case.json: weights.d[0].shape: dimension 1 of shape [4, -2] is negative"
+    );
+    let e = error_of(&edit(|v| {
+        v["inputs"][0]["shape"] = json!([100000, 100000, 100000])
+    }));
     assert!(e.starts_with("dir/bad.case.json: inputs[0].shape: shape [100000, 100000, 100000] has 1000000000000000 elements, more than the limit"), "{e}");
     let e = error_of(&edit(|v| v["inputs"][0]["shape"] = json!([1, 4.5])));
-    assert!(e.contains("inputs[0].shape[1]: expected an integer dimension, found number 4.5"), "{e}");
+    assert!(
+        e.contains("inputs[0].shape[1]: expected an integer dimension, found number 4.5"),
+        "{e}"
+    );
     let e = error_of(&edit(|v| v["inputs"][0]["data"][2] = json!("infinity")));
     assert!(e.contains("inputs[0].data[2]: expected a number"), "{e}");
-    let e = error_of(&edit(|v| v["inputs"].as_array_mut().unwrap().push(json!({"shape": [1], "data": [0]}))));
-    assert!(e.ends_with("inputs: 2 input arrays for a model with 1 input(s)"), "{e}");
+    let e = error_of(&edit(|v| {
+        v["inputs"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"shape": [1], "data": [0]}))
+    }));
+    assert!(
+        e.ends_with("inputs: 2 input arrays for a model with 1 input(s)"),
+        "{e}"
+    );
 }
 
 #[test]
 fn code_is_never_loaded() {
     let e = error_of(&edit(|v| {
         v["model"]["layers"][1]["class_name"] = json!("Lambda");
-        v["model"]["layers"][1]["config"]["function"] = json!({"class_name": "__lambda__", "config": {"code": "4wEAAAAA"}});
+        v["model"]["layers"][1]["config"]["function"] =
+            json!({"class_name": "__lambda__", "config": {"code": "4wEAAAAA"}});
     }));
-    assert_eq!(e, "dir/bad.case.json: model.layers[1](d): refused: `Lambda` layers carry Python code; semfuzz never loads anything that would execute code");
-    let e = error_of(&edit(|v| v["model"]["layers"][1]["module"] = json!("my_project.layers")));
-    assert!(e.contains("class `Dense` comes from module `my_project.layers`, not from Keras"), "{e}");
+    assert_eq!(
+        e,
+        "dir/bad.case.json: model.layers[1](d): refused: `Lambda` layers carry Python code; semfuzz never loads anything that would execute code"
+    );
     let e = error_of(&edit(|v| {
-        v["model"]["layers"][1]["config"]["kernel_initializer"] = json!({"module": "evil", "class_name": "Init", "config": {}});
+        v["model"]["layers"][1]["module"] = json!("my_project.layers")
     }));
-    assert!(e.contains("model.layers[1](d).config.kernel_initializer: refused"), "{e}");
+    assert!(
+        e.contains("class `Dense` comes from module `my_project.layers`, not from Keras"),
+        "{e}"
+    );
+    let e = error_of(&edit(|v| {
+        v["model"]["layers"][1]["config"]["kernel_initializer"] =
+            json!({"module": "evil", "class_name": "Init", "config": {}});
+    }));
+    assert!(
+        e.contains("model.layers[1](d).config.kernel_initializer: refused"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -156,7 +227,11 @@ fn sidecar_problems_name_the_sidecar() {
     std::fs::write(&path, v.to_string()).unwrap();
     let e = Case::read(&path).unwrap_err();
     assert!(matches!(e.kind, CaseErrorKind::Sidecar { .. }), "{e}");
-    assert!(e.to_string().contains("weights.d[0]: sidecar `c.npz`: cannot open"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("weights.d[0]: sidecar `c.npz`: cannot open"),
+        "{e}"
+    );
 
     std::fs::write(dir.path().join("c.npz"), b"not a zip").unwrap();
     let e = Case::read(&path).unwrap_err().to_string();
@@ -169,14 +244,23 @@ fn sidecar_problems_name_the_sidecar() {
 
 #[test]
 fn unreadable_files_name_the_file() {
-    let e = Case::read("/nonexistent/x.case.json").unwrap_err().to_string();
-    assert!(e.starts_with("/nonexistent/x.case.json: cannot read or write: "), "{e}");
+    let e = Case::read("/nonexistent/x.case.json")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("/nonexistent/x.case.json: cannot read or write: "),
+        "{e}"
+    );
 }
 
 /// Random byte flips and truncations of a real case never panic.
 #[test]
 fn corrupted_files_never_panic() {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/keras/call_kwargs.case.json")).unwrap();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/keras/call_kwargs.case.json"
+    ))
+    .unwrap();
     let bytes = text.as_bytes();
     let mut state: u64 = 0x9e3779b97f4a7c15;
     let mut next = || {
@@ -185,7 +269,9 @@ fn corrupted_files_never_panic() {
         state ^= state << 17;
         state
     };
-    let junk = [b'"', b'{', b'}', b'[', b']', b',', b'-', b'0', b'9', b'x', b':', b'n'];
+    let junk = [
+        b'"', b'{', b'}', b'[', b']', b',', b'-', b'0', b'9', b'x', b':', b'n',
+    ];
     for _ in 0..400 {
         let mut b = bytes.to_vec();
         for _ in 0..1 + next() % 4 {

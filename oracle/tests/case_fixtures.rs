@@ -35,10 +35,10 @@ fn read_json(p: &Path) -> Value {
 fn strip_derived(v: &mut Value) {
     match v {
         Value::Object(o) => {
-            if o.get("class_name").and_then(Value::as_str) == Some("__keras_tensor__") {
-                if let Some(Value::Object(c)) = o.get_mut("config") {
-                    c.remove("shape");
-                }
+            if o.get("class_name").and_then(Value::as_str) == Some("__keras_tensor__")
+                && let Some(Value::Object(c)) = o.get_mut("config")
+            {
+                c.remove("shape");
             }
             if o.contains_key("class_name") && o.contains_key("config") {
                 o.remove("build_config");
