@@ -5,8 +5,21 @@
 //! The layer `config` of each layer stays JSON data at this level; typed parameters and the
 //! reference semantics of each layer class build on top of it.
 
+// A `Violation` is the oracle's main product, returned as often as `Ok` in the repair loop;
+// boxing it would add an allocation per check for nothing.
+#![allow(clippy::result_large_err)]
+
+pub mod activations;
 pub mod case;
+pub mod check;
 pub mod dtype;
+pub mod interval;
+pub mod layers;
+pub mod params;
+pub mod tolerance;
+pub mod violation;
 
 pub use case::{Case, CaseError, CaseErrorKind};
+pub use check::{CheckError, check, eval};
 pub use dtype::DType;
+pub use violation::{Category, Tag, Unsupported, Violation};

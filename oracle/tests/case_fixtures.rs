@@ -340,3 +340,40 @@ fn calls_are_ordered_after_their_inputs() {
         }
     }
 }
+
+/// Fixtures whose every layer the reference supports are written back exactly, derived
+/// shapes included.
+#[test]
+fn supported_fixtures_round_trip_exactly_with_derived_shapes() {
+    let mut exact = Vec::new();
+    for path in fixtures() {
+        let case = Case::read(&path).unwrap();
+        if oracle::check::check_model(
+            &case.model,
+            &oracle::check::declared_inputs(&case.model).unwrap(),
+            case.dtype,
+        )
+        .is_err()
+        {
+            continue;
+        }
+        let written = case.to_json(&oracle::check::CheckedShapes::of(&case));
+        assert!(
+            same_json(&read_json(&path), &written),
+            "{}: {}",
+            path.display(),
+            written
+        );
+        exact.push(path.file_name().unwrap().to_string_lossy().into_owned());
+    }
+    for name in [
+        "dense_chain.case.json",
+        "nested_sequential.case.json",
+        "special_values.case.json",
+    ] {
+        assert!(
+            exact.iter().any(|e| e == name),
+            "{name} not checked: {exact:?}"
+        );
+    }
+}

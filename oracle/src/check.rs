@@ -1,0 +1,575 @@
+//! The graph checker and evaluator: walks a model's calls in topological order, asks each
+//! layer's [`Spec`] for its output shapes (or the first violated precondition), and
+//! evaluates the reference outputs in f64.
+
+use std::collections::HashMap;
+
+use ndarray::ArrayD;
+
+use crate::DType;
+use crate::case::graph::topological_order;
+use crate::case::{Arg, Case, DerivedShapes, Dims, Layer, Model, ModelKind, TensorRef};
+use crate::layers::util::show;
+use crate::layers::{CallSite, Spec, WeightDomain, lookup};
+use crate::params::ParamError;
+use crate::violation::{Category, Tag, Unsupported, Violation, badness};
+
+/// Why a case could not be checked: it is invalid, or the reference cannot model it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CheckError {
+    #[error("{0}")]
+    Invalid(Violation),
+    #[error("{0}")]
+    Unsupported(Unsupported),
+}
+
+/// How one call is computed.
+#[derive(Debug)]
+pub enum CallKind {
+    /// An input layer: its output is a model input.
+    Input {
+        position: usize,
+    },
+    Layer(Box<dyn Spec>),
+    /// A nested model used as a layer.
+    Nested(Box<ModelAnalysis>),
+}
+
+/// One checked call of one layer.
+#[derive(Debug)]
+pub struct CheckedCall {
+    pub layer: usize,
+    pub node: usize,
+    pub kind: CallKind,
+    /// The tensors the call consumes (positional arguments, flattened).
+    pub inputs: Vec<TensorRef>,
+    pub input_shapes: Vec<Dims>,
+    pub outputs: Vec<Dims>,
+}
+
+/// A model whose every call passed its preconditions.
+#[derive(Debug)]
+pub struct ModelAnalysis {
+    /// In an order where producers come first.
+    pub calls: Vec<CheckedCall>,
+    /// Index into `calls` by (layer, node).
+    index: HashMap<(usize, usize), usize>,
+    pub outputs: Vec<Dims>,
+}
+
+impl ModelAnalysis {
+    pub fn call(&self, layer: usize, node: usize) -> Option<&CheckedCall> {
+        self.index.get(&(layer, node)).map(|&i| &self.calls[i])
+    }
+
+    /// The shape of a tensor of this model.
+    pub fn shape(&self, model: &Model, t: &TensorRef) -> Option<&Dims> {
+        let l = model.layers.iter().position(|l| l.name == t.layer)?;
+        self.call(l, t.node)?.outputs.get(t.index)
+    }
+}
+
+/// The input shapes a model declares (its input layers' `batch_shape`).
+pub fn declared_inputs(model: &Model) -> Result<Vec<Dims>, CheckError> {
+    model
+        .input_refs()
+        .iter()
+        .map(|r| {
+            model
+                .layer(&r.layer)
+                .and_then(Layer::input_batch_shape)
+                .ok_or_else(|| {
+                    CheckError::Unsupported(
+                        Unsupported::new("batch_shape", "an input layer without a shape")
+                            .at(&r.layer, "InputLayer"),
+                    )
+                })
+        })
+        .collect()
+}
+
+/// Checks a case on its input arrays' shapes (or on the declared shapes when it has no
+/// inputs), including its weights' shapes and domains.
+pub fn check(case: &Case) -> Result<ModelAnalysis, CheckError> {
+    let shapes = if case.inputs.is_empty() {
+        declared_inputs(&case.model)?
+    } else {
+        case.inputs
+            .iter()
+            .map(|t| t.shape().iter().map(|&d| Some(d)).collect())
+            .collect()
+    };
+    let analysis = check_model(&case.model, &shapes, case.dtype)?;
+    check_weights(case, &analysis)?;
+    Ok(analysis)
+}
+
+/// Checks a model called on inputs of these shapes.
+pub fn check_model(
+    model: &Model,
+    inputs: &[Dims],
+    dtype: DType,
+) -> Result<ModelAnalysis, CheckError> {
+    if inputs.len() != model.input_count() {
+        return Err(CheckError::Invalid(
+            Violation::new(Category::Structure, Tag::KerasEnforced)
+                .parameter("inputs")
+                .expected(model.input_count())
+                .actual(inputs.len())
+                .detail("is the wrong number of model inputs")
+                .at(
+                    model
+                        .extra
+                        .get("name")
+                        .and_then(|v| v.as_str())
+                        .unwrap_or("model"),
+                    "Functional",
+                ),
+        ));
+    }
+    let order = topological_order(model)
+        .map_err(|_| CheckError::Unsupported(Unsupported::new("layers", "a cyclic graph")))?;
+    let input_refs = model.input_refs();
+    let input_positions: HashMap<&str, usize> = input_refs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.layer.as_str(), i))
+        .collect();
+    let sequential = matches!(model.kind, ModelKind::Sequential);
+    let mut analysis = ModelAnalysis {
+        calls: Vec::new(),
+        index: HashMap::new(),
+        outputs: Vec::new(),
+    };
+    let mut previous: Option<TensorRef> = None;
+    for (l, n) in order {
+        let layer = &model.layers[l];
+        let (kind, inputs, input_shapes, outputs) = if layer.is_input() {
+            let position = if sequential {
+                0
+            } else {
+                input_positions
+                    .get(layer.name.as_str())
+                    .copied()
+                    .unwrap_or(usize::MAX)
+            };
+            let given = inputs
+                .get(position)
+                .cloned()
+                .or_else(|| layer.input_batch_shape());
+            let Some(given) = given else {
+                return Err(CheckError::Unsupported(
+                    Unsupported::new("batch_shape", "missing").at(&layer.name, "InputLayer"),
+                ));
+            };
+            check_input_shape(layer, &given)?;
+            (
+                CallKind::Input { position },
+                Vec::new(),
+                Vec::new(),
+                vec![given],
+            )
+        } else {
+            let refs: Vec<TensorRef> = if sequential {
+                previous.iter().cloned().collect()
+            } else {
+                let node = &layer.nodes[n];
+                if let Some((k, _)) = node.kwargs.iter().find(|(_, a)| !a.tensors().is_empty()) {
+                    return Err(unsupported(layer, k, "a tensor keyword argument"));
+                }
+                node.args.iter().flat_map(Arg::tensors).cloned().collect()
+            };
+            let mut shapes = Vec::new();
+            for r in &refs {
+                shapes.push(
+                    tensor_shape(model, &analysis, r)
+                        .ok_or_else(|| structure(layer, r))?
+                        .clone(),
+                );
+            }
+            if sequential && refs.is_empty() {
+                // A sequential model without an input layer: its first layer takes the input.
+                shapes.push(inputs.first().cloned().unwrap_or_default());
+            }
+            let (kind, outputs) = match &layer.nested {
+                Some(inner) => {
+                    let sub = check_model(inner, &shapes, dtype)?;
+                    let outs = sub.outputs.clone();
+                    (CallKind::Nested(Box::new(sub)), outs)
+                }
+                None => {
+                    let kind =
+                        lookup(&layer.class_name, layer.module.as_deref()).ok_or_else(|| {
+                            unsupported(
+                                layer,
+                                "class_name",
+                                "no reference semantics for this class",
+                            )
+                        })?;
+                    let default_node = Default::default();
+                    let node = layer.nodes.get(n).unwrap_or(&default_node);
+                    let spec = kind
+                        .parse(&CallSite {
+                            config: &layer.config,
+                            node,
+                            dtype,
+                        })
+                        .map_err(|e| placed(e, layer))?;
+                    let outs = spec
+                        .infer(&shapes)
+                        .map_err(|v| CheckError::Invalid(v.at(&layer.name, &layer.class_name)))?;
+                    (CallKind::Layer(spec), outs)
+                }
+            };
+            (kind, refs, shapes, outputs)
+        };
+        previous = Some(TensorRef::new(&layer.name, n, 0));
+        analysis.index.insert((l, n), analysis.calls.len());
+        analysis.calls.push(CheckedCall {
+            layer: l,
+            node: n,
+            kind,
+            inputs,
+            input_shapes,
+            outputs,
+        });
+    }
+    analysis.outputs = match &model.kind {
+        ModelKind::Functional { outputs, .. } => outputs
+            .refs()
+            .into_iter()
+            .map(|r| {
+                tensor_shape(model, &analysis, r)
+                    .cloned()
+                    .ok_or_else(|| structure(&model.layers[0], r))
+            })
+            .collect::<Result<_, _>>()?,
+        ModelKind::Sequential => previous
+            .and_then(|r| tensor_shape(model, &analysis, &r).cloned())
+            .into_iter()
+            .collect(),
+    };
+    Ok(analysis)
+}
+
+fn tensor_shape<'a>(model: &Model, analysis: &'a ModelAnalysis, r: &TensorRef) -> Option<&'a Dims> {
+    let l = model.layers.iter().position(|l| l.name == r.layer)?;
+    analysis.call(l, r.node)?.outputs.get(r.index)
+}
+
+/// An input of a different rank or size than its input layer declares.
+fn check_input_shape(layer: &Layer, given: &Dims) -> Result<(), CheckError> {
+    let Some(declared) = layer.input_batch_shape() else {
+        return Ok(());
+    };
+    let mismatch = declared.len() != given.len()
+        || declared
+            .iter()
+            .zip(given)
+            .any(|(d, g)| matches!((d, g), (Some(a), Some(b)) if a != b));
+    if !mismatch {
+        return Ok(());
+    }
+    let category = if declared.len() != given.len() {
+        Category::Rank
+    } else {
+        Category::IncompatibleShapes
+    };
+    let diff: usize = declared
+        .iter()
+        .zip(given)
+        .map(|(d, g)| match (d, g) {
+            (Some(a), Some(b)) => a.abs_diff(*b),
+            _ => 0,
+        })
+        .sum();
+    let b = if category == Category::Rank {
+        badness::rank(declared.len().abs_diff(given.len()))
+    } else {
+        badness::shape(diff as f64)
+    };
+    Err(CheckError::Invalid(
+        Violation::new(category, Tag::Semantic)
+            .parameter("input")
+            .expected(show(&declared))
+            .actual(show(given))
+            .detail("does not match the declared input shape")
+            .badness(b)
+            .at(&layer.name, "InputLayer"),
+    ))
+}
+
+/// The weights in a case have the shapes and values their layers expect.
+fn check_weights(case: &Case, analysis: &ModelAnalysis) -> Result<(), CheckError> {
+    for call in &analysis.calls {
+        let layer = &case.model.layers[call.layer];
+        let (CallKind::Layer(spec), Some(given)) = (&call.kind, case.weights.get(&layer.name))
+        else {
+            continue;
+        };
+        let Some(shapes) = call
+            .input_shapes
+            .iter()
+            .map(crate::layers::util::known)
+            .collect::<Option<Vec<_>>>()
+        else {
+            continue;
+        };
+        let expected = spec.weights(&shapes);
+        let bad = |v: Violation| CheckError::Invalid(v.at(&layer.name, &layer.class_name));
+        if expected.len() != given.len() {
+            return Err(bad(Violation::new(
+                Category::WeightShape,
+                Tag::KerasEnforced,
+            )
+            .parameter("weights")
+            .expected(format!("{} arrays", expected.len()))
+            .actual(given.len())
+            .detail("is the wrong number of weight arrays")
+            .badness(badness::shape(expected.len().abs_diff(given.len()) as f64))));
+        }
+        for (w, t) in expected.iter().zip(given) {
+            if t.shape() != w.shape.as_slice() {
+                let diff: usize = w
+                    .shape
+                    .iter()
+                    .zip(t.shape())
+                    .map(|(a, b)| a.abs_diff(*b))
+                    .sum::<usize>()
+                    + w.shape.len().abs_diff(t.shape().len());
+                return Err(bad(Violation::new(
+                    Category::WeightShape,
+                    Tag::KerasEnforced,
+                )
+                .parameter(w.name)
+                .expected(format!("{:?}", w.shape))
+                .actual(format!("{:?}", t.shape()))
+                .detail("has the wrong shape")
+                .badness(badness::shape(diff as f64))));
+            }
+            if w.domain == WeightDomain::NonNegative
+                && let Some(&x) = t.data.iter().find(|&&x| x < 0.0)
+            {
+                return Err(bad(Violation::new(Category::WeightValue, Tag::Semantic)
+                    .parameter(w.name)
+                    .expected(">= 0")
+                    .actual(x)
+                    .detail("holds a negative value")
+                    .badness(badness::argument(-x))));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn structure(layer: &Layer, r: &TensorRef) -> CheckError {
+    CheckError::Invalid(
+        Violation::new(Category::Structure, Tag::KerasEnforced)
+            .parameter(format!("{}[{}][{}]", r.layer, r.node, r.index))
+            .detail("names an output that does not exist")
+            .at(&layer.name, &layer.class_name),
+    )
+}
+
+fn unsupported(layer: &Layer, parameter: &str, reason: &str) -> CheckError {
+    CheckError::Unsupported(Unsupported::new(parameter, reason).at(&layer.name, &layer.class_name))
+}
+
+fn placed(e: ParamError, layer: &Layer) -> CheckError {
+    match e {
+        ParamError::Invalid(v) => CheckError::Invalid(v.at(&layer.name, &layer.class_name)),
+        ParamError::Unsupported(u) => CheckError::Unsupported(u.at(&layer.name, &layer.class_name)),
+    }
+}
+
+/// Reference outputs of every call of a checked model.
+#[derive(Debug, Default)]
+pub struct Evaluation {
+    /// By (layer index, node index): the call's outputs.
+    pub outputs: HashMap<(usize, usize), Vec<ArrayD<f64>>>,
+    pub model_outputs: Vec<ArrayD<f64>>,
+}
+
+/// Why the reference could not evaluate a checked case.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EvalError {
+    #[error("layer '{0}' has no weights in the case")]
+    MissingWeights(String),
+    #[error("the case has no input arrays")]
+    MissingInputs,
+}
+
+/// Evaluates a case that [`check`] accepted, in f64.
+pub fn eval(case: &Case, analysis: &ModelAnalysis) -> Result<Evaluation, EvalError> {
+    if case.inputs.len() != case.model.input_count() {
+        return Err(EvalError::MissingInputs);
+    }
+    let inputs: Vec<&ArrayD<f64>> = case.inputs.iter().map(|t| &t.data).collect();
+    let mut weights = |layer: &Layer| -> Option<Vec<&ArrayD<f64>>> {
+        case.weights
+            .get(&layer.name)
+            .map(|ts| ts.iter().map(|t| &t.data).collect())
+    };
+    eval_model(&case.model, analysis, &inputs, &mut weights)
+}
+
+fn eval_model<'w>(
+    model: &Model,
+    analysis: &ModelAnalysis,
+    inputs: &[&ArrayD<f64>],
+    weights: &mut dyn FnMut(&Layer) -> Option<Vec<&'w ArrayD<f64>>>,
+) -> Result<Evaluation, EvalError> {
+    let mut ev = Evaluation::default();
+    let mut last = None;
+    for call in &analysis.calls {
+        let layer = &model.layers[call.layer];
+        let args: Vec<&ArrayD<f64>> =
+            if call.inputs.is_empty() && !matches!(call.kind, CallKind::Input { .. }) {
+                vec![inputs[0]]
+            } else {
+                call.inputs
+                    .iter()
+                    .map(|r| {
+                        let l = model
+                            .layers
+                            .iter()
+                            .position(|x| x.name == r.layer)
+                            .expect("checked");
+                        &ev.outputs[&(l, r.node)][r.index]
+                    })
+                    .collect()
+            };
+        let outs = match &call.kind {
+            CallKind::Input { position } => vec![inputs[*position].clone()],
+            CallKind::Layer(spec) => {
+                let needed = call
+                    .input_shapes
+                    .iter()
+                    .filter_map(crate::layers::util::known)
+                    .collect::<Vec<_>>();
+                let w = if spec.weights(&needed).is_empty() {
+                    Vec::new()
+                } else {
+                    weights(layer).ok_or_else(|| EvalError::MissingWeights(layer.name.clone()))?
+                };
+                spec.eval(&args, &w)
+            }
+            CallKind::Nested(sub) => {
+                let inner = layer.nested.as_deref().expect("nested call has a model");
+                let flat = weights(layer).unwrap_or_default();
+                let mut next = 0;
+                let mut take = |l: &Layer| -> Option<Vec<&'w ArrayD<f64>>> {
+                    let n = count_weights(inner, sub, l);
+                    let w = flat.get(next..next + n)?.to_vec();
+                    next += n;
+                    Some(w)
+                };
+                eval_model(inner, sub, &args, &mut take)?.model_outputs
+            }
+        };
+        last = Some((call.layer, call.node));
+        ev.outputs.insert((call.layer, call.node), outs);
+    }
+    ev.model_outputs = match &model.kind {
+        ModelKind::Functional { outputs, .. } => outputs
+            .refs()
+            .into_iter()
+            .map(|r| {
+                let l = model
+                    .layers
+                    .iter()
+                    .position(|x| x.name == r.layer)
+                    .expect("checked");
+                ev.outputs[&(l, r.node)][r.index].clone()
+            })
+            .collect(),
+        ModelKind::Sequential => last.map(|k| ev.outputs[&k].clone()).unwrap_or_default(),
+    };
+    Ok(ev)
+}
+
+/// How many weight arrays a layer of a nested model holds.
+fn count_weights(model: &Model, analysis: &ModelAnalysis, layer: &Layer) -> usize {
+    let Some(l) = model.layers.iter().position(|x| x.name == layer.name) else {
+        return 0;
+    };
+    match analysis.call(l, 0).map(|c| &c.kind) {
+        Some(CallKind::Layer(spec)) => {
+            let c = analysis.call(l, 0).expect("just found");
+            let shapes: Vec<Vec<usize>> = c
+                .input_shapes
+                .iter()
+                .filter_map(crate::layers::util::known)
+                .collect();
+            spec.weights(&shapes).len()
+        }
+        _ => 0,
+    }
+}
+
+/// Derived shapes for writing a case, from a symbolic check on the declared input shapes.
+pub struct CheckedShapes {
+    model: Model,
+    analysis: Option<ModelAnalysis>,
+}
+
+impl CheckedShapes {
+    /// Checks the case's model on its declared input shapes; when that fails, only the
+    /// shapes input layers declare are known.
+    pub fn of(case: &Case) -> Self {
+        let analysis = declared_inputs(&case.model)
+            .ok()
+            .and_then(|s| check_model(&case.model, &s, case.dtype).ok());
+        CheckedShapes {
+            model: case.model.clone(),
+            analysis,
+        }
+    }
+
+    /// The analysis of the model at `scope` (nested models are entered by layer name).
+    fn at(&self, scope: &[String]) -> Option<&ModelAnalysis> {
+        let mut model = &self.model;
+        let mut analysis = self.analysis.as_ref()?;
+        for name in scope {
+            let l = model.layers.iter().position(|x| &x.name == name)?;
+            match &analysis.call(l, 0)?.kind {
+                CallKind::Nested(sub) => analysis = sub,
+                _ => return None,
+            }
+            model = model.layers[l].nested.as_deref()?;
+        }
+        Some(analysis)
+    }
+}
+
+impl DerivedShapes for CheckedShapes {
+    fn tensor_shape(&self, model: &Model, scope: &[String], t: &TensorRef) -> Option<Dims> {
+        match self.at(scope) {
+            Some(a) => a.shape(model, t).cloned(),
+            None => crate::case::DeclaredInputShapes.tensor_shape(model, scope, t),
+        }
+    }
+
+    fn build_config(
+        &self,
+        model: &Model,
+        scope: &[String],
+        layer: &Layer,
+    ) -> Option<serde_json::Value> {
+        let a = self.at(scope)?;
+        let l = model.layers.iter().position(|x| x.name == layer.name)?;
+        let call = a.call(l, 0)?;
+        match &call.kind {
+            CallKind::Layer(spec) => spec.build_config(&call.input_shapes),
+            // A functional model is built when it is made, without recorded shapes; a
+            // sequential one records the shape it was first called on.
+            CallKind::Nested(_) => match layer.nested.as_deref().map(|m| &m.kind) {
+                Some(ModelKind::Sequential) => {
+                    crate::layers::util::input_shape_config(&call.input_shapes)
+                }
+                _ => Some(serde_json::json!({"input_shape": null})),
+            },
+            CallKind::Input { .. } => None,
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! `keras.layers.Activation`: applies any `keras.activations` function.
+
+use ndarray::ArrayD;
+
+use crate::DType;
+use crate::activations::Activation;
+use crate::case::Dims;
+use crate::interval::Interval;
+use crate::layers::util::arity;
+use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::params::{Config, ParamResult};
+use crate::tolerance::Tolerance;
+use crate::violation::Violation;
+
+pub struct ActivationLayer;
+
+#[derive(Debug)]
+struct ActivationSpec {
+    activation: Activation,
+}
+
+impl LayerKind for ActivationLayer {
+    fn class_name(&self) -> &'static str {
+        "Activation"
+    }
+
+    fn parse(&self, call: &CallSite<'_>) -> ParamResult<Box<dyn Spec>> {
+        let c = Config::new(call.config);
+        let activation = Activation::parse("activation", c.raw("activation"))?;
+        c.finish()?;
+        Ok(Box::new(ActivationSpec { activation }))
+    }
+
+    fn params(&self) -> &'static [ParamDef] {
+        &[ParamDef::Activation { name: "activation" }]
+    }
+}
+
+impl Spec for ActivationSpec {
+    fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
+        arity(inputs, 1)?;
+        Ok(vec![inputs[0].clone()])
+    }
+
+    fn eval(&self, inputs: &[&ArrayD<f64>], _weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
+        vec![self.activation.apply(inputs[0])]
+    }
+
+    fn intervals(
+        &self,
+        _shapes: &[Dims],
+        inputs: &[Interval],
+        _weights: &[Interval],
+    ) -> Vec<Interval> {
+        vec![self.activation.interval(inputs[0])]
+    }
+
+    fn tolerance(
+        &self,
+        dtype: DType,
+        _inputs: &[&ArrayD<f64>],
+        _weights: &[&ArrayD<f64>],
+    ) -> Tolerance {
+        match self.activation {
+            Activation::Linear | Activation::Relu | Activation::Relu6 | Activation::HardTanh => {
+                Tolerance::EXACT
+            }
+            _ => Tolerance::elementwise(dtype),
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! `keras.layers.ReLU`: `max_value`, `negative_slope` and `threshold`, computed the way
+//! Keras composes them (`keras.activations.relu`).
+
+use ndarray::ArrayD;
+
+use crate::DType;
+use crate::case::Dims;
+use crate::interval::Interval;
+use crate::layers::util::arity;
+use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::params::{Config, ParamError, ParamResult};
+use crate::tolerance::Tolerance;
+use crate::violation::{Category, Tag, Violation, badness};
+
+pub struct ReLU;
+
+#[derive(Debug)]
+struct ReluSpec {
+    max_value: Option<f64>,
+    negative_slope: f64,
+    threshold: f64,
+}
+
+fn non_negative(key: &str, v: f64) -> Result<(), ParamError> {
+    if v >= 0.0 {
+        return Ok(());
+    }
+    Err(
+        Violation::new(Category::IllegalArgument, Tag::KerasEnforced)
+            .parameter(key)
+            .actual(v)
+            .expected(">= 0")
+            .detail("is negative")
+            .badness(badness::argument(-v))
+            .into(),
+    )
+}
+
+impl LayerKind for ReLU {
+    fn class_name(&self) -> &'static str {
+        "ReLU"
+    }
+
+    fn parse(&self, call: &CallSite<'_>) -> ParamResult<Box<dyn Spec>> {
+        let c = Config::new(call.config);
+        let max_value = c.opt_f64("max_value")?;
+        let negative_slope = c.f64_or("negative_slope", 0.0)?;
+        let threshold = c.f64_or("threshold", 0.0)?;
+        c.finish()?;
+        if let Some(m) = max_value {
+            non_negative("max_value", m)?;
+        }
+        non_negative("negative_slope", negative_slope)?;
+        non_negative("threshold", threshold)?;
+        Ok(Box::new(ReluSpec {
+            max_value,
+            negative_slope,
+            threshold,
+        }))
+    }
+
+    fn params(&self) -> &'static [ParamDef] {
+        &[
+            ParamDef::Float {
+                name: "max_value",
+                min: 0.0,
+                max: 10.0,
+                edges: &[0.0, 6.0],
+            },
+            ParamDef::Float {
+                name: "negative_slope",
+                min: 0.0,
+                max: 3.0,
+                edges: &[0.0, 1.0],
+            },
+            ParamDef::Float {
+                name: "threshold",
+                min: 0.0,
+                max: 3.0,
+                edges: &[0.0],
+            },
+        ]
+    }
+}
+
+impl ReluSpec {
+    fn scalar(&self, x: f64) -> f64 {
+        let s = self.negative_slope;
+        if s != 0.0 && self.max_value.is_none() && self.threshold == 0.0 {
+            return if x > 0.0 { x } else { s * x }; // leaky_relu
+        }
+        let negative_part = if s != 0.0 {
+            (self.threshold - x).max(0.0)
+        } else {
+            0.0
+        };
+        let mut y = if self.threshold != 0.0 {
+            if x > self.threshold { x } else { 0.0 }
+        } else {
+            x.max(0.0)
+        };
+        if let Some(m) = self.max_value {
+            y = y.clamp(0.0, m);
+        }
+        if s != 0.0 {
+            y -= s * negative_part;
+        }
+        y
+    }
+}
+
+impl Spec for ReluSpec {
+    fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
+        arity(inputs, 1)?;
+        Ok(vec![inputs[0].clone()])
+    }
+
+    fn eval(&self, inputs: &[&ArrayD<f64>], _weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
+        vec![inputs[0].mapv(|x| self.scalar(x))]
+    }
+
+    fn intervals(
+        &self,
+        _shapes: &[Dims],
+        inputs: &[Interval],
+        _weights: &[Interval],
+    ) -> Vec<Interval> {
+        // Piecewise linear and non-decreasing for a non-negative slope, except the jump at
+        // the threshold, which the images of the ends and of 0 cover.
+        let iv = inputs[0];
+        let mut out = Interval::of([iv.lo, iv.hi].map(|x| self.scalar(x)));
+        if iv.lo <= self.threshold && self.threshold <= iv.hi {
+            out = out
+                .union(Interval::point(self.scalar(self.threshold)))
+                .union(Interval::point(0.0));
+        }
+        out.nan |= iv.nan;
+        vec![out]
+    }
+
+    fn tolerance(
+        &self,
+        dtype: DType,
+        _inputs: &[&ArrayD<f64>],
+        _weights: &[&ArrayD<f64>],
+    ) -> Tolerance {
+        if self.negative_slope == 0.0 {
+            Tolerance::EXACT
+        } else {
+            Tolerance::elementwise(dtype)
+        }
+    }
+}

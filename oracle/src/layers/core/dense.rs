@@ -1,0 +1,158 @@
+//! `keras.layers.Dense`: `activation(x @ kernel + bias)` over the last axis.
+
+use ndarray::{ArrayD, Ix2, IxDyn};
+
+use crate::DType;
+use crate::activations::Activation;
+use crate::case::Dims;
+use crate::interval::Interval;
+use crate::layers::util::{arity, rank_between};
+use crate::layers::{CallSite, LayerKind, ParamDef, Spec, WeightDomain, WeightSpec};
+use crate::params::{Config, ParamResult};
+use crate::tolerance::Tolerance;
+use crate::violation::{Category, Tag, Violation, badness};
+
+pub struct Dense;
+
+#[derive(Debug)]
+struct DenseSpec {
+    units: usize,
+    activation: Activation,
+    use_bias: bool,
+}
+
+impl LayerKind for Dense {
+    fn class_name(&self) -> &'static str {
+        "Dense"
+    }
+
+    fn parse(&self, call: &CallSite<'_>) -> ParamResult<Box<dyn Spec>> {
+        let c = Config::new(call.config);
+        let units = c.i64_req("units")?;
+        if units <= 0 {
+            return Err(
+                Violation::new(Category::IllegalArgument, Tag::KerasEnforced)
+                    .parameter("units")
+                    .actual(units)
+                    .expected("a positive integer")
+                    .detail("is not positive")
+                    .badness(badness::argument(1.0 - units as f64))
+                    .into(),
+            );
+        }
+        let activation = Activation::parse("activation", c.raw("activation"))?;
+        let use_bias = c.bool_or("use_bias", true)?;
+        c.ignore(&["lora_rank", "lora_alpha"]);
+        if call.config.get("lora_rank").is_some_and(|v| !v.is_null()) {
+            return Err(crate::violation::Unsupported::new("lora_rank", "LoRA adapters").into());
+        }
+        c.finish()?;
+        Ok(Box::new(DenseSpec {
+            units: units as usize,
+            activation,
+            use_bias,
+        }))
+    }
+
+    fn params(&self) -> &'static [ParamDef] {
+        &[
+            ParamDef::Int {
+                name: "units",
+                min: 1,
+                max: 16,
+                edges: &[1],
+            },
+            ParamDef::Activation { name: "activation" },
+            ParamDef::Bool { name: "use_bias" },
+        ]
+    }
+}
+
+impl Spec for DenseSpec {
+    fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
+        arity(inputs, 1)?;
+        rank_between(&inputs[0], 0, 2, usize::MAX)?;
+        let mut out = inputs[0].clone();
+        *out.last_mut().expect("rank >= 2") = Some(self.units);
+        Ok(vec![out])
+    }
+
+    fn weights(&self, inputs: &[Vec<usize>]) -> Vec<WeightSpec> {
+        let n = *inputs[0].last().expect("rank >= 2");
+        let mut w = vec![WeightSpec {
+            name: "kernel",
+            shape: vec![n, self.units],
+            domain: WeightDomain::Any,
+        }];
+        if self.use_bias {
+            w.push(WeightSpec {
+                name: "bias",
+                shape: vec![self.units],
+                domain: WeightDomain::Any,
+            });
+        }
+        w
+    }
+
+    fn eval(&self, inputs: &[&ArrayD<f64>], weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
+        let x = inputs[0];
+        let n = *x.shape().last().expect("rank >= 2");
+        let rows = x.len() / n.max(1);
+        let x2 = x.to_shape((rows, n)).expect("contiguous reshape");
+        let k = weights[0]
+            .view()
+            .into_dimensionality::<Ix2>()
+            .expect("kernel is 2-D");
+        let mut y = x2.dot(&k);
+        if self.use_bias {
+            y += &weights[1]
+                .view()
+                .into_dimensionality::<ndarray::Ix1>()
+                .expect("bias is 1-D");
+        }
+        let mut shape = x.shape().to_vec();
+        *shape.last_mut().expect("rank >= 2") = self.units;
+        let y = y
+            .into_shape_with_order(IxDyn(&shape))
+            .expect("same element count");
+        vec![self.activation.apply(&y)]
+    }
+
+    fn intervals(
+        &self,
+        shapes: &[Dims],
+        inputs: &[Interval],
+        weights: &[Interval],
+    ) -> Vec<Interval> {
+        let fan_in = shapes[0].last().copied().flatten();
+        let mut pre = match (fan_in, inputs.first(), weights.first()) {
+            (Some(n), Some(x), Some(k)) => (*x * *k).sum_of(n),
+            _ => Interval::TOP,
+        };
+        if self.use_bias
+            && let Some(b) = weights.get(1)
+        {
+            pre = pre + *b;
+        }
+        vec![self.activation.interval(pre)]
+    }
+
+    fn tolerance(
+        &self,
+        dtype: DType,
+        inputs: &[&ArrayD<f64>],
+        weights: &[&ArrayD<f64>],
+    ) -> Tolerance {
+        let n = inputs[0].shape().last().copied().unwrap_or(1);
+        let max_abs = |a: &ArrayD<f64>| a.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let mut magnitude = n as f64 * max_abs(inputs[0]) * max_abs(weights[0]);
+        if self.use_bias {
+            magnitude += max_abs(weights[1]);
+        }
+        Tolerance::reduction(dtype, n + 1, magnitude).after(self.activation, dtype)
+    }
+
+    fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {
+        crate::layers::util::input_shape_config(inputs)
+    }
+}

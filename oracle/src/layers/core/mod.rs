@@ -1,0 +1,4 @@
+//! Core layers.
+
+pub mod dense;
+pub mod identity;

@@ -1,0 +1,68 @@
+//! `keras.layers.Add`: the element-wise sum of a list of tensors.
+
+use ndarray::ArrayD;
+
+use crate::DType;
+use crate::case::Dims;
+use crate::interval::Interval;
+use crate::layers::merging::{fold_broadcast, fold_intervals, merge_shape};
+use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::params::{Config, ParamResult};
+use crate::tolerance::Tolerance;
+use crate::violation::Violation;
+
+pub struct Add;
+
+#[derive(Debug)]
+struct AddSpec;
+
+impl LayerKind for Add {
+    fn class_name(&self) -> &'static str {
+        "Add"
+    }
+
+    fn parse(&self, call: &CallSite<'_>) -> ParamResult<Box<dyn Spec>> {
+        Config::new(call.config).finish()?;
+        Ok(Box::new(AddSpec))
+    }
+
+    fn params(&self) -> &'static [ParamDef] {
+        &[]
+    }
+}
+
+impl Spec for AddSpec {
+    fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
+        Ok(vec![merge_shape(inputs, 1)?])
+    }
+
+    fn eval(&self, inputs: &[&ArrayD<f64>], _weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
+        vec![fold_broadcast(inputs, |a, b| a + b)]
+    }
+
+    fn intervals(
+        &self,
+        _shapes: &[Dims],
+        inputs: &[Interval],
+        _weights: &[Interval],
+    ) -> Vec<Interval> {
+        vec![fold_intervals(inputs, |a, b| a + b)]
+    }
+
+    fn tolerance(
+        &self,
+        dtype: DType,
+        inputs: &[&ArrayD<f64>],
+        _weights: &[&ArrayD<f64>],
+    ) -> Tolerance {
+        let magnitude: f64 = inputs
+            .iter()
+            .map(|a| a.iter().fold(0.0f64, |m, x| m.max(x.abs())))
+            .sum();
+        Tolerance::reduction(dtype, inputs.len(), magnitude)
+    }
+
+    fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {
+        crate::layers::util::input_shape_config(inputs)
+    }
+}

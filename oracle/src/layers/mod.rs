@@ -1,0 +1,249 @@
+//! The layer contract, and the registry of supported classes.
+//!
+//! Each class lives in one file under a family folder and implements [`LayerKind`]: it
+//! parses its Keras config into typed parameters and returns a [`Spec`], which knows the
+//! call's preconditions and output shapes (one formula for checking, evaluation and
+//! generation), its weights, its f64 evaluation, its interval transfer and its tolerance.
+//! Adding a layer is one file plus one line in [`REGISTRY`].
+
+pub mod activation;
+pub mod core;
+pub mod merging;
+pub mod ops;
+
+use ndarray::ArrayD;
+use serde_json::{Map, Value};
+
+use crate::DType;
+use crate::case::{Dims, Node};
+use crate::interval::Interval;
+use crate::params::ParamResult;
+use crate::tolerance::Tolerance;
+use crate::violation::Violation;
+
+/// Where a class comes from: Keras layers, or the operation nodes Keras records for
+/// arithmetic on tensors (`keras.src.ops.*`). `Add` exists in both, with different meanings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Family {
+    Layer,
+    Op,
+}
+
+impl Family {
+    pub fn of_module(module: Option<&str>) -> Family {
+        match module {
+            Some(m) if m.starts_with("keras.src.ops") => Family::Op,
+            _ => Family::Layer,
+        }
+    }
+}
+
+/// What a layer call sees when it is parsed: its config, the call's recorded arguments
+/// (constants, keyword arguments) and the case's compute dtype.
+pub struct CallSite<'a> {
+    pub config: &'a Map<String, Value>,
+    pub node: &'a Node,
+    pub dtype: DType,
+}
+
+/// A supported class.
+pub trait LayerKind: Sync {
+    /// The Keras class name.
+    fn class_name(&self) -> &'static str;
+
+    fn family(&self) -> Family {
+        Family::Layer
+    }
+
+    /// Parses one call of the layer into its typed spec.
+    fn parse(&self, call: &CallSite<'_>) -> ParamResult<Box<dyn Spec>>;
+
+    /// The arguments generators sample, with their ranges and edge values.
+    fn params(&self) -> &'static [ParamDef];
+}
+
+/// Value domains of weights.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WeightDomain {
+    Any,
+    /// `>= 0`, e.g. a moving variance.
+    NonNegative,
+}
+
+/// One weight array, in `get_weights()` order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WeightSpec {
+    pub name: &'static str,
+    pub shape: Vec<usize>,
+    pub domain: WeightDomain,
+}
+
+/// A parsed layer call.
+pub trait Spec: std::fmt::Debug + Send + Sync {
+    /// The output shapes for these input shapes (dimensions may be unknown), or the first
+    /// violated precondition.
+    fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation>;
+
+    /// The weights this call needs for these (fully known) input shapes.
+    fn weights(&self, _inputs: &[Vec<usize>]) -> Vec<WeightSpec> {
+        Vec::new()
+    }
+
+    /// The outputs for these inputs and weights. Called only with shapes that `infer`
+    /// accepted and weights shaped as `weights` says.
+    fn eval(&self, inputs: &[&ArrayD<f64>], weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>>;
+
+    /// Bounds of each output when the inputs (of these shapes) and the weights lie within
+    /// these bounds.
+    fn intervals(
+        &self,
+        shapes: &[Dims],
+        inputs: &[Interval],
+        weights: &[Interval],
+    ) -> Vec<Interval>;
+
+    /// How closely TF must match the reference on this call, with these inputs and weights.
+    fn tolerance(
+        &self,
+        dtype: DType,
+        _inputs: &[&ArrayD<f64>],
+        _weights: &[&ArrayD<f64>],
+    ) -> Tolerance {
+        Tolerance::elementwise(dtype)
+    }
+
+    /// The `build_config` Keras writes after building the layer on these input shapes:
+    /// none for layers that mark themselves built in their constructor (`Activation`,
+    /// `ReLU`, pooling, dropout, ...), [`util::input_shape_config`] for the others.
+    fn build_config(&self, _inputs: &[Dims]) -> Option<Value> {
+        None
+    }
+}
+
+/// A parameter's sampling space, for generators and `semfuzz layers`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ParamDef {
+    Int {
+        name: &'static str,
+        min: i64,
+        max: i64,
+        edges: &'static [i64],
+    },
+    /// An integer or a tuple of `len` integers.
+    Ints {
+        name: &'static str,
+        len: usize,
+        min: i64,
+        max: i64,
+    },
+    Float {
+        name: &'static str,
+        min: f64,
+        max: f64,
+        edges: &'static [f64],
+    },
+    Bool {
+        name: &'static str,
+    },
+    Choice {
+        name: &'static str,
+        options: &'static [&'static str],
+    },
+    Activation {
+        name: &'static str,
+    },
+}
+
+/// Every supported class: one line each.
+pub static REGISTRY: &[&dyn LayerKind] = &[
+    &core::dense::Dense,
+    &core::identity::Identity,
+    &activation::activation::ActivationLayer,
+    &activation::relu::ReLU,
+    &merging::add::Add,
+    &ops::arithmetic::OpAdd,
+    &ops::arithmetic::OpSubtract,
+    &ops::arithmetic::OpMultiply,
+    &ops::arithmetic::OpTrueDivide,
+];
+
+/// The registered class for a layer entry.
+pub fn lookup(class_name: &str, module: Option<&str>) -> Option<&'static dyn LayerKind> {
+    let family = Family::of_module(module);
+    REGISTRY
+        .iter()
+        .copied()
+        .find(|k| k.class_name() == class_name && k.family() == family)
+}
+
+/// Helpers shared by layer files.
+pub mod util {
+    use crate::case::Dims;
+    use crate::violation::{Category, Tag, Violation, badness};
+
+    /// Requires exactly `n` tensor inputs.
+    pub fn arity(inputs: &[Dims], n: usize) -> Result<(), Violation> {
+        if inputs.len() == n {
+            return Ok(());
+        }
+        Err(Violation::new(Category::Structure, Tag::KerasEnforced)
+            .parameter("inputs")
+            .expected(format!("{n} input tensor(s)"))
+            .actual(inputs.len())
+            .detail("is the wrong number of input tensors")
+            .badness(badness::STRUCTURE + inputs.len().abs_diff(n) as f64))
+    }
+
+    /// Requires an input rank within `min..=max`.
+    pub fn rank_between(
+        input: &Dims,
+        index: usize,
+        min: usize,
+        max: usize,
+    ) -> Result<(), Violation> {
+        let r = input.len();
+        if (min..=max).contains(&r) {
+            return Ok(());
+        }
+        let expected = if min == max {
+            format!("rank {min}")
+        } else if max == usize::MAX {
+            format!("rank >= {min}")
+        } else {
+            format!("rank {min}..={max}")
+        };
+        let diff = if r < min { min - r } else { r - max };
+        Err(Violation::new(Category::Rank, Tag::KerasEnforced)
+            .parameter(format!("input[{index}]"))
+            .expected(expected)
+            .actual(format!("rank {r}"))
+            .detail("has the wrong rank")
+            .badness(badness::rank(diff)))
+    }
+
+    /// `{"input_shape": ...}`: one shape, or a list of shapes for a layer called on a list.
+    pub fn input_shape_config(inputs: &[Dims]) -> Option<serde_json::Value> {
+        match inputs {
+            [one] => Some(serde_json::json!({"input_shape": one})),
+            many => Some(serde_json::json!({"input_shape": many})),
+        }
+    }
+
+    /// Formats a shape the way Keras prints it: `(None, 4, 3)`.
+    pub fn show(d: &Dims) -> String {
+        let parts: Vec<String> = d
+            .iter()
+            .map(|x| x.map_or("None".to_owned(), |n| n.to_string()))
+            .collect();
+        if parts.len() == 1 {
+            format!("({},)", parts[0])
+        } else {
+            format!("({})", parts.join(", "))
+        }
+    }
+
+    /// The fully known form of a shape.
+    pub fn known(d: &Dims) -> Option<Vec<usize>> {
+        d.iter().copied().collect()
+    }
+}

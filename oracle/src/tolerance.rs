@@ -1,0 +1,116 @@
+//! How closely TensorFlow's output must match the reference, declared per layer and dtype.
+
+use crate::DType;
+use crate::activations::Activation;
+
+/// `|tf - reference| <= abs + rel * |reference|`, element by element. NaN must meet NaN and
+/// an infinity the same infinity, whatever the tolerance.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tolerance {
+    pub abs: f64,
+    pub rel: f64,
+}
+
+impl Tolerance {
+    /// Bit-exact (up to the sign of zero): data movement, max/min, ReLU.
+    pub const EXACT: Tolerance = Tolerance { abs: 0.0, rel: 0.0 };
+
+    /// The unit roundoff of a dtype.
+    pub fn eps(dtype: DType) -> f64 {
+        match dtype {
+            DType::Float64 => f64::EPSILON,
+            DType::Float32 => f32::EPSILON as f64,
+            DType::Float16 => 9.765625e-4,
+            DType::BFloat16 => 7.8125e-3,
+            _ => 0.0,
+        }
+    }
+
+    /// An elementwise function computed in `dtype` with a few roundings (add, exp, tanh).
+    pub fn elementwise(dtype: DType) -> Tolerance {
+        let e = Tolerance::eps(dtype);
+        Tolerance {
+            abs: 8.0 * e * tiny_scale(dtype),
+            rel: 8.0 * e,
+        }
+    }
+
+    /// A reduction over `n` terms whose absolute values sum to at most `magnitude`
+    /// (a dot product, a convolution window, a mean): the classic `n·ε·Σ|terms|` bound,
+    /// with headroom for the different summation orders TF's kernels use.
+    pub fn reduction(dtype: DType, n: usize, magnitude: f64) -> Tolerance {
+        let e = Tolerance::eps(dtype);
+        Tolerance {
+            abs: 4.0 * (n.max(1) as f64) * e * magnitude.max(tiny_scale(dtype)),
+            rel: 8.0 * e,
+        }
+    }
+
+    /// The tolerance of `activation(y)` when `y` is known within `self`: scaled by the
+    /// activation's steepest slope, plus the activation's own rounding. Unbounded slopes
+    /// (`exponential`) turn the absolute error of `y` into a relative one.
+    pub fn after(self, activation: Activation, dtype: DType) -> Tolerance {
+        if activation == Activation::Linear {
+            return self;
+        }
+        let own = Tolerance::elementwise(dtype);
+        match activation.lipschitz() {
+            Some(l) => Tolerance {
+                abs: self.abs * l + own.abs,
+                rel: self.rel * l + own.rel,
+            },
+            None => Tolerance {
+                abs: own.abs,
+                rel: self.rel + self.abs + own.rel,
+            },
+        }
+    }
+
+    pub fn accepts(&self, tf: f64, reference: f64) -> bool {
+        if tf.is_nan() || reference.is_nan() {
+            return tf.is_nan() && reference.is_nan();
+        }
+        if tf.is_infinite() || reference.is_infinite() {
+            return tf == reference;
+        }
+        (tf - reference).abs() <= self.abs + self.rel * reference.abs()
+    }
+}
+
+/// The smallest normal magnitude of a dtype: below it, TF flushes or loses precision.
+fn tiny_scale(dtype: DType) -> f64 {
+    match dtype {
+        DType::Float64 => f64::MIN_POSITIVE,
+        DType::Float32 => f32::MIN_POSITIVE as f64,
+        DType::Float16 => 6.103515625e-5,
+        DType::BFloat16 => f32::MIN_POSITIVE as f64,
+        _ => 0.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn special_values_must_match_exactly() {
+        let t = Tolerance::elementwise(DType::Float32);
+        assert!(t.accepts(f64::NAN, f64::NAN));
+        assert!(!t.accepts(f64::NAN, 1.0) && !t.accepts(1.0, f64::NAN));
+        assert!(t.accepts(f64::INFINITY, f64::INFINITY));
+        assert!(!t.accepts(f64::MAX, f64::INFINITY));
+        assert!(Tolerance::EXACT.accepts(-0.0, 0.0));
+        assert!(!Tolerance::EXACT.accepts(1.0, 1.0 + f64::EPSILON));
+    }
+
+    #[test]
+    fn float32_rounding_passes_and_real_errors_do_not() {
+        let t = Tolerance::elementwise(DType::Float32);
+        let x = 0.1f64;
+        assert!(t.accepts(x as f32 as f64, x));
+        assert!(!t.accepts(x * 1.001, x));
+        let r = Tolerance::reduction(DType::Float32, 100, 50.0);
+        assert!(r.accepts(12.0 + 1e-4, 12.0));
+        assert!(!r.accepts(12.1, 12.0));
+    }
+}
