@@ -160,13 +160,7 @@ impl Activation {
             Silu => x * sigmoid(x),
             HardSilu => x * (x + 3.0).clamp(0.0, 6.0) / 6.0,
             Exponential => x.exp(),
-            LeakyRelu => {
-                if x >= 0.0 {
-                    x
-                } else {
-                    0.2 * x
-                }
-            }
+            LeakyRelu => leaky(x, 0.2),
             Mish => x * softplus(x).tanh(),
             LogSigmoid => -softplus(-x),
             HardTanh => x.clamp(-1.0, 1.0),
@@ -350,6 +344,17 @@ fn limit(f: Activation, x: f64) -> f64 {
         }
         Activation::TanhShrink => x,
         _ => f.scalar(x),
+    }
+}
+
+/// TF's `LeakyRelu` kernel: `x` for `x > 0`, else `alpha * x`, where `alpha` is an op
+/// attribute of type float32 — so in float64 the slope is the float32 rounding of the one
+/// asked for (0.2 becomes 0.20000000298...).
+pub fn leaky(x: f64, alpha: f64) -> f64 {
+    if x > 0.0 {
+        x
+    } else {
+        (alpha as f32 as f64) * x
     }
 }
 

@@ -35,6 +35,21 @@ impl Tolerance {
         }
     }
 
+    /// An element-wise function of these inputs: a few roundings relative to the output,
+    /// and relative to the inputs' magnitude for functions that cancel (`x - tanh(x)`).
+    pub fn elementwise_on(dtype: DType, inputs: &[&ndarray::ArrayD<f64>]) -> Tolerance {
+        let magnitude = inputs
+            .iter()
+            .flat_map(|a| a.iter())
+            .filter(|x| x.is_finite())
+            .fold(0.0f64, |m, x| m.max(x.abs()));
+        let e = Tolerance::eps(dtype);
+        Tolerance {
+            abs: 8.0 * e * magnitude.max(tiny_scale(dtype)),
+            rel: 8.0 * e,
+        }
+    }
+
     /// A reduction over `n` terms whose absolute values sum to at most `magnitude`
     /// (a dot product, a convolution window, a mean): the classic `n·ε·Σ|terms|` bound,
     /// with headroom for the different summation orders TF's kernels use.

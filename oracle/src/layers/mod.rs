@@ -4,12 +4,16 @@
 //! parses its Keras config into typed parameters and returns a [`Spec`], which knows the
 //! call's preconditions and output shapes (one formula for checking, evaluation and
 //! generation), its weights, its f64 evaluation, its interval transfer and its tolerance.
-//! Adding a layer is one file plus one line in [`REGISTRY`].
+//! Adding a layer is one file plus one line in its family's `KINDS`.
 
 pub mod activation;
+pub mod convolutional;
 pub mod core;
 pub mod merging;
+pub mod normalization;
 pub mod ops;
+pub mod pooling;
+pub mod reshaping;
 
 use ndarray::ArrayD;
 use serde_json::{Map, Value};
@@ -154,26 +158,27 @@ pub enum ParamDef {
     },
 }
 
-/// Every supported class: one line each.
-pub static REGISTRY: &[&dyn LayerKind] = &[
-    &core::dense::Dense,
-    &core::identity::Identity,
-    &activation::activation::ActivationLayer,
-    &activation::relu::ReLU,
-    &merging::add::Add,
-    &ops::arithmetic::OpAdd,
-    &ops::arithmetic::OpSubtract,
-    &ops::arithmetic::OpMultiply,
-    &ops::arithmetic::OpTrueDivide,
+/// Every supported class, family by family (each family lists its classes, one line each).
+pub static FAMILIES: &[&[&dyn LayerKind]] = &[
+    core::KINDS,
+    activation::KINDS,
+    convolutional::KINDS,
+    pooling::KINDS,
+    normalization::KINDS,
+    reshaping::KINDS,
+    merging::KINDS,
+    ops::KINDS,
 ];
+
+/// Every supported class.
+pub fn registry() -> impl Iterator<Item = &'static dyn LayerKind> {
+    FAMILIES.iter().flat_map(|f| f.iter().copied())
+}
 
 /// The registered class for a layer entry.
 pub fn lookup(class_name: &str, module: Option<&str>) -> Option<&'static dyn LayerKind> {
     let family = Family::of_module(module);
-    REGISTRY
-        .iter()
-        .copied()
-        .find(|k| k.class_name() == class_name && k.family() == family)
+    registry().find(|k| k.class_name() == class_name && k.family() == family)
 }
 
 /// Helpers shared by layer files.

@@ -58,14 +58,14 @@ impl Spec for ActivationSpec {
     fn tolerance(
         &self,
         dtype: DType,
-        _inputs: &[&ArrayD<f64>],
+        inputs: &[&ArrayD<f64>],
         _weights: &[&ArrayD<f64>],
     ) -> Tolerance {
         match self.activation {
             Activation::Linear | Activation::Relu | Activation::Relu6 | Activation::HardTanh => {
                 Tolerance::EXACT
             }
-            _ => Tolerance::elementwise(dtype),
+            _ => Tolerance::elementwise_on(dtype, inputs),
         }
     }
 }

@@ -87,7 +87,7 @@ impl ReluSpec {
     fn scalar(&self, x: f64) -> f64 {
         let s = self.negative_slope;
         if s != 0.0 && self.max_value.is_none() && self.threshold == 0.0 {
-            return if x > 0.0 { x } else { s * x }; // leaky_relu
+            return crate::activations::leaky(x, s);
         }
         let negative_part = if s != 0.0 {
             (self.threshold - x).max(0.0)

@@ -97,7 +97,7 @@ impl Spec for DenseSpec {
     fn eval(&self, inputs: &[&ArrayD<f64>], weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
         let x = inputs[0];
         let n = *x.shape().last().expect("rank >= 2");
-        let rows = x.len() / n.max(1);
+        let rows: usize = x.shape()[..x.ndim() - 1].iter().product();
         let x2 = x.to_shape((rows, n)).expect("contiguous reshape");
         let k = weights[0]
             .view()

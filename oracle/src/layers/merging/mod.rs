@@ -3,6 +3,11 @@
 
 pub mod add;
 
+use super::LayerKind;
+
+/// The classes of this family, one line each.
+pub static KINDS: &[&dyn LayerKind] = &[&add::Add];
+
 use ndarray::ArrayD;
 
 use crate::case::Dims;
@@ -83,11 +88,20 @@ fn shapes(inputs: &[Dims]) -> String {
     format!("[{}]", s.join(", "))
 }
 
-/// Folds `f` over the inputs with broadcasting, left to right.
+/// Folds `f` over a merge layer's inputs, left to right. Inputs of lower rank get size-1
+/// axes inserted after the batch axis (as Keras's merge layers do), then broadcast.
 pub fn fold_broadcast(inputs: &[&ArrayD<f64>], f: impl Fn(f64, f64) -> f64) -> ArrayD<f64> {
-    let mut acc = inputs[0].clone();
+    let rank = inputs.iter().map(|a| a.ndim()).max().unwrap_or(0);
+    let lift = |a: &ArrayD<f64>| -> ArrayD<f64> {
+        let mut shape = a.shape().to_vec();
+        while shape.len() < rank {
+            shape.insert(1.min(shape.len()), 1);
+        }
+        a.to_shape(shape).expect("same element count").to_owned()
+    };
+    let mut acc = lift(inputs[0]);
     for x in &inputs[1..] {
-        acc = zip_broadcast(&acc, x, &f);
+        acc = zip_broadcast(&acc, &lift(x), &f);
     }
     acc
 }

@@ -2,3 +2,13 @@
 //! (`x + 3.0`, `x * y`, `keras.ops.*`), module `keras.src.ops.*`.
 
 pub mod arithmetic;
+
+use super::LayerKind;
+
+/// The classes of this family, one line each.
+pub static KINDS: &[&dyn LayerKind] = &[
+    &arithmetic::OpAdd,
+    &arithmetic::OpSubtract,
+    &arithmetic::OpMultiply,
+    &arithmetic::OpTrueDivide,
+];

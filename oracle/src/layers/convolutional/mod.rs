@@ -1,0 +1,6 @@
+//! Convolution layers (Conv, ConvTranspose, DepthwiseConv, SeparableConv).
+
+use super::LayerKind;
+
+/// The classes of this family, one line each.
+pub static KINDS: &[&dyn LayerKind] = &[];
