@@ -77,6 +77,15 @@ pub struct RunArgs {
     /// Only evaluate the reference oracle; do not start TensorFlow.
     #[arg(long)]
     pub reference_only: bool,
+    /// TensorFlow execution modes, comma-separated: eager, graph, xla.
+    #[arg(long, value_delimiter = ',', default_value = "eager")]
+    pub modes: Vec<harness_py::Mode>,
+    /// Run in this compute dtype instead of the case's own.
+    #[arg(long, value_parser = parse_dtype)]
+    pub dtype: Option<oracle::DType>,
+    /// Seconds one case may take in TensorFlow before it counts as a hang.
+    #[arg(long, default_value_t = 10.0)]
+    pub timeout: f64,
     /// One JSON object per case on stdout.
     #[arg(long)]
     pub json: bool,
@@ -137,4 +146,12 @@ pub struct ExportArgs {
     /// Where to write it.
     #[arg(long, short)]
     pub output: PathBuf,
+}
+
+fn parse_dtype(s: &str) -> Result<oracle::DType, String> {
+    match s {
+        "float32" => Ok(oracle::DType::Float32),
+        "float64" => Ok(oracle::DType::Float64),
+        _ => Err(format!("`{s}`: expected float32 or float64")),
+    }
 }

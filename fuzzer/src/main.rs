@@ -30,9 +30,7 @@ fn main() -> ExitCode {
     init_logging(cli.verbose, cli.quiet);
     let outcome = match cli.command {
         Command::Version(args) => commands::version::run(&args),
-        Command::Run(args) => {
-            commands::read_cases(&args.cases).and_then(|_| Outcome::not_built("run"))
-        }
+        Command::Run(args) => commands::run::run(&args),
         Command::Check(args) => commands::read_cases(std::slice::from_ref(&args.model))
             .and_then(|_| Outcome::not_built("check")),
         Command::Fuzz(_) => Outcome::not_built("fuzz"),

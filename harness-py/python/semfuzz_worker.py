@@ -42,7 +42,211 @@ def _hello(_request, _payload):
     }, b""
 
 
-_OPS = {"hello": _hello}
+# ---------------------------------------------------------------------------------------
+# Running a case
+# ---------------------------------------------------------------------------------------
+
+_LAYER_MARK = "\x1esemfuzz-layer:"
+
+
+class CaseError(Exception):
+    """An error of TensorFlow/Keras while running a case, with the phase it happened in."""
+
+    def __init__(self, phase, error, layer=None):
+        super().__init__(str(error))
+        self.phase = phase
+        self.error = error
+        self.layer = layer
+
+
+def _tensors_in(request, payload):
+    """The arrays of a request, by name: raw little-endian float64 in the payload."""
+    np = _env["numpy"]
+    out = {}
+    for t in request.get("tensors", []):
+        a = np.frombuffer(payload, dtype="<f8", count=t["size"], offset=t["offset"])
+        out[t["name"]] = a.reshape(t["shape"])
+    return out
+
+
+def _tensors_out(named):
+    """(header entries, payload) for a list of (name, array) pairs, as float64."""
+    np = _env["numpy"]
+    entries, chunks, offset = [], [], 0
+    for name, value in named:
+        a = np.ascontiguousarray(np.asarray(value), dtype="<f8")
+        entries.append({"name": name, "shape": list(a.shape), "offset": offset, "size": int(a.size)})
+        chunks.append(a.tobytes())
+        offset += a.nbytes
+    return entries, b"".join(chunks)
+
+
+def _fill_shapes(config):
+    """Keras needs a `shape` in every __keras_tensor__ but never uses it when rebuilding (the
+    real tensor replaces it); shapes the writer could not derive get a placeholder."""
+    if isinstance(config, dict):
+        if config.get("class_name") == "__keras_tensor__":
+            config["config"].setdefault("shape", [])
+        for v in config.values():
+            _fill_shapes(v)
+    elif isinstance(config, list):
+        for v in config:
+            _fill_shapes(v)
+
+
+def _set_dtypes(config, dtype, input_dtypes):
+    """Every layer computes in `dtype`; input layers take their input's dtype."""
+    inputs = iter(input_dtypes)
+    for layer in config.get("layers", []):
+        c = layer.get("config", {})
+        if layer.get("class_name") == "InputLayer":
+            c["dtype"] = next(inputs, dtype)
+        elif "layers" in c:
+            _set_dtypes(c, dtype, [])
+        elif "dtype" in c or layer.get("module", "").startswith("keras.layers"):
+            c["dtype"] = {"module": "keras", "class_name": "DTypePolicy", "config": {"name": dtype}, "registered_name": None}
+
+
+def _build(model_config, dtype, input_dtypes):
+    keras = _env["keras"]
+    config = json.loads(json.dumps(model_config))
+    _fill_shapes(config)
+    _set_dtypes(config, dtype, input_dtypes)
+    keras.backend.clear_session()
+    sequential = "input_layers" not in config
+    from keras.src.saving import serialization_lib
+
+    with serialization_lib.SafeModeScope(True):
+        model = keras.Sequential.from_config(config) if sequential else keras.Model.from_config(config)
+    return model
+
+
+def _calls(model):
+    """Every (layer name, call index) of the model with its output tensors, for a probe model
+    that returns all of them."""
+    calls = []
+    for op in model.operations:
+        if type(op).__name__ == "InputLayer":
+            continue
+        for n, node in enumerate(op._inbound_nodes):
+            calls.append((op.name, n, list(node.outputs)))
+    return calls
+
+
+class _Prepared:
+    """A built model, its probe model and its compiled functions, reused while only weights
+    or inputs change."""
+
+    def __init__(self, key, model):
+        keras = _env["keras"]
+        self.key = key
+        self.model = model
+        self.calls = _calls(model)
+        outputs = [t for _, _, ts in self.calls for t in ts]
+        self.probe = keras.Model(model.inputs, outputs) if outputs else model
+        self.functions = {}
+
+    def function(self, mode):
+        tf = _env["tensorflow"]
+        if mode not in self.functions:
+            if mode == "eager":
+                self.functions[mode] = lambda xs: self.probe(xs, training=False)
+            elif mode == "graph":
+                self.functions[mode] = tf.function(lambda xs: self.probe(xs, training=False))
+            elif mode == "xla":
+                self.functions[mode] = tf.function(lambda xs: self.probe(xs, training=False), jit_compile=True)
+            else:
+                raise ValueError("unknown mode %r" % mode)
+        return self.functions[mode]
+
+
+_prepared = None
+
+
+def _mark_layers(model):
+    """Wrap every layer's call so the worker announces, on stderr, the layer it enters: when
+    the process dies, the client knows where."""
+    for op in model.operations:
+        if getattr(op, "_semfuzz_marked", False) or not hasattr(op, "call"):
+            continue
+        original = op.call
+        name = op.name
+
+        def call(*args, __original=original, __name=name, **kwargs):
+            sys.stderr.write(_LAYER_MARK + __name + "\n")
+            sys.stderr.flush()
+            return __original(*args, **kwargs)
+
+        try:
+            op.call = call
+            op._semfuzz_marked = True
+        except Exception:  # a layer that refuses attribute assignment stays unmarked
+            pass
+
+
+def _run(request, payload):
+    global _prepared
+    np = _env["numpy"]
+    tf = _env["tensorflow"]
+    case = request["case"]
+    dtype = request["dtype"]
+    arrays = _tensors_in(request, payload)
+    input_dtypes = [t.get("dtype", dtype) for t in case.get("inputs", [])]
+    key = request.get("model_key")
+    reused = _prepared is not None and key is not None and _prepared.key == key
+    try:
+        if not reused:
+            _prepared = None
+            model = _build(case["model"], dtype, input_dtypes)
+            _mark_layers(model)
+            _prepared = _Prepared(key, model)
+    except Exception as e:
+        raise CaseError("build", e)
+    prepared = _prepared
+    try:
+        for name, count in request.get("weights", []):
+            layer = prepared.model.get_layer(name)
+            layer.set_weights([arrays["w/%s/%d" % (name, i)] for i in range(count)])
+    except Exception as e:
+        raise CaseError("set_weights", e)
+    xs = [arrays["x/%d" % i].astype(d) for i, d in enumerate(input_dtypes)]
+    xs = [tf.convert_to_tensor(x) for x in xs]
+    feed = xs[0] if len(xs) == 1 else xs
+    results = {}
+    named = []
+    for mode in request["modes"]:
+        try:
+            outs = prepared.function(mode)(feed)
+            outs = outs if isinstance(outs, (list, tuple)) else [outs]
+            values = [np.asarray(o) for o in outs]
+        except Exception as e:
+            results[mode] = {"error": _describe(e, "call")}
+            continue
+        k = 0
+        layers = []
+        for name, node, ts in prepared.calls:
+            layers.append({"layer": name, "node": node, "outputs": len(ts)})
+            for i in range(len(ts)):
+                named.append(("%s/%s/%d/%d" % (mode, name, node, i), values[k]))
+                k += 1
+        results[mode] = {"layers": layers}
+    entries, data = _tensors_out(named)
+    return {"modes": results, "tensors": entries, "reused": reused}, data
+
+
+def _describe(e, phase):
+    import traceback
+
+    tb = traceback.format_exception(type(e), e, e.__traceback__)
+    return {
+        "type": type(e).__name__,
+        "message": str(e)[:2000],
+        "phase": phase,
+        "traceback": "".join(tb[-6:])[-3000:],
+    }
+
+
+_OPS = {"hello": _hello, "run": _run}
 
 
 def handle(header, payload):
@@ -55,5 +259,7 @@ def handle(header, payload):
         body, data = op(request, payload)
         body["ok"] = True
         return json.dumps(body), data
+    except CaseError as e:  # TF refused or failed on the case: an answer, not a failure
+        return json.dumps({"ok": True, "modes": {}, "case_error": _describe(e.error, e.phase), "tensors": []}), b""
     except Exception as e:  # every failure becomes an answer; the worker keeps serving
         return json.dumps({"ok": False, "error": {"type": type(e).__name__, "message": str(e)}}), b""

@@ -1,13 +1,16 @@
-//! The client side: start a worker process, exchange frames with it, notice its death.
+//! The client side: start a worker process, exchange frames with it, and notice when it
+//! dies, hangs or grows past its memory limit.
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, BufWriter};
+use std::os::fd::AsRawFd;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread;
+use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -21,11 +24,16 @@ const STDERR_TAIL: usize = 40;
 /// The environment variable through which the client hands the worker its environment.
 pub const WORKER_ENV_VAR: &str = "SEMFUZZ_WORKER_ENV";
 
+/// The prefix of the stderr lines in which the worker announces the layer it enters.
+pub const LAYER_MARK: &str = "\x1esemfuzz-layer:";
+
 /// How to start a worker process: normally the `semfuzz` binary itself with `__worker`.
 #[derive(Debug, Clone)]
 pub struct WorkerCommand {
     pub program: PathBuf,
     pub args: Vec<OsString>,
+    /// Extra environment for the worker (e.g. TF thread pools, a planted fault module).
+    pub env: Vec<(OsString, OsString)>,
 }
 
 impl WorkerCommand {
@@ -34,6 +42,7 @@ impl WorkerCommand {
         Ok(WorkerCommand {
             program: std::env::current_exe()?,
             args: vec!["__worker".into()],
+            env: Vec::new(),
         })
     }
 }
@@ -45,10 +54,22 @@ pub enum WorkerError {
         program: PathBuf,
         source: std::io::Error,
     },
-    #[error("the worker died ({status}); last lines of its stderr:\n{stderr_tail}")]
+    #[error("the worker died ({status}){}; last lines of its stderr:\n{stderr_tail}", layer.as_ref().map(|l| format!(" in layer '{l}'")).unwrap_or_default())]
     Died {
         status: WorkerExit,
+        layer: Option<String>,
         stderr_tail: String,
+    },
+    #[error("the worker took longer than {limit:?}{}", layer.as_ref().map(|l| format!(" (in layer '{l}')")).unwrap_or_default())]
+    Timeout {
+        limit: Duration,
+        layer: Option<String>,
+    },
+    #[error("the worker grew to {rss_mib} MiB, past its {limit_mib} MiB limit{}", layer.as_ref().map(|l| format!(" (in layer '{l}')")).unwrap_or_default())]
+    OutOfMemory {
+        rss_mib: u64,
+        limit_mib: u64,
+        layer: Option<String>,
     },
     #[error("the worker broke the protocol: {0}")]
     Protocol(String),
@@ -69,10 +90,26 @@ impl std::fmt::Display for WorkerExit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             WorkerExit::Code(c) => write!(f, "exit code {c}"),
-            WorkerExit::Signal(s) => write!(f, "signal {s}"),
+            WorkerExit::Signal(s) => write!(f, "signal {}", signal_name(*s)),
             WorkerExit::Unknown => f.write_str("pipe closed"),
         }
     }
+}
+
+/// `SIGSEGV` for 11, and so on.
+pub fn signal_name(s: i32) -> String {
+    let name = match s {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGILL => "SIGILL",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGTRAP => "SIGTRAP",
+        _ => return format!("signal {s}"),
+    };
+    name.to_owned()
 }
 
 impl From<ExitStatus> for WorkerExit {
@@ -81,6 +118,23 @@ impl From<ExitStatus> for WorkerExit {
             (Some(c), _) => WorkerExit::Code(c),
             (None, Some(sig)) => WorkerExit::Signal(sig),
             _ => WorkerExit::Unknown,
+        }
+    }
+}
+
+/// Bounds on one request.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub timeout: Duration,
+    /// Resident memory of the worker, in MiB.
+    pub memory_mib: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            timeout: Duration::from_secs(10),
+            memory_mib: 4096,
         }
     }
 }
@@ -96,12 +150,19 @@ pub struct Versions {
     pub environment: String,
 }
 
+/// What the stderr reader thread keeps.
+#[derive(Default)]
+struct StderrState {
+    tail: VecDeque<String>,
+    layer: Option<String>,
+}
+
 /// A running worker process.
 pub struct Worker {
     child: Child,
     stdin: BufWriter<ChildStdin>,
     stdout: BufReader<ChildStdout>,
-    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    stderr: Arc<Mutex<StderrState>>,
     stderr_thread: Option<thread::JoinHandle<()>>,
 }
 
@@ -115,6 +176,7 @@ impl Worker {
                 WORKER_ENV_VAR,
                 serde_json::to_string(env).expect("environments serialize"),
             )
+            .envs(cmd.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -126,38 +188,40 @@ impl Worker {
         if std::env::var_os("TF_CPP_MIN_LOG_LEVEL").is_none() {
             command.env("TF_CPP_MIN_LOG_LEVEL", "2");
         }
-        let mut child = command.spawn().map_err(|source| WorkerError::Spawn {
+        let spawn_err = |source| WorkerError::Spawn {
             program: cmd.program.clone(),
             source,
-        })?;
+        };
+        let mut child = command.spawn().map_err(spawn_err)?;
         let stdin = BufWriter::new(child.stdin.take().expect("piped"));
         let stdout = BufReader::new(child.stdout.take().expect("piped"));
-        let stderr = child.stderr.take().expect("piped");
-        let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
-        let tail = Arc::clone(&stderr_tail);
+        let stderr_pipe = child.stderr.take().expect("piped");
+        let stderr = Arc::new(Mutex::new(StderrState::default()));
+        let state = Arc::clone(&stderr);
         let pid = child.id();
         let stderr_thread = thread::Builder::new()
             .name(format!("worker-{pid}-stderr"))
             .spawn(move || {
-                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                    tracing::debug!(target: "semfuzz::worker", pid, "{line}");
-                    let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
-                    if t.len() == STDERR_TAIL {
-                        t.pop_front();
+                for line in BufReader::new(stderr_pipe).lines().map_while(Result::ok) {
+                    let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
+                    if let Some(layer) = line.strip_prefix(LAYER_MARK) {
+                        s.layer = Some(layer.to_owned());
+                        continue;
                     }
-                    t.push_back(line);
+                    tracing::debug!(target: "semfuzz::worker", pid, "{line}");
+                    if s.tail.len() == STDERR_TAIL {
+                        s.tail.pop_front();
+                    }
+                    s.tail.push_back(line);
                 }
             })
-            .map_err(|source| WorkerError::Spawn {
-                program: cmd.program.clone(),
-                source,
-            })?;
+            .map_err(spawn_err)?;
         tracing::debug!(pid, "worker started");
         Ok(Worker {
             child,
             stdin,
             stdout,
-            stderr_tail,
+            stderr,
             stderr_thread: Some(stderr_thread),
         })
     }
@@ -166,11 +230,61 @@ impl Worker {
         self.child.id()
     }
 
-    /// Sends one request and waits for its answer. A worker that dies on the way is
-    /// reported with how it ended and the tail of its stderr.
+    /// Sends one request and waits for its answer, with no time or memory limit beyond the
+    /// defaults.
     pub fn request(&mut self, frame: &Frame) -> Result<Frame, WorkerError> {
+        self.request_within(frame, Limits::default())
+    }
+
+    /// Sends one request and waits for its answer. A worker that dies on the way is reported
+    /// with how it ended, the layer it was in and the tail of its stderr; one that takes too
+    /// long or grows too large is killed and reported so. After any of these the worker is
+    /// gone: start a new one.
+    pub fn request_within(&mut self, frame: &Frame, limits: Limits) -> Result<Frame, WorkerError> {
+        self.lock_stderr().layer = None;
         if write_frame(&mut self.stdin, frame).is_err() {
             return Err(self.died());
+        }
+        let start = Instant::now();
+        let fd = self.stdout.get_ref().as_raw_fd();
+        while self.stdout.buffer().is_empty() {
+            let mut pfd = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd for the duration of the call.
+            let ready = unsafe { libc::poll(&mut pfd, 1, 25) };
+            if ready > 0 {
+                break;
+            }
+            if ready < 0
+                && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+            {
+                return Err(WorkerError::Protocol(format!(
+                    "poll: {}",
+                    std::io::Error::last_os_error()
+                )));
+            }
+            if start.elapsed() > limits.timeout {
+                let layer = self.current_layer();
+                self.kill();
+                return Err(WorkerError::Timeout {
+                    limit: limits.timeout,
+                    layer,
+                });
+            }
+            if let Some(rss_mib) = self.rss_mib()
+                && rss_mib > limits.memory_mib
+            {
+                let layer = self.current_layer();
+                self.kill();
+                return Err(WorkerError::OutOfMemory {
+                    rss_mib,
+                    limit_mib: limits.memory_mib,
+                    layer,
+                });
+            }
         }
         match read_frame(&mut self.stdout) {
             Ok(Some(answer)) => Ok(answer),
@@ -182,7 +296,13 @@ impl Worker {
 
     /// Asks for the versions of Python, TensorFlow, Keras and NumPy in the worker.
     pub fn hello(&mut self) -> Result<Versions, WorkerError> {
-        let answer = self.request(&Frame::new(json!({"op": "hello"})))?;
+        let answer = self.request_within(
+            &Frame::new(json!({"op": "hello"})),
+            Limits {
+                timeout: Duration::from_secs(120),
+                ..Limits::default()
+            },
+        )?;
         let body = ok_body(answer.header)?;
         serde_json::from_value(body["versions"].clone())
             .map_err(|e| WorkerError::Protocol(format!("bad hello answer: {e}")))
@@ -190,8 +310,38 @@ impl Worker {
 
     /// The last lines the worker wrote to stderr.
     pub fn stderr_tail(&self) -> String {
-        let t = self.stderr_tail.lock().unwrap_or_else(|p| p.into_inner());
-        t.iter().cloned().collect::<Vec<_>>().join("\n")
+        self.lock_stderr()
+            .tail
+            .iter()
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The layer the worker last announced entering during the current request.
+    pub fn current_layer(&self) -> Option<String> {
+        self.lock_stderr().layer.clone()
+    }
+
+    /// The worker's resident memory, from /proc.
+    pub fn rss_mib(&self) -> Option<u64> {
+        let statm = std::fs::read_to_string(format!("/proc/{}/statm", self.child.id())).ok()?;
+        let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
+        Some(pages * page / (1024 * 1024))
+    }
+
+    fn lock_stderr(&self) -> std::sync::MutexGuard<'_, StderrState> {
+        self.stderr.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(t) = self.stderr_thread.take() {
+            let _ = t.join();
+        }
     }
 
     fn died(&mut self) -> WorkerError {
@@ -207,6 +357,7 @@ impl Worker {
         }
         WorkerError::Died {
             status,
+            layer: self.current_layer(),
             stderr_tail: self.stderr_tail(),
         }
     }
@@ -220,7 +371,7 @@ impl Drop for Worker {
 }
 
 /// The body of a successful answer, or the worker's error as a [`WorkerError::Python`].
-fn ok_body(header: Value) -> Result<Value, WorkerError> {
+pub(crate) fn ok_body(header: Value) -> Result<Value, WorkerError> {
     if header["ok"] == Value::Bool(true) {
         return Ok(header);
     }

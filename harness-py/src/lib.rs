@@ -8,11 +8,16 @@
 
 pub mod client;
 pub mod env;
+pub mod known;
 pub mod protocol;
+pub mod run;
+pub mod verdict;
 pub mod worker;
 
-pub use client::{Versions, Worker, WorkerCommand, WorkerError};
+pub use client::{Limits, Versions, Worker, WorkerCommand, WorkerError};
 pub use env::{EnvError, PythonEnv};
+pub use run::{Harness, Mode, ModeOutcome, PyError, RunOptions, TfOutcome};
+pub use verdict::{Kind, Verdict, judge};
 
 /// The Python minor version this build embeds, e.g. `"3.11"`.
 pub const BUILD_PYTHON_VERSION: &str = env!("SEMFUZZ_BUILD_PYTHON_VERSION");

@@ -140,7 +140,7 @@ impl Activation {
         use Activation::*;
         match self {
             Linear => x,
-            Relu => x.max(0.0),
+            Relu => relu(x),
             Relu6 => x.clamp(0.0, 6.0),
             Sigmoid => sigmoid(x),
             HardSigmoid => (x / 6.0 + 0.5).clamp(0.0, 1.0),
@@ -155,7 +155,7 @@ impl Activation {
                 }
             }
             Selu => SELU_SCALE * if x > 0.0 { x } else { SELU_ALPHA * x.exp_m1() },
-            Celu => x.max(0.0) + (x.exp_m1()).min(0.0),
+            Celu => relu(x) + if x < 0.0 { x.exp_m1() } else { 0.0 },
             Gelu => 0.5 * x * (1.0 + erf(x / std::f64::consts::SQRT_2)),
             Silu => x * sigmoid(x),
             HardSilu => x * (x + 3.0).clamp(0.0, 6.0) / 6.0,
@@ -347,6 +347,11 @@ fn limit(f: Activation, x: f64) -> f64 {
     }
 }
 
+/// `max(x, 0)` as TF computes it: NaN stays NaN (Rust's `f64::max` would return 0).
+pub fn relu(x: f64) -> f64 {
+    if x > 0.0 || x.is_nan() { x } else { 0.0 }
+}
+
 /// TF's `LeakyRelu` kernel: `x` for `x > 0`, else `alpha * x`, where `alpha` is an op
 /// attribute of type float32 — so in float64 the slope is the float32 rounding of the one
 /// asked for (0.2 becomes 0.20000000298...).
@@ -369,7 +374,7 @@ fn sigmoid(x: f64) -> f64 {
 
 fn softplus(x: f64) -> f64 {
     // log(1 + e^x) without overflow.
-    x.max(0.0) + (-x.abs()).exp().ln_1p()
+    relu(x) + (-x.abs()).exp().ln_1p()
 }
 
 /// Softmax (or log-softmax) along `axis`, stabilised by the maximum as Keras does.

@@ -9,11 +9,28 @@ use crate::activations::Activation;
 pub struct Tolerance {
     pub abs: f64,
     pub rel: f64,
+    /// Magnitudes below this compare as zero (see [`Tolerance::flushing`]).
+    pub flush: f64,
 }
 
 impl Tolerance {
     /// Bit-exact (up to the sign of zero): data movement, max/min, ReLU.
-    pub const EXACT: Tolerance = Tolerance { abs: 0.0, rel: 0.0 };
+    pub const EXACT: Tolerance = Tolerance {
+        abs: 0.0,
+        rel: 0.0,
+        flush: 0.0,
+    };
+
+    /// The same tolerance, with subnormal values of `dtype` compared as zero: TensorFlow's
+    /// CPU kernels run with denormals flushed to zero (flush-to-zero and denormals-are-zero
+    /// are set around every op), so `relu(1e-308)` is 0 in float64, while data movement
+    /// keeps such values. Either way the difference is below the smallest normal number.
+    pub fn flushing(self, dtype: DType) -> Tolerance {
+        Tolerance {
+            flush: tiny_scale(dtype),
+            ..self
+        }
+    }
 
     /// The unit roundoff of a dtype.
     pub fn eps(dtype: DType) -> f64 {
@@ -32,6 +49,7 @@ impl Tolerance {
         Tolerance {
             abs: 8.0 * e * tiny_scale(dtype),
             rel: 8.0 * e,
+            flush: 0.0,
         }
     }
 
@@ -47,6 +65,7 @@ impl Tolerance {
         Tolerance {
             abs: 8.0 * e * magnitude.max(tiny_scale(dtype)),
             rel: 8.0 * e,
+            flush: 0.0,
         }
     }
 
@@ -58,6 +77,7 @@ impl Tolerance {
         Tolerance {
             abs: 4.0 * (n.max(1) as f64) * e * magnitude.max(tiny_scale(dtype)),
             rel: 8.0 * e,
+            flush: 0.0,
         }
     }
 
@@ -73,15 +93,19 @@ impl Tolerance {
             Some(l) => Tolerance {
                 abs: self.abs * l + own.abs,
                 rel: self.rel * l + own.rel,
+                flush: self.flush,
             },
             None => Tolerance {
                 abs: own.abs,
                 rel: self.rel + self.abs + own.rel,
+                flush: self.flush,
             },
         }
     }
 
     pub fn accepts(&self, tf: f64, reference: f64) -> bool {
+        let flush = |x: f64| if x.abs() < self.flush { 0.0 } else { x };
+        let (tf, reference) = (flush(tf), flush(reference));
         if tf.is_nan() || reference.is_nan() {
             return tf.is_nan() && reference.is_nan();
         }
@@ -116,6 +140,14 @@ mod tests {
         assert!(!t.accepts(f64::MAX, f64::INFINITY));
         assert!(Tolerance::EXACT.accepts(-0.0, 0.0));
         assert!(!Tolerance::EXACT.accepts(1.0, 1.0 + f64::EPSILON));
+    }
+
+    #[test]
+    fn subnormals_compare_as_zero_when_flushing() {
+        let t = Tolerance::EXACT.flushing(DType::Float64);
+        assert!(t.accepts(0.0, 1e-308) && t.accepts(1e-308, 0.0));
+        assert!(!t.accepts(0.0, 3e-308));
+        assert!(!Tolerance::EXACT.accepts(0.0, 1e-308));
     }
 
     #[test]

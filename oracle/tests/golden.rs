@@ -104,7 +104,9 @@ fn compare(path: &Path, expected: &Value) -> Result<(), String> {
             .get(&layer.name)
             .map(|w| w.iter().map(|t| &t.data).collect())
             .unwrap_or_default();
-        let tol = spec.tolerance(case.dtype, &args, &weights);
+        let tol = spec
+            .tolerance(case.dtype, &args, &weights)
+            .flushing(case.dtype);
         for (i, (want, got)) in outputs
             .as_array()
             .unwrap()

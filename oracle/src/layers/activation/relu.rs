@@ -90,14 +90,14 @@ impl ReluSpec {
             return crate::activations::leaky(x, s);
         }
         let negative_part = if s != 0.0 {
-            (self.threshold - x).max(0.0)
+            crate::activations::relu(self.threshold - x)
         } else {
             0.0
         };
         let mut y = if self.threshold != 0.0 {
             if x > self.threshold { x } else { 0.0 }
         } else {
-            x.max(0.0)
+            crate::activations::relu(x)
         };
         if let Some(m) = self.max_value {
             y = y.clamp(0.0, m);

@@ -1,0 +1,197 @@
+//! `semfuzz run`: each case through the reference oracle and (unless `--reference-only`)
+//! through TensorFlow, with a verdict per case. Many cases share one worker.
+
+use std::path::Path;
+
+use harness_py::{Harness, ModeOutcome, PythonEnv, RunOptions, TfOutcome, WorkerCommand, judge};
+use ndarray::ArrayD;
+use oracle::check::{CheckError, check, eval};
+use oracle::{Case, Violation};
+use serde_json::{Value, json};
+
+use crate::cli::RunArgs;
+use crate::exit::{Failure, Outcome};
+
+pub fn run(args: &RunArgs) -> Result<Outcome, Failure> {
+    let cases = super::read_cases(&args.cases)?;
+    let mut harness = if args.reference_only {
+        None
+    } else {
+        let python = PythonEnv::select(args.python.python.as_deref())
+            .map_err(|e| Failure::usage(e.to_string()))?;
+        let env = PythonEnv::probe(&python).map_err(|e| Failure::usage(e.to_string()))?;
+        let cmd = WorkerCommand::current_exe()
+            .map_err(|e| Failure::failed(format!("cannot find the semfuzz executable: {e}")))?;
+        Some(Harness::new(cmd, env))
+    };
+    let mut opts = RunOptions {
+        modes: args.modes.clone(),
+        dtype: args.dtype,
+        ..RunOptions::default()
+    };
+    opts.limits.timeout = std::time::Duration::from_secs_f64(args.timeout);
+    let mut found = false;
+    for (path, case) in args.cases.iter().zip(&cases) {
+        let oracle = check(case);
+        let mut report = reference_report(path, case, &oracle);
+        found |=
+            oracle.is_err() && args.reference_only && matches!(oracle, Err(CheckError::Invalid(_)));
+        if let Some(h) = harness.as_mut() {
+            let dtype = opts.dtype.unwrap_or(case.dtype);
+            let tf = h
+                .run(case, &opts)
+                .map_err(|e| Failure::failed(e.to_string()))?;
+            let verdicts = judge(case, dtype, &oracle, &tf);
+            found |= verdicts.iter().any(|v| v.is_finding());
+            report["tensorflow"] = tf_report(case, &tf);
+            report["verdicts"] = serde_json::to_value(&verdicts).expect("verdicts serialize");
+        }
+        if args.json {
+            println!("{report}");
+        } else {
+            print_human(&report);
+        }
+    }
+    Ok(if found {
+        Outcome::Found
+    } else {
+        Outcome::Clean
+    })
+}
+
+fn tensor_json(a: &ArrayD<f64>) -> Value {
+    let data: Vec<Value> = a
+        .iter()
+        .map(|&x| match serde_json::Number::from_f64(x) {
+            Some(n) => Value::Number(n),
+            None if x.is_nan() => json!("nan"),
+            None if x > 0.0 => json!("inf"),
+            None => json!("-inf"),
+        })
+        .collect();
+    json!({"shape": a.shape(), "data": data})
+}
+
+fn violation_json(v: &Violation) -> Value {
+    json!({
+        "layer": v.layer, "class": v.class, "category": v.category.name(), "tag": v.tag.name(),
+        "parameter": v.parameter, "expected": v.expected, "actual": v.actual,
+        "badness": v.badness, "message": v.to_string(),
+    })
+}
+
+fn reference_report(
+    path: &Path,
+    case: &Case,
+    oracle: &Result<oracle::check::ModelAnalysis, CheckError>,
+) -> Value {
+    let (status, violation, reference) = match oracle {
+        Ok(analysis) => {
+            let reference = match eval(case, analysis) {
+                Ok(ev) => {
+                    json!({"outputs": ev.model_outputs.iter().map(tensor_json).collect::<Vec<_>>()})
+                }
+                Err(e) => json!({"error": e.to_string()}),
+            };
+            ("valid", Value::Null, reference)
+        }
+        Err(CheckError::Invalid(v)) => ("invalid", violation_json(v), Value::Null),
+        Err(CheckError::Unsupported(u)) => (
+            "unsupported",
+            json!({"message": u.to_string()}),
+            Value::Null,
+        ),
+    };
+    json!({"case": path.display().to_string(), "status": status, "valid": status == "valid", "violation": violation, "reference": reference})
+}
+
+fn tf_report(case: &Case, tf: &TfOutcome) -> Value {
+    match tf {
+        TfOutcome::Ran { modes, .. } => {
+            let mut o = serde_json::Map::new();
+            for (mode, outcome) in modes {
+                let v = match outcome {
+                    ModeOutcome::Error(e) => {
+                        json!({"error": {"type": e.kind, "message": e.message, "layer": Value::Null, "phase": e.phase}})
+                    }
+                    ModeOutcome::Outputs(out) => {
+                        let outputs: Vec<Value> = model_output_refs(case)
+                            .iter()
+                            .map(|(l, n, i)| {
+                                out.get(&(l.clone(), *n))
+                                    .and_then(|v| v.get(*i))
+                                    .map_or(Value::Null, tensor_json)
+                            })
+                            .collect();
+                        json!({"outputs": outputs})
+                    }
+                };
+                o.insert(mode.name().to_owned(), v);
+            }
+            Value::Object(o)
+        }
+        TfOutcome::Rejected(e) => {
+            json!({"eager": {"error": {"type": e.kind, "message": e.message, "layer": Value::Null, "phase": e.phase}}})
+        }
+        TfOutcome::Crash {
+            signal,
+            layer,
+            stderr_tail,
+        } => {
+            json!({"eager": {"crash": {"signal": signal, "layer": layer, "stderr_tail": stderr_tail}}})
+        }
+        TfOutcome::Timeout { layer } => json!({"eager": {"timeout": {"layer": layer}}}),
+        TfOutcome::OutOfMemory { layer, rss_mib } => {
+            json!({"eager": {"oom": {"layer": layer, "rss_mib": rss_mib}}})
+        }
+    }
+}
+
+/// (layer, call, output index) of each model output, in Keras's flattened order.
+fn model_output_refs(case: &Case) -> Vec<(String, usize, usize)> {
+    match &case.model.kind {
+        oracle::case::ModelKind::Functional { outputs, .. } => outputs
+            .refs()
+            .into_iter()
+            .map(|r| (r.layer.clone(), r.node, r.index))
+            .collect(),
+        oracle::case::ModelKind::Sequential => case
+            .model
+            .layers
+            .last()
+            .map(|l| vec![(l.name.clone(), 0, 0)])
+            .unwrap_or_default(),
+    }
+}
+
+fn print_human(report: &Value) {
+    let case = report["case"].as_str().unwrap_or("?");
+    match report["status"].as_str() {
+        Some("valid") => println!("{case}: valid"),
+        Some("invalid") => println!(
+            "{case}: invalid: {}",
+            report["violation"]["message"].as_str().unwrap_or("")
+        ),
+        _ => println!(
+            "{case}: not judged by the reference: {}",
+            report["violation"]["message"].as_str().unwrap_or("")
+        ),
+    }
+    if let Some(vs) = report["verdicts"].as_array() {
+        for v in vs {
+            let mode = v["mode"]
+                .as_str()
+                .map(|m| format!(" [{m}]"))
+                .unwrap_or_default();
+            let known = v["known"]
+                .as_str()
+                .map(|k| format!(" (known limitation: {k})"))
+                .unwrap_or_default();
+            println!(
+                "  {}{mode}: {}{known}",
+                v["kind"].as_str().unwrap_or("?"),
+                v["detail"].as_str().unwrap_or("")
+            );
+        }
+    }
+}

@@ -1,0 +1,345 @@
+//! Running a case in TensorFlow: the request (model config, weights and inputs as raw bytes),
+//! the answer (every layer's output per mode, or the exception), and a [`Harness`] that keeps
+//! one worker alive across cases and replaces it after a crash, hang or memory blow-up.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use ndarray::ArrayD;
+use oracle::check::CheckedShapes;
+use oracle::{Case, DType};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::client::{Limits, Worker, WorkerCommand, WorkerError, ok_body};
+use crate::env::PythonEnv;
+use crate::protocol::Frame;
+
+/// An execution mode of TensorFlow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// `model(x, training=False)`.
+    Eager,
+    /// `tf.function(model)`.
+    Graph,
+    /// `tf.function(model, jit_compile=True)`.
+    Xla,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 3] = [Mode::Eager, Mode::Graph, Mode::Xla];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Eager => "eager",
+            Mode::Graph => "graph",
+            Mode::Xla => "xla",
+        }
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Mode::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| format!("unknown mode `{s}` (expected eager, graph or xla)"))
+    }
+}
+
+/// A Python exception raised by TensorFlow/Keras while building or running a case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PyError {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub message: String,
+    /// `build`, `set_weights` or `call`.
+    pub phase: String,
+    #[serde(default)]
+    pub traceback: String,
+}
+
+/// One call's outputs in one mode, by (layer name, call index).
+pub type LayerOutputs = HashMap<(String, usize), Vec<ArrayD<f64>>>;
+
+/// What one mode did.
+#[derive(Debug, Clone)]
+pub enum ModeOutcome {
+    Outputs(LayerOutputs),
+    Error(PyError),
+}
+
+/// What TensorFlow did with a case.
+#[derive(Debug, Clone)]
+pub enum TfOutcome {
+    /// It built the model; each requested mode ran or raised.
+    Ran {
+        modes: Vec<(Mode, ModeOutcome)>,
+        /// The built model was reused from the previous case (same config).
+        reused: bool,
+    },
+    /// Building the model or setting its weights raised.
+    Rejected(PyError),
+    /// The worker died by a signal (or exited).
+    Crash {
+        signal: Option<i32>,
+        layer: Option<String>,
+        stderr_tail: String,
+    },
+    Timeout {
+        layer: Option<String>,
+    },
+    OutOfMemory {
+        layer: Option<String>,
+        rss_mib: u64,
+    },
+}
+
+/// How to run cases.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub modes: Vec<Mode>,
+    /// The compute dtype TF runs the case in (the case's own by default).
+    pub dtype: Option<DType>,
+    pub limits: Limits,
+    /// XLA compiles take longer: extra time allowed for a run that includes it.
+    pub xla_budget: Duration,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            modes: vec![Mode::Eager],
+            dtype: None,
+            limits: Limits::default(),
+            xla_budget: Duration::from_secs(20),
+        }
+    }
+}
+
+/// A worker kept across cases, restarted when it dies.
+pub struct Harness {
+    command: WorkerCommand,
+    env: PythonEnv,
+    worker: Option<Worker>,
+    /// Where the case about to run is written first (not fsynced), so a crash of the whole
+    /// process loses nothing.
+    pub journal: Option<PathBuf>,
+    /// Workers started so far (1 + restarts).
+    pub starts: usize,
+}
+
+impl Harness {
+    pub fn new(command: WorkerCommand, env: PythonEnv) -> Self {
+        Harness {
+            command,
+            env,
+            worker: None,
+            journal: None,
+            starts: 0,
+        }
+    }
+
+    fn worker(&mut self) -> Result<&mut Worker, WorkerError> {
+        if self.worker.is_none() {
+            let mut w = Worker::spawn(&self.command, &self.env)?;
+            w.hello()?;
+            self.starts += 1;
+            self.worker = Some(w);
+        }
+        Ok(self.worker.as_mut().expect("just started"))
+    }
+
+    /// The worker's versions (starting it if needed).
+    pub fn versions(&mut self) -> Result<crate::client::Versions, WorkerError> {
+        self.worker()?.hello()
+    }
+
+    /// The worker's resident memory in MiB, when it is running.
+    pub fn worker_rss_mib(&self) -> Option<u64> {
+        self.worker.as_ref().and_then(Worker::rss_mib)
+    }
+
+    /// Runs a case. Errors are failures of semfuzz itself (the worker cannot start, the
+    /// protocol broke); everything TF does, crashing included, is a [`TfOutcome`].
+    pub fn run(&mut self, case: &Case, opts: &RunOptions) -> Result<TfOutcome, WorkerError> {
+        if let Some(j) = &self.journal {
+            let _ = case.write(
+                j,
+                &CheckedShapes::of(case),
+                oracle::case::WriteOptions::default(),
+            );
+        }
+        let frame = request(case, opts);
+        let mut limits = opts.limits;
+        if opts.modes.contains(&Mode::Xla) {
+            limits.timeout += opts.xla_budget;
+        }
+        let answer = self.worker()?.request_within(&frame, limits);
+        let outcome = match answer {
+            Ok(frame) => parse_answer(frame)?,
+            Err(WorkerError::Died {
+                status,
+                layer,
+                stderr_tail,
+            }) => {
+                self.worker = None;
+                let signal = match status {
+                    crate::client::WorkerExit::Signal(s) => Some(s),
+                    _ => None,
+                };
+                TfOutcome::Crash {
+                    signal,
+                    layer,
+                    stderr_tail,
+                }
+            }
+            Err(WorkerError::Timeout { layer, .. }) => {
+                self.worker = None;
+                TfOutcome::Timeout { layer }
+            }
+            Err(WorkerError::OutOfMemory { rss_mib, layer, .. }) => {
+                self.worker = None;
+                TfOutcome::OutOfMemory { layer, rss_mib }
+            }
+            Err(e) => {
+                self.worker = None;
+                return Err(e);
+            }
+        };
+        Ok(outcome)
+    }
+}
+
+/// The request frame for a case: the model config (derived shapes regenerated), the input
+/// dtypes, the weights' layout, and all arrays as little-endian f64 in the payload.
+pub fn request(case: &Case, opts: &RunOptions) -> Frame {
+    let dtype = opts.dtype.unwrap_or(case.dtype);
+    let model = case.model.to_json(&CheckedShapes::of(case), &[]);
+    let mut payload: Vec<u8> = Vec::new();
+    let mut tensors = Vec::new();
+    let mut push = |name: String, a: &ArrayD<f64>, round: bool| {
+        let offset = payload.len();
+        for &x in a.iter() {
+            let x = if round { x as f32 as f64 } else { x };
+            payload.extend_from_slice(&x.to_le_bytes());
+        }
+        tensors.push(json!({"name": name, "shape": a.shape(), "offset": offset, "size": a.len()}));
+    };
+    let round = dtype == DType::Float32 && case.dtype == DType::Float64;
+    for (i, t) in case.inputs.iter().enumerate() {
+        push(format!("x/{i}"), &t.data, round && t.dtype.is_none());
+    }
+    let mut weights = Vec::new();
+    for (name, ts) in &case.weights {
+        for (i, t) in ts.iter().enumerate() {
+            push(format!("w/{name}/{i}"), &t.data, round);
+        }
+        weights.push(json!([name, ts.len()]));
+    }
+    let input_dtypes: Vec<Value> = case
+        .inputs
+        .iter()
+        .map(|t| json!({"dtype": t.dtype.map_or(dtype, |d| d).name()}))
+        .collect();
+    let model_text = model.to_string();
+    let mut h = std::hash::DefaultHasher::new();
+    model_text.hash(&mut h);
+    dtype.name().hash(&mut h);
+    input_dtypes
+        .iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .hash(&mut h);
+    Frame {
+        header: json!({
+            "op": "run",
+            "case": {"model": model, "inputs": input_dtypes},
+            "dtype": dtype.name(),
+            "modes": opts.modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
+            "weights": weights,
+            "tensors": tensors,
+            "model_key": format!("{:016x}", h.finish()),
+        }),
+        payload,
+    }
+}
+
+fn parse_answer(frame: Frame) -> Result<TfOutcome, WorkerError> {
+    let body = ok_body(frame.header)?;
+    let bad = |what: &str| WorkerError::Protocol(format!("bad run answer: {what}"));
+    if let Some(e) = body.get("case_error").filter(|e| !e.is_null()) {
+        let e: PyError = serde_json::from_value(e.clone()).map_err(|e| bad(&e.to_string()))?;
+        return Ok(TfOutcome::Rejected(e));
+    }
+    // The arrays, by name.
+    let mut arrays: HashMap<String, ArrayD<f64>> = HashMap::new();
+    for t in body["tensors"]
+        .as_array()
+        .ok_or_else(|| bad("no tensors"))?
+    {
+        let name = t["name"].as_str().ok_or_else(|| bad("tensor name"))?;
+        let shape: Vec<usize> = t["shape"]
+            .as_array()
+            .ok_or_else(|| bad("shape"))?
+            .iter()
+            .filter_map(|d| d.as_u64().map(|d| d as usize))
+            .collect();
+        let offset = t["offset"].as_u64().ok_or_else(|| bad("offset"))? as usize;
+        let size = t["size"].as_u64().ok_or_else(|| bad("size"))? as usize;
+        let bytes = frame
+            .payload
+            .get(offset..offset + size * 8)
+            .ok_or_else(|| bad("payload too short"))?;
+        let data: Vec<f64> = bytes
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect();
+        let a = ArrayD::from_shape_vec(shape, data).map_err(|e| bad(&e.to_string()))?;
+        arrays.insert(name.to_owned(), a);
+    }
+    let mut modes = Vec::new();
+    for (name, result) in body["modes"].as_object().ok_or_else(|| bad("modes"))? {
+        let mode: Mode = name.parse().map_err(|e: String| bad(&e))?;
+        if let Some(e) = result.get("error") {
+            modes.push((
+                mode,
+                ModeOutcome::Error(
+                    serde_json::from_value(e.clone()).map_err(|e| bad(&e.to_string()))?,
+                ),
+            ));
+            continue;
+        }
+        let mut outputs = LayerOutputs::new();
+        for l in result["layers"].as_array().ok_or_else(|| bad("layers"))? {
+            let layer = l["layer"].as_str().ok_or_else(|| bad("layer"))?.to_owned();
+            let node = l["node"].as_u64().ok_or_else(|| bad("node"))? as usize;
+            let n = l["outputs"].as_u64().ok_or_else(|| bad("outputs"))? as usize;
+            let outs = (0..n)
+                .map(|i| {
+                    arrays
+                        .remove(&format!("{name}/{layer}/{node}/{i}"))
+                        .ok_or_else(|| bad("missing output"))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            outputs.insert((layer, node), outs);
+        }
+        modes.push((mode, ModeOutcome::Outputs(outputs)));
+    }
+    modes.sort_by_key(|(m, _)| *m);
+    Ok(TfOutcome::Ran {
+        modes,
+        reused: body["reused"].as_bool().unwrap_or(false),
+    })
+}

@@ -1,0 +1,535 @@
+//! The one place that turns the oracle's judgement and TensorFlow's outcome into verdicts.
+//!
+//! Each layer is compared with the reference applied to *TF's own inputs to that layer*
+//! (its producers' TF outputs), within that layer's tolerance, so tolerances never compound
+//! over depth and the verdict names the first layer that diverges.
+
+use std::collections::HashMap;
+
+use ndarray::{ArrayD, Dimension};
+use oracle::check::{CallKind, CheckError, ModelAnalysis};
+use oracle::{Case, DType, Violation};
+use serde::Serialize;
+
+use crate::known;
+use crate::run::{LayerOutputs, Mode, ModeOutcome, PyError, TfOutcome};
+
+/// Every verdict, named as everywhere else (CLI, JSON, findings folders).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    Agree,
+    Mismatch,
+    ModeMismatch,
+    Crash,
+    Timeout,
+    Oom,
+    MissingValidation,
+    LateError,
+    UnclearError,
+    UnexpectedRejection,
+    UnexpectedNan,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Agree => "agree",
+            Kind::Mismatch => "mismatch",
+            Kind::ModeMismatch => "mode-mismatch",
+            Kind::Crash => "crash",
+            Kind::Timeout => "timeout",
+            Kind::Oom => "oom",
+            Kind::MissingValidation => "missing-validation",
+            Kind::LateError => "late-error",
+            Kind::UnclearError => "unclear-error",
+            Kind::UnexpectedRejection => "unexpected-rejection",
+            Kind::UnexpectedNan => "unexpected-nan",
+        }
+    }
+}
+
+/// One verdict on one case.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verdict {
+    pub kind: Kind,
+    /// `verdict/LayerClass/category-or-exception`: survives minimisation (no shapes, no values).
+    pub signature: String,
+    pub layer: Option<String>,
+    pub mode: Option<Mode>,
+    pub detail: String,
+    /// Set when the outcome matches a known TensorFlow limitation: counted, not a finding.
+    pub known: Option<&'static str>,
+}
+
+impl Verdict {
+    fn new(kind: Kind, class: &str, extra: &str, layer: Option<&str>, detail: String) -> Self {
+        let mut signature = format!(
+            "{}/{}",
+            kind.name(),
+            if class.is_empty() { "model" } else { class }
+        );
+        if !extra.is_empty() {
+            signature.push('/');
+            signature.push_str(extra);
+        }
+        Verdict {
+            kind,
+            signature,
+            layer: layer.map(str::to_owned),
+            mode: None,
+            detail,
+            known: None,
+        }
+    }
+
+    fn in_mode(mut self, mode: Mode) -> Self {
+        self.mode = Some(mode);
+        self
+    }
+
+    /// A finding worth keeping (not agreement, not a known limitation).
+    pub fn is_finding(&self) -> bool {
+        self.kind != Kind::Agree && self.known.is_none()
+    }
+}
+
+/// TF error types that come from inside a kernel rather than from Keras's checks.
+const KERNEL_ERRORS: [&str; 9] = [
+    "InvalidArgumentError",
+    "InternalError",
+    "UnknownError",
+    "ResourceExhaustedError",
+    "FailedPreconditionError",
+    "AbortedError",
+    "OutOfRangeError",
+    "UnimplementedError",
+    "NotFoundError",
+];
+
+/// Judges one run of a case in `dtype`. An empty list means the reference cannot judge it
+/// (unsupported) and TF did nothing that needs no reference (no crash, hang or OOM).
+pub fn judge(
+    case: &Case,
+    dtype: DType,
+    oracle: &Result<ModelAnalysis, CheckError>,
+    tf: &TfOutcome,
+) -> Vec<Verdict> {
+    let class_of = |layer: &Option<String>| {
+        layer
+            .as_deref()
+            .and_then(|l| case.model.layer(l))
+            .map(|l| l.class_name.clone())
+            .unwrap_or_default()
+    };
+    match tf {
+        TfOutcome::Crash {
+            signal,
+            layer,
+            stderr_tail,
+        } => {
+            let what = signal
+                .map(crate::client::signal_name)
+                .unwrap_or_else(|| "exit".to_owned());
+            let tail: Vec<&str> = stderr_tail.lines().rev().take(5).collect();
+            return vec![Verdict::new(
+                Kind::Crash,
+                &class_of(layer),
+                &what,
+                layer.as_deref(),
+                format!(
+                    "the worker died by {what}; stderr ends: {}",
+                    tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+                ),
+            )];
+        }
+        TfOutcome::Timeout { layer } => {
+            return vec![Verdict::new(
+                Kind::Timeout,
+                &class_of(layer),
+                "",
+                layer.as_deref(),
+                "TensorFlow did not finish in time".to_owned(),
+            )];
+        }
+        TfOutcome::OutOfMemory { layer, rss_mib } => {
+            return vec![Verdict::new(
+                Kind::Oom,
+                &class_of(layer),
+                "",
+                layer.as_deref(),
+                format!("the worker grew to {rss_mib} MiB"),
+            )];
+        }
+        _ => {}
+    }
+    match oracle {
+        Err(CheckError::Unsupported(_)) => Vec::new(),
+        Err(CheckError::Invalid(v)) => judge_invalid(case, v, tf),
+        Ok(analysis) => judge_valid(case, dtype, analysis, tf),
+    }
+}
+
+fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
+    let first_error = match tf {
+        TfOutcome::Rejected(e) => Some((None, e)),
+        TfOutcome::Ran { modes, .. } => modes.iter().find_map(|(m, o)| match o {
+            ModeOutcome::Error(e) => Some((Some(*m), e)),
+            ModeOutcome::Outputs(_) => None,
+        }),
+        _ => None,
+    };
+    let Some((mode, e)) = first_error else {
+        return vec![Verdict::new(
+            Kind::MissingValidation,
+            &v.class,
+            v.category.name(),
+            Some(&v.layer),
+            format!(
+                "TensorFlow runs a model the reference calls invalid ({}): {v}",
+                v.tag.name()
+            ),
+        )];
+    };
+    let verdict = if KERNEL_ERRORS.contains(&e.kind.as_str()) {
+        Verdict::new(
+            Kind::LateError,
+            &v.class,
+            &e.kind,
+            Some(&v.layer),
+            format!(
+                "rejected only inside a kernel ({}: {}); the reference says: {v}",
+                e.kind,
+                first_line(&e.message)
+            ),
+        )
+    } else if names_the_problem(e, v) {
+        Verdict::new(
+            Kind::Agree,
+            &v.class,
+            "",
+            Some(&v.layer),
+            format!("rejected clearly: {}: {}", e.kind, first_line(&e.message)),
+        )
+    } else {
+        Verdict::new(
+            Kind::UnclearError,
+            &v.class,
+            &e.kind,
+            Some(&v.layer),
+            format!(
+                "the error names neither layer '{}' nor `{}`: {}: {}",
+                v.layer,
+                v.parameter,
+                e.kind,
+                first_line(&e.message)
+            ),
+        )
+    };
+    let _ = case;
+    vec![match mode {
+        Some(m) => verdict.in_mode(m),
+        None => verdict,
+    }]
+}
+
+/// Whether an error message names the layer or the argument the violation is about.
+fn names_the_problem(e: &PyError, v: &Violation) -> bool {
+    let m = &e.message;
+    let param = v.parameter.split('[').next().unwrap_or("");
+    m.contains(&format!("'{}'", v.layer))
+        || m.contains(&format!("\"{}\"", v.layer))
+        || (!param.is_empty() && param != "inputs" && m.contains(param))
+        || m.contains(&v.class)
+}
+
+fn first_line(s: &str) -> &str {
+    let line = s.lines().next().unwrap_or("");
+    &line[..line.len().min(300)]
+}
+
+fn judge_valid(
+    case: &Case,
+    dtype: DType,
+    analysis: &ModelAnalysis,
+    tf: &TfOutcome,
+) -> Vec<Verdict> {
+    let modes = match tf {
+        TfOutcome::Rejected(e) => {
+            let mut v = Verdict::new(
+                Kind::UnexpectedRejection,
+                "",
+                &e.kind,
+                None,
+                format!(
+                    "the reference accepts the model; TensorFlow refuses it at {}: {}: {}",
+                    e.phase,
+                    e.kind,
+                    first_line(&e.message)
+                ),
+            );
+            v.known = known::limitation(e);
+            return vec![v];
+        }
+        TfOutcome::Ran { modes, .. } => modes,
+        _ => unreachable!("handled by judge"),
+    };
+    let mut verdicts = Vec::new();
+    let eager = modes.iter().find_map(|(m, o)| match o {
+        ModeOutcome::Outputs(out) if *m == Mode::Eager => Some(out),
+        _ => None,
+    });
+    for (mode, outcome) in modes {
+        match outcome {
+            ModeOutcome::Error(e) => {
+                let ran_elsewhere = modes
+                    .iter()
+                    .any(|(_, o)| matches!(o, ModeOutcome::Outputs(_)));
+                let kind = if ran_elsewhere {
+                    Kind::ModeMismatch
+                } else {
+                    Kind::UnexpectedRejection
+                };
+                let mut v = Verdict::new(
+                    kind,
+                    "",
+                    &format!("{}:{}", mode.name(), e.kind),
+                    None,
+                    format!(
+                        "{} raises where the reference (and other modes) do not: {}: {}",
+                        mode.name(),
+                        e.kind,
+                        first_line(&e.message)
+                    ),
+                )
+                .in_mode(*mode);
+                v.known = known::limitation(e);
+                verdicts.push(v);
+            }
+            ModeOutcome::Outputs(out) => {
+                if let Some(v) = first_divergence(case, dtype, analysis, out) {
+                    verdicts.push(v.in_mode(*mode));
+                }
+                if let (Some(base), true) = (eager, *mode != Mode::Eager)
+                    && let Some(v) = mode_divergence(case, dtype, analysis, base, out, *mode)
+                {
+                    verdicts.push(v.in_mode(*mode));
+                }
+            }
+        }
+    }
+    if verdicts.is_empty() {
+        verdicts.push(Verdict::new(
+            Kind::Agree,
+            "",
+            "",
+            None,
+            format!(
+                "{} mode(s) agree with the reference layer by layer",
+                modes.len()
+            ),
+        ));
+    }
+    verdicts
+}
+
+/// The arrays a call consumes in one mode: TF's outputs of its producers, or the case's
+/// inputs (as TF received them, in `dtype`).
+fn call_inputs<'a>(
+    case: &'a Case,
+    analysis: &ModelAnalysis,
+    call: &oracle::check::CheckedCall,
+    out: &'a LayerOutputs,
+    inputs: &'a [ArrayD<f64>],
+) -> Option<Vec<&'a ArrayD<f64>>> {
+    call.inputs
+        .iter()
+        .map(|r| {
+            let l = case.model.layers.iter().position(|x| x.name == r.layer)?;
+            match &analysis.call(l, r.node)?.kind {
+                CallKind::Input { position } => inputs.get(*position),
+                _ => out.get(&(r.layer.clone(), r.node))?.get(r.index),
+            }
+        })
+        .collect()
+}
+
+fn rounded(a: &ArrayD<f64>, dtype: DType) -> ArrayD<f64> {
+    if dtype == DType::Float32 {
+        a.mapv(|x| x as f32 as f64)
+    } else {
+        a.clone()
+    }
+}
+
+/// The first layer (in topological order) whose TF output differs from the reference on
+/// TF's own inputs.
+fn first_divergence(
+    case: &Case,
+    dtype: DType,
+    analysis: &ModelAnalysis,
+    out: &LayerOutputs,
+) -> Option<Verdict> {
+    let inputs: Vec<ArrayD<f64>> = case
+        .inputs
+        .iter()
+        .map(|t| {
+            if t.dtype.is_some() {
+                t.data.clone()
+            } else {
+                rounded(&t.data, dtype)
+            }
+        })
+        .collect();
+    let weights: HashMap<&str, Vec<ArrayD<f64>>> = case
+        .weights
+        .iter()
+        .map(|(n, ts)| {
+            (
+                n.as_str(),
+                ts.iter().map(|t| rounded(&t.data, dtype)).collect(),
+            )
+        })
+        .collect();
+    for call in &analysis.calls {
+        let CallKind::Layer(spec) = &call.kind else {
+            continue;
+        };
+        let layer = &case.model.layers[call.layer];
+        let Some(tf_out) = out.get(&(layer.name.clone(), call.node)) else {
+            continue;
+        };
+        let Some(args) = call_inputs(case, analysis, call, out, &inputs) else {
+            continue;
+        };
+        let w: Vec<&ArrayD<f64>> = weights
+            .get(layer.name.as_str())
+            .map(|v| v.iter().collect())
+            .unwrap_or_default();
+        if args.iter().zip(&call.input_shapes).any(|(a, s)| {
+            a.ndim() != s.len()
+                || a.shape()
+                    .iter()
+                    .zip(s)
+                    .any(|(x, y)| y.is_some_and(|y| y != *x))
+        }) {
+            continue; // TF fed this layer something of another shape: reported upstream
+        }
+        let reference = spec.eval(&args, &w);
+        let tol = spec.tolerance(dtype, &args, &w).flushing(dtype);
+        for (i, (r, t)) in reference.iter().zip(tf_out).enumerate() {
+            let r = rounded(r, dtype);
+            if r.shape() != t.shape() {
+                return Some(Verdict::new(
+                    Kind::Mismatch,
+                    &layer.class_name,
+                    "",
+                    Some(&layer.name),
+                    format!(
+                        "output {i} of '{}' has shape {:?} in TensorFlow, {:?} in the reference",
+                        layer.name,
+                        t.shape(),
+                        r.shape()
+                    ),
+                ));
+            }
+            if let Some(((idx, &want), &got)) = r
+                .indexed_iter()
+                .zip(t.iter())
+                .find(|((_, w), g)| !tol.accepts(**g, **w))
+            {
+                let kind = if want.is_finite() != got.is_finite() || want.is_nan() != got.is_nan() {
+                    Kind::UnexpectedNan
+                } else {
+                    Kind::Mismatch
+                };
+                return Some(Verdict::new(
+                    kind,
+                    &layer.class_name,
+                    "",
+                    Some(&layer.name),
+                    format!(
+                        "'{}' output {i} at {:?}: TensorFlow {got:e}, reference {want:e} (tolerance abs {:.1e} rel {:.1e})",
+                        layer.name,
+                        idx.slice(),
+                        tol.abs,
+                        tol.rel
+                    ),
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// A layer whose inputs are identical in `mode` and in eager mode but whose outputs differ
+/// beyond its tolerance.
+fn mode_divergence(
+    case: &Case,
+    dtype: DType,
+    analysis: &ModelAnalysis,
+    eager: &LayerOutputs,
+    other: &LayerOutputs,
+    mode: Mode,
+) -> Option<Verdict> {
+    let inputs: Vec<ArrayD<f64>> = case
+        .inputs
+        .iter()
+        .map(|t| rounded(&t.data, dtype))
+        .collect();
+    let weights: HashMap<&str, Vec<ArrayD<f64>>> = case
+        .weights
+        .iter()
+        .map(|(n, ts)| {
+            (
+                n.as_str(),
+                ts.iter().map(|t| rounded(&t.data, dtype)).collect(),
+            )
+        })
+        .collect();
+    for call in &analysis.calls {
+        let CallKind::Layer(spec) = &call.kind else {
+            continue;
+        };
+        let layer = &case.model.layers[call.layer];
+        let key = (layer.name.clone(), call.node);
+        let (Some(a), Some(b)) = (eager.get(&key), other.get(&key)) else {
+            continue;
+        };
+        let (Some(ia), Some(ib)) = (
+            call_inputs(case, analysis, call, eager, &inputs),
+            call_inputs(case, analysis, call, other, &inputs),
+        ) else {
+            continue;
+        };
+        if ia.iter().zip(&ib).any(|(x, y)| {
+            x.shape() != y.shape()
+                || x.iter()
+                    .zip(y.iter())
+                    .any(|(p, q)| p.to_bits() != q.to_bits())
+        }) {
+            continue;
+        }
+        let w: Vec<&ArrayD<f64>> = weights
+            .get(layer.name.as_str())
+            .map(|v| v.iter().collect())
+            .unwrap_or_default();
+        let tol = spec.tolerance(dtype, &ia, &w).flushing(dtype);
+        for (x, y) in a.iter().zip(b) {
+            if x.shape() != y.shape() || x.iter().zip(y.iter()).any(|(p, q)| !tol.accepts(*q, *p)) {
+                return Some(Verdict::new(
+                    Kind::ModeMismatch,
+                    &layer.class_name,
+                    mode.name(),
+                    Some(&layer.name),
+                    format!(
+                        "'{}' differs between eager and {} on identical inputs",
+                        layer.name,
+                        mode.name()
+                    ),
+                ));
+            }
+        }
+    }
+    None
+}
