@@ -86,6 +86,9 @@ pub struct RunArgs {
     /// Seconds one case may take in TensorFlow before it counts as a hang.
     #[arg(long, default_value_t = 10.0)]
     pub timeout: f64,
+    /// Resident memory (MiB) of the TensorFlow worker beyond which a case counts as out-of-memory.
+    #[arg(long, default_value_t = 4096)]
+    pub memory_mib: u64,
     /// One JSON object per case on stdout.
     #[arg(long)]
     pub json: bool,

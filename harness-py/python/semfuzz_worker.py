@@ -3,6 +3,10 @@
 The Rust side calls `setup` once, then `handle` for every request frame. Requests and
 answers are JSON headers plus a binary payload; every answer has `"ok": true` or
 `"ok": false` with an `"error": {"type", "message"}`.
+
+Testing hook: when SEMFUZZ_WORKER_PLANT names a Python file, it is executed after TensorFlow
+is imported, so tests can plant faults (abort, hang, unbounded allocation, a patched layer)
+in a real worker. Nothing else in the worker reads it.
 """
 
 import json
@@ -28,6 +32,13 @@ def setup(python, sys_path):
     import keras
 
     _env.update(python=python, numpy=numpy, tensorflow=tensorflow, keras=keras)
+    plant = os.environ.get("SEMFUZZ_WORKER_PLANT")
+    if plant:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("semfuzz_plant", plant)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
 
 
 def _hello(_request, _payload):
@@ -82,11 +93,13 @@ def _tensors_out(named):
 
 
 def _fill_shapes(config):
-    """Keras needs a `shape` in every __keras_tensor__ but never uses it when rebuilding (the
-    real tensor replaces it); shapes the writer could not derive get a placeholder."""
+    """Keras needs a `shape` and a `dtype` in every __keras_tensor__ but never uses them when
+    rebuilding (the real tensor replaces the placeholder); what the writer could not derive
+    gets a placeholder."""
     if isinstance(config, dict):
         if config.get("class_name") == "__keras_tensor__":
             config["config"].setdefault("shape", [])
+            config["config"].setdefault("dtype", "float32")
         for v in config.values():
             _fill_shapes(v)
     elif isinstance(config, list):

@@ -289,7 +289,7 @@ fn check_input_shape(layer: &Layer, given: &Dims) -> Result<(), CheckError> {
         badness::shape(diff as f64)
     };
     Err(CheckError::Invalid(
-        Violation::new(category, Tag::Semantic)
+        Violation::new(category, Tag::KerasEnforced)
             .parameter("input")
             .expected(show(&declared))
             .actual(show(given))

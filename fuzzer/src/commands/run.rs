@@ -30,6 +30,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome, Failure> {
         ..RunOptions::default()
     };
     opts.limits.timeout = std::time::Duration::from_secs_f64(args.timeout);
+    opts.limits.memory_mib = args.memory_mib;
     let mut found = false;
     for (path, case) in args.cases.iter().zip(&cases) {
         let oracle = check(case);

@@ -1,0 +1,51 @@
+"""Faults planted in a real worker by the harness tests (see SEMFUZZ_WORKER_PLANT).
+
+An Identity layer whose name starts with `semfuzz_abort` aborts the process, `semfuzz_hang`
+sleeps forever, `semfuzz_alloc` allocates without bound. Every ReLU adds 0.25 to its output
+(a planted semantic bug that the reference must catch at that layer). A ReLU named
+`semfuzz_lax*` skips Keras's check of `negative_slope` (a planted missing validation).
+"""
+
+import os
+import time
+
+import keras
+
+_identity_call = keras.layers.Identity.call
+
+
+def _identity(self, inputs, *args, **kwargs):
+    if self.name.startswith("semfuzz_abort"):
+        os.abort()
+    if self.name.startswith("semfuzz_hang"):
+        time.sleep(3600)
+    if self.name.startswith("semfuzz_alloc"):
+        hog = []
+        while True:
+            hog.append(bytearray(64 * 1024 * 1024))
+    return _identity_call(self, inputs, *args, **kwargs)
+
+
+keras.layers.Identity.call = _identity
+
+_relu_call = keras.layers.ReLU.call
+
+
+def _relu(self, inputs, *args, **kwargs):
+    return _relu_call(self, inputs, *args, **kwargs) + 0.25
+
+
+keras.layers.ReLU.call = _relu
+
+_relu_init = keras.layers.ReLU.__init__
+
+
+def _relu_lax_init(self, *args, negative_slope=0.0, **kwargs):
+    if kwargs.get("name", "").startswith("semfuzz_lax") and negative_slope < 0:
+        _relu_init(self, *args, **kwargs)
+        self.negative_slope = negative_slope
+        return
+    _relu_init(self, *args, negative_slope=negative_slope, **kwargs)
+
+
+keras.layers.ReLU.__init__ = _relu_lax_init

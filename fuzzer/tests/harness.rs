@@ -1,0 +1,276 @@
+//! The TensorFlow harness end to end, with the real worker and real TensorFlow: faults planted
+//! in the worker (abort, hang, unbounded allocation, a patched layer) are reported as crash,
+//! timeout, oom and mismatch at the right layer, and the next case gets a fresh worker.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+fn plant() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/plant_faults.py")
+}
+
+/// A case: Input(batch_shape) -> one layer per (class, name, config), fed `input`.
+fn chain_case(
+    dir: &Path,
+    file: &str,
+    batch_shape: &[usize],
+    input_shape: &[usize],
+    layers: &[(&str, &str, Value)],
+) -> PathBuf {
+    let mut entries = vec![json!({
+        "module": "keras.layers", "class_name": "InputLayer", "name": "x", "registered_name": null,
+        "config": {"batch_shape": std::iter::once(Value::Null).chain(batch_shape.iter().map(|&d| json!(d))).collect::<Vec<_>>(), "dtype": "float32", "name": "x"},
+        "inbound_nodes": []
+    })];
+    let mut previous = "x".to_owned();
+    for (class, name, config) in layers {
+        let mut config = config.clone();
+        config["name"] = json!(name);
+        entries.push(json!({
+            "module": "keras.layers", "class_name": class, "name": name, "registered_name": null, "config": config,
+            "inbound_nodes": [{"args": [{"class_name": "__keras_tensor__", "config": {"keras_history": [previous, 0, 0]}}], "kwargs": {}}]
+        }));
+        previous = (*name).to_owned();
+    }
+    let n: usize = input_shape.iter().product();
+    let case = json!({
+        "format": "semfuzz-case/1", "dtype": "float32",
+        "model": {"name": "m", "trainable": true, "layers": entries, "input_layers": [["x", 0, 0]], "output_layers": [[previous, 0, 0]]},
+        "inputs": [{"shape": input_shape, "data": (0..n).map(|i| i as f64 * 0.5 - 1.0).collect::<Vec<_>>()}]
+    });
+    let path = dir.join(file);
+    std::fs::write(&path, case.to_string()).unwrap();
+    path
+}
+
+/// Runs `semfuzz run --json` on the cases; one report per case.
+fn run(cases: &[&Path], extra: &[&str]) -> (Option<i32>, Vec<Value>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_semfuzz"))
+        .arg("run")
+        .arg("--json")
+        .args(extra)
+        .args(cases)
+        .env("SEMFUZZ_WORKER_PLANT", plant())
+        .env_remove("SEMFUZZ_PYTHON")
+        .output()
+        .unwrap();
+    let reports = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (
+        out.status.code(),
+        reports,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn verdicts(report: &Value) -> Vec<(String, String, Option<String>)> {
+    report["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["kind"].as_str().unwrap().to_owned(),
+                v["signature"].as_str().unwrap().to_owned(),
+                v["layer"].as_str().map(str::to_owned),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn planted_faults_are_located_and_the_next_case_gets_a_fresh_worker() {
+    let dir = tempfile::tempdir().unwrap();
+    let abort = chain_case(
+        dir.path(),
+        "abort.case.json",
+        &[4],
+        &[1, 4],
+        &[("Identity", "semfuzz_abort_here", json!({}))],
+    );
+    let fine = chain_case(
+        dir.path(),
+        "fine.case.json",
+        &[4],
+        &[2, 4],
+        &[
+            ("Identity", "plain", json!({})),
+            ("Activation", "act", json!({"activation": "tanh"})),
+        ],
+    );
+    let relu = chain_case(
+        dir.path(),
+        "relu.case.json",
+        &[4],
+        &[2, 4],
+        &[
+            ("Identity", "before", json!({})),
+            ("ReLU", "patched_relu", json!({})),
+        ],
+    );
+    let (code, reports, stderr) = run(&[&abort, &fine, &relu, &fine], &[]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(reports.len(), 4, "{stderr}");
+
+    let crash = verdicts(&reports[0]);
+    assert_eq!(
+        crash,
+        vec![(
+            "crash".to_owned(),
+            "crash/Identity/SIGABRT".to_owned(),
+            Some("semfuzz_abort_here".to_owned())
+        )],
+        "{:#}",
+        reports[0]
+    );
+    assert_eq!(
+        reports[0]["tensorflow"]["eager"]["crash"]["signal"],
+        json!(libc_sigabrt())
+    );
+
+    assert_eq!(verdicts(&reports[1])[0].0, "agree", "{:#}", reports[1]);
+    let mismatch = verdicts(&reports[2]);
+    assert_eq!(
+        mismatch,
+        vec![(
+            "mismatch".to_owned(),
+            "mismatch/ReLU".to_owned(),
+            Some("patched_relu".to_owned())
+        )],
+        "{:#}",
+        reports[2]
+    );
+    assert_eq!(verdicts(&reports[3])[0].0, "agree");
+}
+
+fn libc_sigabrt() -> i32 {
+    6
+}
+
+#[test]
+fn a_hang_is_a_timeout_at_its_layer() {
+    let dir = tempfile::tempdir().unwrap();
+    let hang = chain_case(
+        dir.path(),
+        "hang.case.json",
+        &[4],
+        &[1, 4],
+        &[("Identity", "semfuzz_hang_here", json!({}))],
+    );
+    let fine = chain_case(
+        dir.path(),
+        "fine.case.json",
+        &[4],
+        &[1, 4],
+        &[("Identity", "plain", json!({}))],
+    );
+    let (_, reports, stderr) = run(&[&hang, &fine], &["--timeout", "3"]);
+    assert_eq!(reports.len(), 2, "{stderr}");
+    assert_eq!(
+        verdicts(&reports[0]),
+        vec![(
+            "timeout".to_owned(),
+            "timeout/Identity".to_owned(),
+            Some("semfuzz_hang_here".to_owned())
+        )]
+    );
+    assert_eq!(verdicts(&reports[1])[0].0, "agree");
+}
+
+#[test]
+fn unbounded_allocation_is_out_of_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let alloc = chain_case(
+        dir.path(),
+        "alloc.case.json",
+        &[4],
+        &[1, 4],
+        &[("Identity", "semfuzz_alloc_here", json!({}))],
+    );
+    let (_, reports, stderr) = run(&[&alloc], &["--memory-mib", "1500", "--timeout", "60"]);
+    assert_eq!(reports.len(), 1, "{stderr}");
+    assert_eq!(
+        verdicts(&reports[0]),
+        vec![(
+            "oom".to_owned(),
+            "oom/Identity".to_owned(),
+            Some("semfuzz_alloc_here".to_owned())
+        )]
+    );
+}
+
+#[test]
+fn invalid_cases_are_judged_by_how_tf_refuses_them() {
+    let dir = tempfile::tempdir().unwrap();
+    // Keras checks the input shape against the declared one: a clear rejection.
+    let wide = chain_case(
+        dir.path(),
+        "wide.case.json",
+        &[4],
+        &[1, 5],
+        &[("Identity", "plain", json!({}))],
+    );
+    // The planted fault removes Keras's check of a ReLU's negative slope.
+    let lax = chain_case(
+        dir.path(),
+        "lax.case.json",
+        &[4],
+        &[1, 4],
+        &[("ReLU", "semfuzz_lax_relu", json!({"negative_slope": -0.5}))],
+    );
+    let (_, reports, stderr) = run(&[&wide, &lax], &[]);
+    assert_eq!(reports.len(), 2, "{stderr}");
+    assert_eq!(reports[0]["status"], "invalid");
+    assert_eq!(verdicts(&reports[0])[0].0, "agree", "{:#}", reports[0]);
+    assert_eq!(reports[1]["status"], "invalid");
+    assert_eq!(
+        verdicts(&reports[1]),
+        vec![(
+            "missing-validation".to_owned(),
+            "missing-validation/ReLU/illegal-argument".to_owned(),
+            Some("semfuzz_lax_relu".to_owned())
+        )],
+        "{:#}",
+        reports[1]
+    );
+}
+
+#[test]
+fn fixtures_agree_in_every_mode_and_dtype() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../oracle/tests/fixtures/keras");
+    let cases: Vec<PathBuf> = ["dense_chain", "nested_sequential", "special_values"]
+        .iter()
+        .map(|n| fixtures.join(format!("{n}.case.json")))
+        .collect();
+    let refs: Vec<&Path> = cases.iter().map(PathBuf::as_path).collect();
+    for dtype in ["float32", "float64"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_semfuzz"))
+            .args([
+                "run",
+                "--json",
+                "--modes",
+                "eager,graph,xla",
+                "--dtype",
+                dtype,
+            ])
+            .args(&refs)
+            .env_remove("SEMFUZZ_PYTHON")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{dtype}: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for line in stdout.lines() {
+            let r: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(r["verdicts"][0]["kind"], "agree", "{dtype}: {r:#}");
+        }
+    }
+}
