@@ -36,7 +36,7 @@ fn main() -> ExitCode {
         Command::Fuzz(_) => Outcome::not_built("fuzz"),
         Command::Gen(_) => Outcome::not_built("gen"),
         Command::Triage(_) => Outcome::not_built("triage"),
-        Command::Layers(_) => Outcome::not_built("layers"),
+        Command::Layers(args) => commands::layers::run(&args),
         Command::Export(_) => Outcome::not_built("export"),
         Command::Worker => unreachable!("handled above"),
     };

@@ -213,3 +213,18 @@ fn verbosity_flags_control_logging() {
     let out = semfuzz(&["-q", "-v", "check", case.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "-q and -v conflict");
 }
+
+#[test]
+fn layers_lists_the_supported_classes() {
+    let out = semfuzz(&["layers", "--json"]);
+    assert!(out.status.success());
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let classes: Vec<&str> = list.as_array().unwrap().iter().map(|c| c["class"].as_str().unwrap()).collect();
+    for c in ["Dense", "ReLU", "Activation", "Add", "TrueDivide"] {
+        assert!(classes.contains(&c), "{c} missing from {classes:?}");
+    }
+    let dense = list.as_array().unwrap().iter().find(|c| c["class"] == "Dense").unwrap();
+    assert_eq!(dense["params"][0]["name"], "units");
+    let text = semfuzz(&["layers"]);
+    assert!(text(&text.stdout).contains("Dense  units=1..16"), "{}", text(&text.stdout));
+}
