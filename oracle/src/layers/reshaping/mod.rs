@@ -594,6 +594,7 @@ impl Spec for UpSampleSpec {
         Tolerance {
             abs: 16.0 * eps * max_abs(inputs[0]) + f32::MIN_POSITIVE as f64,
             rel: 8.0 * eps,
+            flush: 0.0,
         }
     }
 
