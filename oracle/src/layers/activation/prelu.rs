@@ -205,7 +205,7 @@ mod tests {
         let x: Dims = vec![None, Some(3), Some(4)];
         assert!(
             spec(json!({"shared_axes": [1, 2]}))
-                .infer(&[x.clone()])
+                .infer(std::slice::from_ref(&x))
                 .is_ok()
         );
         for (axes, tag) in [
@@ -216,7 +216,7 @@ mod tests {
             (json!([0, 3]), Tag::KerasEnforced),
         ] {
             let v = spec(json!({ "shared_axes": axes }))
-                .infer(&[x.clone()])
+                .infer(std::slice::from_ref(&x))
                 .unwrap_err();
             assert_eq!((v.category, v.tag), (Category::Axis, tag), "{axes}");
         }
