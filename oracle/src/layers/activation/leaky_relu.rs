@@ -27,16 +27,23 @@ impl LayerKind for LeakyReLU {
 
     fn parse(&self, call: &CallSite<'_>) -> ParamResult<Box<dyn Spec>> {
         let c = Config::new(call.config);
-        let slope = match c.raw("negative_slope") {
-            None => Some(0.3),
-            Some(_) => c.opt_f64("negative_slope")?,
+        // Keras takes the deprecated `alpha` in place of `negative_slope` when given.
+        let key = if c.raw("alpha").is_some() {
+            "alpha"
+        } else {
+            "negative_slope"
         };
+        let slope = match c.raw(key) {
+            None => Some(0.3),
+            Some(_) => c.opt_f64(key)?,
+        };
+        c.ignore(&["negative_slope"]);
         c.finish()?;
         match slope {
             Some(s) if s >= 0.0 => Ok(Box::new(LeakyReluSpec { negative_slope: s })),
             other => Err(
                 Violation::new(Category::IllegalArgument, Tag::KerasEnforced)
-                    .parameter("negative_slope")
+                    .parameter(key)
                     .actual(other.map_or("None".to_owned(), |s| s.to_string()))
                     .expected("a float >= 0")
                     .detail("is None or negative")

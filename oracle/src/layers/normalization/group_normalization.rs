@@ -240,12 +240,14 @@ impl Spec for GroupNormSpec {
     ) -> Vec<Interval> {
         let x = &shapes[0];
         let k = self.axis_of(x.len());
-        let n: Option<usize> = x[1..]
+        let n: Option<usize> = x
+            .get(1..)
+            .unwrap_or_default()
             .iter()
             .copied()
             .product::<Option<usize>>()
             .and_then(|all| {
-                let dim = x[k]?;
+                let dim = (*x.get(k)?)?;
                 let groups = self.groups_of(dim);
                 (groups > 0).then(|| all / groups)
             });
