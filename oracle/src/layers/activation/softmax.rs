@@ -167,15 +167,20 @@ impl Spec for SoftmaxSpec {
         _weights: &[&ArrayD<f64>],
     ) -> Tolerance {
         let x = inputs[0];
-        let n = self.lane_size(x.shape());
-        // A sum of n exponentials at most 1 each; the outputs sum to 1.
-        let t = Tolerance::reduction(dtype, n, 1.0);
+        let n = self.lane_size(x.shape()) as f64;
+        let e = Tolerance::eps(dtype);
+        // A sum of n exponentials (each at most 1) divides every output: a relative error of
+        // about n·ε. `x − max` is rounded relative to its size d, and e^(−d)·d·ε ≤ 0.37·ε in
+        // absolute terms.
+        let t = Tolerance {
+            abs: 2.0 * e,
+            rel: 4.0 * (n + 2.0) * e,
+        };
         match self.form(x.ndim()).expect("checked by infer") {
-            // `x − logsumexp(x)` is rounded relative to |x| and |logsumexp|, at most
-            // max|x| + ln n: the exponential turns that absolute error into a relative one.
+            // `x − logsumexp(x)` is rounded relative to |x| and |logsumexp| (at most
+            // max|x| + ln n): the exponential turns that absolute error into a relative one.
             Form::Many(_) => {
-                let e = Tolerance::eps(dtype);
-                let scale = 3.0 * max_abs_of(x.iter()) + (n.max(1) as f64).ln() + 2.0;
+                let scale = 3.0 * max_abs_of(x.iter()) + n.max(1.0).ln() + 2.0;
                 Tolerance {
                     abs: t.abs,
                     rel: t.rel + 4.0 * e * scale,
