@@ -1,0 +1,309 @@
+//! `keras.layers.BatchNormalization` at inference: the moving statistics normalize `axis`.
+//!
+//! Keras calls `tf.nn.batch_normalization`, which computes
+//! `inv = rsqrt(moving_variance + ε)·γ` and returns `x·inv + (β − moving_mean·inv)`; the
+//! reference evaluates that same composition (TF's deliberate form: one multiply-add per
+//! element), whose rounding cancels between `x·inv` and `moving_mean·inv`.
+//!
+//! Weights, in `get_weights()` order: `gamma` (with `scale`), `beta` (with `center`),
+//! `moving_mean`, `moving_variance` (non-negative), then with `renorm` the training-only
+//! `moving_stddev`, `renorm_mean`, `renorm_stddev`, which inference does not read.
+
+use ndarray::ArrayD;
+
+use crate::DType;
+use crate::case::{Arg, Dims};
+use crate::interval::Interval;
+use crate::layers::normalization::{known_dim, max_abs, max_abs_of, resolve_axis, rsqrt, widen};
+use crate::layers::util::{arity, input_shape_config};
+use crate::layers::{CallSite, LayerKind, ParamDef, Spec, WeightDomain, WeightSpec};
+use crate::params::{Config, ParamResult};
+use crate::tolerance::Tolerance;
+use crate::violation::{Category, Tag, Unsupported, Violation, badness};
+
+pub struct BatchNormalization;
+
+#[derive(Debug)]
+struct BatchNormSpec {
+    axis: i64,
+    epsilon: f64,
+    center: bool,
+    scale: bool,
+    renorm: bool,
+}
+
+fn illegal(
+    key: &str,
+    actual: impl std::fmt::Display,
+    expected: &str,
+    detail: &str,
+    dist: f64,
+) -> Violation {
+    Violation::new(Category::IllegalArgument, Tag::KerasEnforced)
+        .parameter(key)
+        .actual(actual)
+        .expected(expected)
+        .detail(detail)
+        .badness(badness::argument(dist))
+}
+
+/// The checks Keras's constructor makes on `renorm_clipping` when `renorm` is on.
+fn check_renorm_clipping(v: Option<&serde_json::Value>) -> ParamResult<()> {
+    let map = match v {
+        None | Some(serde_json::Value::Null) => return Ok(()),
+        Some(serde_json::Value::Object(m)) => m,
+        Some(other) => {
+            return Err(illegal(
+                "renorm_clipping",
+                other,
+                "a dict with keys rmax, rmin, dmax",
+                "is not a legal value",
+                1.0,
+            )
+            .into());
+        }
+    };
+    if let Some(k) = map
+        .keys()
+        .find(|k| !["rmax", "rmin", "dmax"].contains(&k.as_str()))
+    {
+        return Err(illegal(
+            "renorm_clipping",
+            format!("{{{k:?}: ...}}"),
+            "keys among rmax, rmin, dmax",
+            "has an unknown key",
+            1.0,
+        )
+        .into());
+    }
+    let num = |k: &str| map.get(k).and_then(|v| v.as_f64());
+    if let (Some(rmax), Some(rmin)) = (num("rmax"), num("rmin"))
+        && rmax < rmin
+    {
+        return Err(illegal(
+            "renorm_clipping",
+            format!("rmax={rmax}, rmin={rmin}"),
+            "rmax >= rmin",
+            "has rmax below rmin",
+            rmin - rmax,
+        )
+        .into());
+    }
+    if let Some(dmax) = num("dmax")
+        && dmax < 0.0
+    {
+        return Err(illegal(
+            "renorm_clipping",
+            format!("dmax={dmax}"),
+            "dmax >= 0",
+            "has a negative dmax",
+            -dmax,
+        )
+        .into());
+    }
+    Ok(())
+}
+
+impl LayerKind for BatchNormalization {
+    fn class_name(&self) -> &'static str {
+        "BatchNormalization"
+    }
+
+    fn parse(&self, call: &CallSite<'_>) -> ParamResult<Box<dyn Spec>> {
+        let c = Config::new(call.config);
+        let axis = c.i64_or("axis", -1)?;
+        let epsilon = c.f64_or("epsilon", 1e-3)?;
+        c.f64_or("momentum", 0.99)?;
+        let center = c.bool_or("center", true)?;
+        let scale = c.bool_or("scale", true)?;
+        c.bool_or("synchronized", false)?;
+        let renorm = c.bool_or("renorm", false)?;
+        let clipping = c.raw("renorm_clipping");
+        if renorm {
+            check_renorm_clipping(clipping)?;
+        }
+        // Training-time only: the momentum of the renorm statistics.
+        c.ignore(&["renorm_momentum"]);
+        c.finish()?;
+        if let Some((_, Arg::Literal(v))) = call.node.kwargs.iter().find(|(k, _)| k == "training")
+            && v.as_bool() == Some(true)
+        {
+            return Err(Unsupported::new("training", "a call in training mode").into());
+        }
+        Ok(Box::new(BatchNormSpec {
+            axis,
+            epsilon,
+            center,
+            scale,
+            renorm,
+        }))
+    }
+
+    fn params(&self) -> &'static [ParamDef] {
+        &[
+            ParamDef::Int {
+                name: "axis",
+                min: -3,
+                max: 3,
+                edges: &[-1, 1],
+            },
+            ParamDef::Float {
+                name: "epsilon",
+                min: 1e-5,
+                max: 0.1,
+                edges: &[1e-3],
+            },
+            ParamDef::Bool { name: "center" },
+            ParamDef::Bool { name: "scale" },
+            ParamDef::Bool { name: "renorm" },
+        ]
+    }
+}
+
+impl BatchNormSpec {
+    /// Indices of `gamma`, `beta`, `moving_mean`, `moving_variance` among the weights.
+    fn slots(&self) -> (Option<usize>, Option<usize>, usize, usize) {
+        let mut i = 0;
+        let mut next = |present: bool| {
+            present.then(|| {
+                i += 1;
+                i - 1
+            })
+        };
+        let gamma = next(self.scale);
+        let beta = next(self.center);
+        let mean = next(true).expect("always present");
+        let var = next(true).expect("always present");
+        (gamma, beta, mean, var)
+    }
+
+    /// Per channel: `inv = rsqrt(var + ε)·γ` and the offset `β − mean·inv`.
+    fn channels(&self, weights: &[&ArrayD<f64>]) -> (Vec<f64>, Vec<f64>) {
+        let (g, b, m, v) = self.slots();
+        let mean: Vec<f64> = weights[m].iter().copied().collect();
+        let var: Vec<f64> = weights[v].iter().copied().collect();
+        let mut inv: Vec<f64> = var.iter().map(|v| rsqrt(v + self.epsilon)).collect();
+        if let Some(g) = g {
+            for (i, gamma) in inv.iter_mut().zip(weights[g].iter()) {
+                *i *= gamma;
+            }
+        }
+        let offset = match b {
+            Some(b) => mean
+                .iter()
+                .zip(&inv)
+                .zip(weights[b].iter())
+                .map(|((m, i), beta)| beta - m * i)
+                .collect(),
+            None => mean.iter().zip(&inv).map(|(m, i)| -m * i).collect(),
+        };
+        (inv, offset)
+    }
+}
+
+impl Spec for BatchNormSpec {
+    fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
+        arity(inputs, 1)?;
+        let axis = resolve_axis("axis", self.axis, inputs[0].len())?;
+        known_dim(&inputs[0], "axis", axis)?;
+        Ok(vec![inputs[0].clone()])
+    }
+
+    fn weights(&self, inputs: &[Vec<usize>]) -> Vec<WeightSpec> {
+        let x = &inputs[0];
+        let axis = self.axis.rem_euclid(x.len().max(1) as i64) as usize;
+        let shape = vec![x[axis]];
+        let w = |name, domain| WeightSpec {
+            name,
+            shape: shape.clone(),
+            domain,
+        };
+        let mut out = Vec::new();
+        if self.scale {
+            out.push(w("gamma", WeightDomain::Any));
+        }
+        if self.center {
+            out.push(w("beta", WeightDomain::Any));
+        }
+        out.push(w("moving_mean", WeightDomain::Any));
+        out.push(w("moving_variance", WeightDomain::NonNegative));
+        if self.renorm {
+            // Read in training only, so any value is harmless at inference.
+            out.push(w("moving_stddev", WeightDomain::Any));
+            out.push(w("renorm_mean", WeightDomain::Any));
+            out.push(w("renorm_stddev", WeightDomain::Any));
+        }
+        out
+    }
+
+    fn eval(&self, inputs: &[&ArrayD<f64>], weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
+        let x = inputs[0];
+        let axis = self.axis.rem_euclid(x.ndim().max(1) as i64) as usize;
+        let dim = x.shape()[axis];
+        let stride: usize = x.shape()[axis + 1..].iter().product();
+        let (inv, offset) = self.channels(weights);
+        let data: Vec<f64> = x
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let c = (i / stride.max(1)) % dim.max(1);
+                v * inv[c] + offset[c]
+            })
+            .collect();
+        vec![ArrayD::from_shape_vec(x.raw_dim(), data).expect("same shape")]
+    }
+
+    fn intervals(
+        &self,
+        _shapes: &[Dims],
+        inputs: &[Interval],
+        weights: &[Interval],
+    ) -> Vec<Interval> {
+        let (g, b, m, v) = self.slots();
+        let (Some(mean), Some(var)) = (weights.get(m), weights.get(v)) else {
+            return vec![Interval::TOP];
+        };
+        let shifted = *var + Interval::point(self.epsilon);
+        let defined = shifted.lo > 0.0 && !shifted.nan;
+        if !defined {
+            return vec![Interval::TOP];
+        }
+        let mut inv = Interval::new(rsqrt(shifted.hi), rsqrt(shifted.lo));
+        if let Some(g) = g.and_then(|g| weights.get(g)) {
+            inv = inv * *g;
+        }
+        let x = inputs[0];
+        let mut out = (x + -*mean) * inv;
+        let mut magnitude = (max_abs(x) + max_abs(*mean)) * max_abs(inv);
+        if let Some(b) = b.and_then(|b| weights.get(b)) {
+            out = out + *b;
+            magnitude += max_abs(*b);
+        }
+        // The reference evaluates `x·inv + (β − mean·inv)`: within a few roundings of
+        // `(x − mean)·inv + β`, relative to the terms that cancel.
+        vec![widen(out, 8.0 * f64::EPSILON * magnitude)]
+    }
+
+    fn tolerance(
+        &self,
+        dtype: DType,
+        inputs: &[&ArrayD<f64>],
+        weights: &[&ArrayD<f64>],
+    ) -> Tolerance {
+        let (inv, offset) = self.channels(weights);
+        let (_, b, m, _) = self.slots();
+        let inv = max_abs_of(&inv);
+        let mut magnitude = max_abs_of(inputs[0].iter()) * inv
+            + max_abs_of(weights[m].iter()) * inv
+            + max_abs_of(&offset);
+        if let Some(b) = b {
+            magnitude += max_abs_of(weights[b].iter());
+        }
+        // Three terms: x·inv, mean·inv and β, each a rounding or two away.
+        Tolerance::reduction(dtype, 3, magnitude)
+    }
+
+    fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {
+        input_shape_config(inputs)
+    }
+}
