@@ -91,8 +91,18 @@ pub fn declared_inputs(model: &Model) -> Result<Vec<Dims>, CheckError> {
 /// Checks a case on its input arrays' shapes (or on the declared shapes when it has no
 /// inputs), including its weights' shapes and domains.
 pub fn check(case: &Case) -> Result<ModelAnalysis, CheckError> {
+    // Keras builds a functional model on its declared input shapes (batch unknown) before it
+    // sees any data, so the model is first checked on those, then on the arrays' shapes.
+    let declared = declared_inputs(&case.model);
+    if let Ok(declared) = &declared {
+        let symbolic = check_model(&case.model, declared, case.dtype)?;
+        if case.inputs.is_empty() {
+            check_weights(case, &symbolic)?;
+            return Ok(symbolic);
+        }
+    }
     let shapes = if case.inputs.is_empty() {
-        declared_inputs(&case.model)?
+        declared?
     } else {
         case.inputs
             .iter()

@@ -8,11 +8,28 @@ use crate::exit::{Failure, Outcome};
 
 fn param_json(p: &ParamDef) -> Value {
     match *p {
-        ParamDef::Int { name, min, max, edges } => json!({"name": name, "kind": "int", "min": min, "max": max, "edges": edges}),
-        ParamDef::Ints { name, len, min, max } => json!({"name": name, "kind": "ints", "len": len, "min": min, "max": max}),
-        ParamDef::Float { name, min, max, edges } => json!({"name": name, "kind": "float", "min": min, "max": max, "edges": edges}),
+        ParamDef::Int {
+            name,
+            min,
+            max,
+            edges,
+        } => json!({"name": name, "kind": "int", "min": min, "max": max, "edges": edges}),
+        ParamDef::Ints {
+            name,
+            len,
+            min,
+            max,
+        } => json!({"name": name, "kind": "ints", "len": len, "min": min, "max": max}),
+        ParamDef::Float {
+            name,
+            min,
+            max,
+            edges,
+        } => json!({"name": name, "kind": "float", "min": min, "max": max, "edges": edges}),
         ParamDef::Bool { name } => json!({"name": name, "kind": "bool"}),
-        ParamDef::Choice { name, options } => json!({"name": name, "kind": "choice", "options": options}),
+        ParamDef::Choice { name, options } => {
+            json!({"name": name, "kind": "choice", "options": options})
+        }
         ParamDef::Activation { name } => json!({"name": name, "kind": "activation"}),
     }
 }
@@ -20,7 +37,12 @@ fn param_json(p: &ParamDef) -> Value {
 fn param_text(p: &ParamDef) -> String {
     match *p {
         ParamDef::Int { name, min, max, .. } => format!("{name}={min}..{max}"),
-        ParamDef::Ints { name, len, min, max } => format!("{name}=({min}..{max})x{len}"),
+        ParamDef::Ints {
+            name,
+            len,
+            min,
+            max,
+        } => format!("{name}=({min}..{max})x{len}"),
         ParamDef::Float { name, min, max, .. } => format!("{name}={min}..{max}"),
         ParamDef::Bool { name } => format!("{name}=bool"),
         ParamDef::Choice { name, options } => format!("{name}={}", options.join("|")),
@@ -46,7 +68,11 @@ pub fn run(args: &LayersArgs) -> Result<Outcome, Failure> {
         println!("{}", Value::Array(list));
     } else {
         for k in &kinds {
-            let family = if k.family() == Family::Op { " (operation node)" } else { "" };
+            let family = if k.family() == Family::Op {
+                " (operation node)"
+            } else {
+                ""
+            };
             let params: Vec<String> = k.params().iter().map(param_text).collect();
             println!("{}{family}  {}", k.class_name(), params.join("  "));
         }

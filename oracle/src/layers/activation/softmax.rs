@@ -175,6 +175,7 @@ impl Spec for SoftmaxSpec {
         let t = Tolerance {
             abs: 2.0 * e,
             rel: 4.0 * (n + 2.0) * e,
+            ..Tolerance::EXACT
         };
         match self.form(x.ndim()).expect("checked by infer") {
             // `x − logsumexp(x)` is rounded relative to |x| and |logsumexp| (at most
@@ -182,8 +183,8 @@ impl Spec for SoftmaxSpec {
             Form::Many(_) => {
                 let scale = 3.0 * max_abs_of(x.iter()) + n.max(1.0).ln() + 2.0;
                 Tolerance {
-                    abs: t.abs,
                     rel: t.rel + 4.0 * e * scale,
+                    ..t
                 }
             }
             _ => t,
