@@ -493,6 +493,35 @@ mod tests {
         );
     }
 
+    /// The `build_config` and the symbolic shapes Keras wrote for every valid pooling golden
+    /// case are the ones the reference derives.
+    #[test]
+    fn golden_cases_round_trip_with_derived_shapes() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/pooling");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.to_string_lossy().into_owned();
+            let Some(stem) = name.strip_suffix(".case.json") else {
+                continue;
+            };
+            let expected: Value = serde_json::from_str(
+                &std::fs::read_to_string(format!("{stem}.expected.json")).unwrap(),
+            )
+            .unwrap();
+            if expected.get("outputs").is_none() {
+                continue;
+            }
+            let case = crate::Case::read(&path).unwrap();
+            let written = case.to_json(&crate::check::CheckedShapes::of(&case));
+            let original: Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            assert_eq!(written["model"], original["model"], "{name}");
+            checked += 1;
+        }
+        assert!(checked >= 100, "only {checked} cases");
+    }
+
     #[test]
     fn max_propagates_nan_and_keeps_negative_infinity() {
         assert!(reduce_values(Reduce::Max, &[1.0, f64::NAN]).is_nan());
