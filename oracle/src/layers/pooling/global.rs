@@ -1,0 +1,153 @@
+//! Global pooling (Keras's `BaseGlobalPooling`: `GlobalMaxPoolingND`,
+//! `GlobalAveragePoolingND`): `ops.max` / `ops.mean` over all `n` spatial axes, keeping
+//! them as size-1 axes with `keepdims`.
+//!
+//! `ops.max` (TF backend) asserts, when running eagerly, that its input is not empty
+//! ("Cannot compute the max of an empty tensor."): a global max of an input with any zero
+//! dimension (the batch or the channels included) is refused. `ops.mean` has no such check:
+//! a mean over empty spatial axes is NaN (`0 / 0`).
+
+use ndarray::{ArrayD, IxDyn};
+use serde_json::Value;
+
+use super::{Reduce, data_format, plain_call, spatial_axes};
+use crate::DType;
+use crate::case::Dims;
+use crate::interval::Interval;
+use crate::layers::util::{arity, rank_between, show};
+use crate::layers::{CallSite, ParamDef, Spec};
+use crate::params::{Config, DataFormat, ParamResult};
+use crate::tolerance::Tolerance;
+use crate::violation::{Category, Tag, Unsupported, Violation, badness};
+
+#[derive(Debug)]
+pub struct GlobalSpec {
+    n: usize,
+    reduce: Reduce,
+    keepdims: bool,
+    format: DataFormat,
+}
+
+static DEFS: [ParamDef; 2] = [
+    ParamDef::Choice {
+        name: "data_format",
+        options: &["channels_last", "channels_first"],
+    },
+    ParamDef::Bool { name: "keepdims" },
+];
+
+/// The parameter space (the same for every number of spatial axes).
+pub fn params(_n: usize) -> &'static [ParamDef] {
+    &DEFS
+}
+
+pub fn parse(
+    call: &CallSite<'_>,
+    class: &str,
+    n: usize,
+    reduce: Reduce,
+) -> ParamResult<Box<dyn Spec>> {
+    let c = Config::new(call.config);
+    let format = data_format(&c)?;
+    // Keras uses `keepdims` for its truth value; only booleans (and null, false) are modelled.
+    let keepdims = match c.raw("keepdims") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(v) => {
+            return Err(Unsupported::new("keepdims", format!("a non-boolean value {v}")).into());
+        }
+    };
+    c.finish()?;
+    // Only GlobalAveragePooling1D takes a mask.
+    plain_call(call, class == "GlobalAveragePooling1D")?;
+    Ok(Box::new(GlobalSpec {
+        n,
+        reduce,
+        keepdims,
+        format,
+    }))
+}
+
+impl GlobalSpec {
+    fn output_shape<T: Copy>(&self, input: &[T], one: T) -> Vec<T> {
+        let n = self.n;
+        let (batch, channels) = match self.format {
+            DataFormat::ChannelsLast => (input[0], input[n + 1]),
+            DataFormat::ChannelsFirst => (input[0], input[1]),
+        };
+        match (self.keepdims, self.format) {
+            (false, _) => vec![batch, channels],
+            (true, DataFormat::ChannelsLast) => {
+                let mut s = vec![batch];
+                s.extend(std::iter::repeat_n(one, n));
+                s.push(channels);
+                s
+            }
+            (true, DataFormat::ChannelsFirst) => {
+                let mut s = vec![batch, channels];
+                s.extend(std::iter::repeat_n(one, n));
+                s
+            }
+        }
+    }
+}
+
+impl Spec for GlobalSpec {
+    fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
+        arity(inputs, 1)?;
+        let x = &inputs[0];
+        rank_between(x, 0, self.n + 2, self.n + 2)?;
+        let zeros = x.iter().filter(|d| **d == Some(0)).count();
+        if self.reduce == Reduce::Max && zeros > 0 {
+            return Err(Violation::new(Category::EmptyOutput, Tag::KerasEnforced)
+                .parameter("input[0]")
+                .actual(show(x))
+                .expected("a non-empty tensor")
+                .detail("has no elements: Keras's ops.max refuses the max of an empty tensor")
+                .badness(badness::argument(zeros as f64)));
+        }
+        Ok(vec![self.output_shape(x, Some(1))])
+    }
+
+    fn eval(&self, inputs: &[&ArrayD<f64>], _weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
+        let x = inputs[0];
+        let windows: Vec<_> = spatial_axes(self.n, self.format)
+            .map(|axis| std::iter::once(0..x.shape()[axis]).collect())
+            .collect();
+        let pooled = super::pool(x, self.format, &windows, self.reduce);
+        let shape = self.output_shape(x.shape(), 1);
+        let out = pooled
+            .into_shape_with_order(IxDyn(&shape))
+            .expect("only size-1 axes are dropped");
+        vec![out]
+    }
+
+    fn intervals(
+        &self,
+        shapes: &[Dims],
+        inputs: &[Interval],
+        _weights: &[Interval],
+    ) -> Vec<Interval> {
+        let maybe_empty = spatial_axes(self.n, self.format).any(|axis| {
+            shapes[0]
+                .get(axis)
+                .copied()
+                .flatten()
+                .is_none_or(|d| d == 0)
+        });
+        vec![self.reduce.interval(inputs[0], maybe_empty)]
+    }
+
+    fn tolerance(
+        &self,
+        dtype: DType,
+        inputs: &[&ArrayD<f64>],
+        _weights: &[&ArrayD<f64>],
+    ) -> Tolerance {
+        let x = inputs[0];
+        let terms: usize = spatial_axes(self.n, self.format)
+            .map(|axis| x.shape()[axis])
+            .product();
+        self.reduce.tolerance(dtype, terms, x)
+    }
+}
