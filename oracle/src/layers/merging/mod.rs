@@ -4,11 +4,23 @@
 //! every merge layer shares.
 
 pub mod add;
+pub mod average;
+pub mod maximum;
+pub mod minimum;
+pub mod multiply;
+pub mod subtract;
 
 use super::LayerKind;
 
 /// The classes of this family, one line each.
-pub static KINDS: &[&dyn LayerKind] = &[&add::Add];
+pub static KINDS: &[&dyn LayerKind] = &[
+    &add::Add,
+    &subtract::Subtract,
+    &multiply::Multiply,
+    &average::Average,
+    &maximum::Maximum,
+    &minimum::Minimum,
+];
 
 use ndarray::ArrayD;
 
