@@ -5,6 +5,7 @@
 
 pub mod add;
 pub mod average;
+pub mod concatenate;
 pub mod maximum;
 pub mod minimum;
 pub mod multiply;
@@ -20,6 +21,7 @@ pub static KINDS: &[&dyn LayerKind] = &[
     &average::Average,
     &maximum::Maximum,
     &minimum::Minimum,
+    &concatenate::Concatenate,
 ];
 
 use ndarray::ArrayD;
