@@ -6,6 +6,7 @@
 pub mod add;
 pub mod average;
 pub mod concatenate;
+pub mod dot;
 pub mod maximum;
 pub mod minimum;
 pub mod multiply;
@@ -22,6 +23,7 @@ pub static KINDS: &[&dyn LayerKind] = &[
     &maximum::Maximum,
     &minimum::Minimum,
     &concatenate::Concatenate,
+    &dot::Dot,
 ];
 
 use ndarray::ArrayD;
