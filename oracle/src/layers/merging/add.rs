@@ -5,7 +5,9 @@ use ndarray::ArrayD;
 use crate::DType;
 use crate::case::Dims;
 use crate::interval::Interval;
-use crate::layers::merging::{fold_broadcast, fold_intervals, merge_shape};
+use crate::layers::merging::{
+    fold_broadcast, fold_intervals, list_build_config, max_abs, merge_shape, require_list_call,
+};
 use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
@@ -22,6 +24,7 @@ impl LayerKind for Add {
     }
 
     fn parse(&self, call: &CallSite<'_>) -> ParamResult<Box<dyn Spec>> {
+        require_list_call(call)?;
         Config::new(call.config).finish()?;
         Ok(Box::new(AddSpec))
     }
@@ -55,14 +58,11 @@ impl Spec for AddSpec {
         inputs: &[&ArrayD<f64>],
         _weights: &[&ArrayD<f64>],
     ) -> Tolerance {
-        let magnitude: f64 = inputs
-            .iter()
-            .map(|a| a.iter().fold(0.0f64, |m, x| m.max(x.abs())))
-            .sum();
+        let magnitude: f64 = inputs.iter().map(|a| max_abs(a)).sum();
         Tolerance::reduction(dtype, inputs.len(), magnitude)
     }
 
     fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {
-        crate::layers::util::input_shape_config(inputs)
+        list_build_config(inputs)
     }
 }

@@ -1,21 +1,43 @@
-//! Merge layers. The element-wise ones share one shape rule (NumPy broadcasting of the
-//! non-batch dimensions, equal known batch sizes), written once here.
+//! Merge layers. The element-wise ones share one shape rule (Keras's: the non-batch
+//! dimensions broadcast right-aligned, an unknown dimension makes the output's unknown, known
+//! batch sizes agree), written once here, as are the list-call rule and `build_config` that
+//! every merge layer shares.
 
 pub mod add;
+pub mod average;
+pub mod concatenate;
+pub mod dot;
+pub mod maximum;
+pub mod minimum;
+pub mod multiply;
+pub mod subtract;
 
 use super::LayerKind;
 
 /// The classes of this family, one line each.
-pub static KINDS: &[&dyn LayerKind] = &[&add::Add];
+pub static KINDS: &[&dyn LayerKind] = &[
+    &add::Add,
+    &subtract::Subtract,
+    &multiply::Multiply,
+    &average::Average,
+    &maximum::Maximum,
+    &minimum::Minimum,
+    &concatenate::Concatenate,
+    &dot::Dot,
+];
 
 use ndarray::ArrayD;
 
-use crate::case::Dims;
+use crate::case::{Arg, Dims};
 use crate::interval::Interval;
+use crate::layers::CallSite;
+use crate::params::ParamResult;
 use crate::violation::{Category, Tag, Violation, badness};
 
-/// The output shape of broadcasting `shapes` together (NumPy rules, right-aligned), or the
-/// pair of dimensions that cannot broadcast.
+/// The output shape of broadcasting `shapes` together (NumPy rules, right-aligned; an unknown
+/// size against a known one is taken to be that size, as `keras.ops` infers it), or the pair
+/// of dimensions that cannot broadcast. The merge layers infer differently: see
+/// [`keras_broadcast`].
 pub fn broadcast(
     shapes: &[&[Option<usize>]],
 ) -> Result<Dims, (usize, Option<usize>, Option<usize>)> {
@@ -38,7 +60,18 @@ pub fn broadcast(
     Ok(out)
 }
 
-/// The merge layers' rule: known batch sizes agree; the rest broadcasts.
+/// The element-wise merge layers' shape rule (`Merge.build` and `compute_output_shape`, then
+/// TF's broadcasting when the layer runs):
+/// - at least `min_inputs` inputs, each of rank >= 1 (a scalar fails in `call`);
+/// - batch sizes: Keras refuses different known batch sizes when it builds the layer, but a
+///   model whose inputs declare an unknown batch builds, and TF then broadcasts a batch of 1
+///   against a batch of n when it runs. Different batch sizes where one is 1 are therefore
+///   [`Tag::Semantic`] (refused or broadcast, depending on the declared shapes), other
+///   differences fail either way;
+/// - the non-batch dimensions broadcast right-aligned (lower-rank inputs get size-1 axes
+///   inserted after the batch axis); see [`keras_broadcast`] for unknown dimensions.
+///
+/// The output's batch is the one known batch size (unknown when none is known).
 pub fn merge_shape(inputs: &[Dims], min_inputs: usize) -> Result<Dims, Violation> {
     if inputs.len() < min_inputs {
         return Err(Violation::new(Category::Structure, Tag::KerasEnforced)
@@ -49,43 +82,126 @@ pub fn merge_shape(inputs: &[Dims], min_inputs: usize) -> Result<Dims, Violation
             .badness(badness::STRUCTURE + (min_inputs - inputs.len()) as f64));
     }
     for (i, s) in inputs.iter().enumerate() {
-        if s.is_empty() {
-            return Err(crate::layers::util::rank_between(s, i, 1, usize::MAX).expect_err("rank 0"));
-        }
-    }
-    let batches: Vec<usize> = inputs.iter().filter_map(|s| s[0]).collect();
-    if let Some(&b0) = batches.first()
-        && let Some(&b) = batches.iter().find(|&&b| b != b0)
-    {
-        return Err(
-            Violation::new(Category::IncompatibleShapes, Tag::KerasEnforced)
-                .parameter("inputs")
-                .actual(shapes(inputs))
-                .expected("equal batch sizes")
-                .detail(format!("have different batch sizes {b0} and {b}"))
-                .badness(badness::shape(b0.abs_diff(b) as f64)),
-        );
+        crate::layers::util::rank_between(s, i, 1, usize::MAX)?;
     }
     let rest: Vec<&[Option<usize>]> = inputs.iter().map(|s| &s[1..]).collect();
-    let mut out = broadcast(&rest).map_err(|(axis, a, b)| {
-        let diff = match (a, b) {
-            (Some(a), Some(b)) => a.abs_diff(b) as f64,
-            _ => 1.0,
-        };
+    let mut out = keras_broadcast(&rest).map_err(|(axis, a, b)| {
         Violation::new(Category::IncompatibleShapes, Tag::KerasEnforced)
             .parameter("inputs")
             .actual(shapes(inputs))
             .expected("shapes that broadcast")
-            .detail(format!("do not broadcast at non-batch axis {axis}"))
-            .badness(badness::shape(diff))
+            .detail(format!(
+                "do not broadcast at non-batch axis {axis} ({a} vs {b})"
+            ))
+            .badness(badness::shape(a.abs_diff(b) as f64))
     })?;
+    let batches: Vec<usize> = inputs.iter().filter_map(|s| s[0]).collect();
+    if let Some(&b0) = batches.first()
+        && let Some(&b) = batches.iter().find(|&&b| b != b0)
+    {
+        let broadcastable = batches.iter().all(|&x| x == 1 || x == b0.max(b));
+        let tag = if broadcastable {
+            Tag::Semantic
+        } else {
+            Tag::KerasEnforced
+        };
+        return Err(Violation::new(Category::IncompatibleShapes, tag)
+            .parameter("inputs")
+            .actual(shapes(inputs))
+            .expected("equal batch sizes")
+            .detail(format!("have different batch sizes {b0} and {b}"))
+            .badness(badness::shape(b0.abs_diff(b) as f64)));
+    }
     out.insert(0, batches.first().copied());
     Ok(out)
+}
+
+/// Broadcasting as Keras's merge layers infer it (`Merge._compute_elemwise_op_output_shape`):
+/// right-aligned like NumPy, but a dimension that is unknown in any input is unknown in the
+/// output (Keras does not assume the unknown size matches the known one, so e.g. a `Dense`
+/// after `Add` on `(None, None)` and `(None, 3)` fails to build). Two different known sizes
+/// other than 1 are the error (the axis, counted in the output, and the two sizes): Keras
+/// stops checking at the first unknown size, but TF then refuses the call whatever that size
+/// turns out to be.
+pub fn keras_broadcast(shapes: &[&[Option<usize>]]) -> Result<Dims, (usize, usize, usize)> {
+    let rank = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
+    let mut known: Vec<usize> = vec![1; rank];
+    let mut unknown = vec![false; rank];
+    for s in shapes {
+        let offset = rank - s.len();
+        for (i, &d) in s.iter().enumerate() {
+            let k = &mut known[offset + i];
+            match d {
+                None => unknown[offset + i] = true,
+                Some(1) => {}
+                Some(d) if *k == 1 || *k == d => *k = d,
+                Some(d) => return Err((offset + i, *k, d)),
+            }
+        }
+    }
+    Ok(known
+        .into_iter()
+        .zip(unknown)
+        .map(|(k, u)| if u { None } else { Some(k) })
+        .collect())
 }
 
 fn shapes(inputs: &[Dims]) -> String {
     let s: Vec<_> = inputs.iter().map(crate::layers::util::show).collect();
     format!("[{}]", s.join(", "))
+}
+
+/// Merge layers take one list of tensors (`layer([a, b])`). Called on a bare tensor
+/// (`layer(a)`) Keras refuses them: "A merge layer should be called on a list of inputs".
+/// (Several bare positional tensors are read as a list; a call without recorded arguments,
+/// as in a sequential model, is not judged here.)
+pub fn require_list_call(call: &CallSite<'_>) -> ParamResult<()> {
+    if let [Arg::Tensor { .. }] = call.node.args.as_slice() {
+        return Err(Violation::new(Category::Structure, Tag::KerasEnforced)
+            .parameter("inputs")
+            .actual("a single tensor")
+            .expected("a list of tensors")
+            .detail("is not a list")
+            .badness(badness::STRUCTURE)
+            .into());
+    }
+    Ok(())
+}
+
+/// The `build_config` of a merge layer: Keras builds it on the list of input shapes, also
+/// when the list holds one tensor (`{"input_shape": [[null, 3]]}`).
+pub fn list_build_config(inputs: &[Dims]) -> Option<serde_json::Value> {
+    Some(serde_json::json!({ "input_shape": inputs }))
+}
+
+/// `max(a, b)` as TF computes it: NaN when either is NaN, else `a < b ? b : a` (so
+/// `max(-0, 0)` is `-0`).
+pub fn tf_maximum(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else if a < b {
+        b
+    } else {
+        a
+    }
+}
+
+/// `min(a, b)` as TF computes it: NaN when either is NaN, else `b < a ? b : a`.
+pub fn tf_minimum(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else if b < a {
+        b
+    } else {
+        a
+    }
+}
+
+/// The largest absolute finite value of an array (0 for an empty one).
+pub fn max_abs(a: &ArrayD<f64>) -> f64 {
+    a.iter()
+        .filter(|x| x.is_finite())
+        .fold(0.0f64, |m, x| m.max(x.abs()))
 }
 
 /// Folds `f` over a merge layer's inputs, left to right. Inputs of lower rank get size-1
@@ -169,6 +285,83 @@ mod tests {
                 < merge_shape(&[vec![None, Some(3)], vec![None, Some(9)]], 1)
                     .unwrap_err()
                     .badness
+        );
+    }
+
+    #[test]
+    fn keras_merges_leave_unknown_sizes_unknown() {
+        let s = |v: &[Option<usize>]| v.to_vec();
+        assert_eq!(
+            keras_broadcast(&[&[None], &[Some(3)]]),
+            Ok(s(&[None])),
+            "Keras: (None,) and (3,) give (None,)"
+        );
+        assert_eq!(
+            keras_broadcast(&[&[Some(3)], &[Some(2), Some(1)]]),
+            Ok(s(&[Some(2), Some(3)]))
+        );
+        // Known sizes that cannot meet fail even across an unknown one.
+        assert_eq!(
+            keras_broadcast(&[&[Some(3)], &[None], &[Some(4)]]),
+            Err((0, 3, 4))
+        );
+        let out = merge_shape(&[vec![None, None], vec![None, Some(3)]], 1).unwrap();
+        assert_eq!(out, vec![None, None]);
+        let out = merge_shape(&[vec![None, Some(3)], vec![Some(2), Some(3)]], 1).unwrap();
+        assert_eq!(out, vec![Some(2), Some(3)]);
+    }
+
+    #[test]
+    fn a_batch_of_one_is_semantic_other_batch_differences_enforced() {
+        let one = merge_shape(&[vec![Some(1), Some(3)], vec![Some(2), Some(3)]], 1).unwrap_err();
+        assert_eq!(one.tag, Tag::Semantic);
+        let two = merge_shape(&[vec![Some(2), Some(3)], vec![Some(3), Some(3)]], 1).unwrap_err();
+        assert_eq!(two.tag, Tag::KerasEnforced);
+        let three = merge_shape(
+            &[
+                vec![Some(1), Some(3)],
+                vec![Some(2), Some(3)],
+                vec![Some(3), Some(3)],
+            ],
+            1,
+        )
+        .unwrap_err();
+        assert_eq!(three.tag, Tag::KerasEnforced);
+        // A shape conflict elsewhere is enforced whatever the batches.
+        let both = merge_shape(&[vec![Some(1), Some(3)], vec![Some(2), Some(4)]], 1).unwrap_err();
+        assert_eq!(both.tag, Tag::KerasEnforced);
+        let scalar = merge_shape(&[vec![], vec![Some(2), Some(4)]], 1).unwrap_err();
+        assert_eq!(scalar.category, Category::Rank);
+    }
+
+    #[test]
+    fn lower_ranks_get_axes_after_the_batch() {
+        let a = ArrayD::from_shape_vec(vec![2], vec![10.0, 20.0]).unwrap();
+        let b = ArrayD::from_shape_vec(vec![2, 3], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+        let r = fold_broadcast(&[&a, &b], |x, y| x + y);
+        assert_eq!(r.shape(), &[2, 3]);
+        assert_eq!(
+            r.iter().copied().collect::<Vec<_>>(),
+            vec![11.0, 12.0, 13.0, 24.0, 25.0, 26.0]
+        );
+    }
+
+    #[test]
+    fn tf_max_and_min_propagate_nan_and_keep_the_first_of_equals() {
+        assert!(tf_maximum(f64::NAN, 1.0).is_nan() && tf_maximum(1.0, f64::NAN).is_nan());
+        assert!(tf_minimum(f64::NAN, 1.0).is_nan() && tf_minimum(1.0, f64::NAN).is_nan());
+        assert!(tf_maximum(-0.0, 0.0).is_sign_negative());
+        assert!(tf_maximum(0.0, -0.0).is_sign_positive());
+        assert!(tf_minimum(-0.0, 0.0).is_sign_negative());
+        assert_eq!(tf_maximum(1.0, 2.0), 2.0);
+        assert_eq!(tf_minimum(1.0, 2.0), 1.0);
+    }
+
+    #[test]
+    fn build_config_is_a_list_of_shapes_even_for_one_input() {
+        assert_eq!(
+            list_build_config(&[vec![None, Some(3)]]),
+            Some(serde_json::json!({"input_shape": [[null, 3]]}))
         );
     }
 }

@@ -1,0 +1,80 @@
+//! `keras.layers.Multiply`: the element-wise product of a list of tensors, folded left to
+//! right.
+
+use ndarray::ArrayD;
+
+use crate::DType;
+use crate::case::Dims;
+use crate::interval::Interval;
+use crate::layers::merging::{
+    fold_broadcast, fold_intervals, list_build_config, max_abs, merge_shape, require_list_call,
+};
+use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::params::{Config, ParamResult};
+use crate::tolerance::Tolerance;
+use crate::violation::Violation;
+
+pub struct Multiply;
+
+#[derive(Debug)]
+struct MultiplySpec;
+
+impl LayerKind for Multiply {
+    fn class_name(&self) -> &'static str {
+        "Multiply"
+    }
+
+    fn parse(&self, call: &CallSite<'_>) -> ParamResult<Box<dyn Spec>> {
+        require_list_call(call)?;
+        Config::new(call.config).finish()?;
+        Ok(Box::new(MultiplySpec))
+    }
+
+    fn params(&self) -> &'static [ParamDef] {
+        &[]
+    }
+}
+
+impl Spec for MultiplySpec {
+    fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
+        Ok(vec![merge_shape(inputs, 1)?])
+    }
+
+    fn eval(&self, inputs: &[&ArrayD<f64>], _weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
+        vec![fold_broadcast(inputs, |a, b| a * b)]
+    }
+
+    fn intervals(
+        &self,
+        _shapes: &[Dims],
+        inputs: &[Interval],
+        _weights: &[Interval],
+    ) -> Vec<Interval> {
+        vec![fold_intervals(inputs, |a, b| a * b)]
+    }
+
+    /// `n - 1` correctly rounded products: relative error `(n - 1)·ε` at most. A partial
+    /// product that underflows in the dtype loses up to the smallest normal magnitude, which
+    /// the later factors scale.
+    fn tolerance(
+        &self,
+        dtype: DType,
+        inputs: &[&ArrayD<f64>],
+        _weights: &[&ArrayD<f64>],
+    ) -> Tolerance {
+        let one = Tolerance::elementwise(dtype);
+        let n = inputs.len();
+        let underflow = inputs
+            .iter()
+            .skip(1)
+            .fold(one.abs * n as f64, |t, a| t * max_abs(a).max(1.0));
+        Tolerance {
+            abs: underflow,
+            rel: one.rel * (n.max(2) - 1) as f64,
+        }
+    }
+
+    fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {
+        list_build_config(inputs)
+    }
+}
