@@ -71,6 +71,7 @@ impl Spec for MultiplySpec {
         Tolerance {
             abs: underflow,
             rel: one.rel * (n.max(2) - 1) as f64,
+            ..one
         }
     }
 
