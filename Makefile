@@ -4,7 +4,7 @@ HOURS ?= 8
 OUT ?= out
 CARGO ?= cargo
 
-.PHONY: setup fuzz test lint fixtures lock
+.PHONY: setup fuzz test lint bench fixtures lock
 
 ## Create the pinned Python environment (cached, keyed by the lock) and build the release binary.
 setup:
@@ -17,6 +17,10 @@ fuzz: setup
 ## Set up, then run the whole test suite (formatting, lints, unit and integration tests).
 test: setup lint
 	$(CARGO) test --release --workspace
+
+## Set up, then run the benchmarks (results in target/bench-results/).
+bench: setup
+	$(CARGO) bench --workspace
 
 lint:
 	$(CARGO) fmt --all --check

@@ -4,6 +4,8 @@ The Rust side calls `setup` once, then `handle` for every request frame. Request
 answers are JSON headers plus a binary payload; every answer has `"ok": true` or
 `"ok": false` with an `"error": {"type", "message"}`.
 
+Environment: SEMFUZZ_TF_INTRA and SEMFUZZ_TF_INTER size TensorFlow's thread pools (default 1).
+
 Testing hook: when SEMFUZZ_WORKER_PLANT names a Python file, it is executed after TensorFlow
 is imported, so tests can plant faults (abort, hang, unbounded allocation, a patched layer)
 in a real worker. Nothing else in the worker reads it.
@@ -30,6 +32,12 @@ def setup(python, sys_path):
     import numpy
     import tensorflow
     import keras
+
+    # Deterministic and frugal: fixed seeds, and TF's thread pools as the client asks
+    # (default one thread each, so one worker per core).
+    tensorflow.config.threading.set_intra_op_parallelism_threads(int(os.environ.get("SEMFUZZ_TF_INTRA", "1")))
+    tensorflow.config.threading.set_inter_op_parallelism_threads(int(os.environ.get("SEMFUZZ_TF_INTER", "1")))
+    keras.utils.set_random_seed(0)
 
     _env.update(python=python, numpy=numpy, tensorflow=tensorflow, keras=keras)
     plant = os.environ.get("SEMFUZZ_WORKER_PLANT")
@@ -199,6 +207,9 @@ def _mark_layers(model):
 
 def _run(request, payload):
     global _prepared
+    import time
+
+    started = time.perf_counter()
     np = _env["numpy"]
     tf = _env["tensorflow"]
     case = request["case"]
@@ -207,6 +218,8 @@ def _run(request, payload):
     input_dtypes = [t.get("dtype", dtype) for t in case.get("inputs", [])]
     key = request.get("model_key")
     reused = _prepared is not None and key is not None and _prepared.key == key
+    if not reused and "model" not in case:
+        raise ValueError("the worker holds no model %r; the request must carry its config" % key)
     try:
         if not reused:
             _prepared = None
@@ -243,8 +256,9 @@ def _run(request, payload):
                 named.append(("%s/%s/%d/%d" % (mode, name, node, i), values[k]))
                 k += 1
         results[mode] = {"layers": layers}
+    tf_seconds = time.perf_counter() - started
     entries, data = _tensors_out(named)
-    return {"modes": results, "tensors": entries, "reused": reused}, data
+    return {"modes": results, "tensors": entries, "reused": reused, "tf_seconds": tf_seconds}, data
 
 
 def _describe(e, phase):

@@ -88,6 +88,9 @@ pub enum TfOutcome {
         modes: Vec<(Mode, ModeOutcome)>,
         /// The built model was reused from the previous case (same config).
         reused: bool,
+        /// Seconds the worker spent in Keras/TF on this case (build, weights, every mode),
+        /// excluding decoding the request and encoding the answer.
+        tf_seconds: f64,
     },
     /// Building the model or setting its weights raised.
     Rejected(PyError),
@@ -138,6 +141,8 @@ pub struct Harness {
     pub journal: Option<PathBuf>,
     /// Workers started so far (1 + restarts).
     pub starts: usize,
+    /// The model the current worker holds built: its config need not be sent again.
+    held_model: Option<String>,
 }
 
 impl Harness {
@@ -148,6 +153,7 @@ impl Harness {
             worker: None,
             journal: None,
             starts: 0,
+            held_model: None,
         }
     }
 
@@ -157,6 +163,7 @@ impl Harness {
             w.hello()?;
             self.starts += 1;
             self.worker = Some(w);
+            self.held_model = None;
         }
         Ok(self.worker.as_mut().expect("just started"))
     }
@@ -181,14 +188,29 @@ impl Harness {
                 oracle::case::WriteOptions::default(),
             );
         }
-        let frame = request(case, opts);
+        let mut frame = request(case, opts);
+        let key = frame.header["model_key"].as_str().map(str::to_owned);
+        if key.is_some() && key == self.held_model {
+            // The worker has this model built: only weights and inputs travel.
+            frame.header["case"]
+                .as_object_mut()
+                .expect("an object")
+                .remove("model");
+        }
         let mut limits = opts.limits;
         if opts.modes.contains(&Mode::Xla) {
             limits.timeout += opts.xla_budget;
         }
         let answer = self.worker()?.request_within(&frame, limits);
         let outcome = match answer {
-            Ok(frame) => parse_answer(frame)?,
+            Ok(frame) => {
+                let outcome = parse_answer(frame)?;
+                self.held_model = match &outcome {
+                    TfOutcome::Ran { .. } => key,
+                    _ => None,
+                };
+                outcome
+            }
             Err(WorkerError::Died {
                 status,
                 layer,
@@ -341,5 +363,6 @@ fn parse_answer(frame: Frame) -> Result<TfOutcome, WorkerError> {
     Ok(TfOutcome::Ran {
         modes,
         reused: body["reused"].as_bool().unwrap_or(false),
+        tf_seconds: body["tf_seconds"].as_f64().unwrap_or(0.0),
     })
 }

@@ -109,9 +109,10 @@ fn load<'py>(py: Python<'py>, env: &PythonEnv) -> PyResult<Bound<'py, PyModule>>
 fn handle(py: Python<'_>, module: &Bound<'_, PyModule>, frame: &Frame) -> PyResult<Frame> {
     let header = frame.header.to_string();
     let payload = PyBytes::new(py, &frame.payload);
-    let (answer, bytes): (String, Vec<u8>) = module
-        .call_method1("handle", (header, payload))?
-        .extract()?;
+    let result = module.call_method1("handle", (header, payload))?;
+    // Borrow the answer's bytes; extracting a Vec<u8> would convert them one by one.
+    let (answer, data): (String, Bound<'_, PyBytes>) = result.extract()?;
+    let bytes = data.as_bytes().to_vec();
     let header = serde_json::from_str(&answer).map_err(|e| {
         pyo3::exceptions::PyValueError::new_err(format!("the worker module answered non-JSON: {e}"))
     })?;

@@ -1,0 +1,230 @@
+//! Benchmarks of the TensorFlow harness and of the reference oracle, measured side by side in
+//! one run (the machines are shared and noisy, so ratios are what count). Not a test: run with
+//! `make bench` (or `cargo bench -p fuzzer --bench harness`). Results are appended, as they are
+//! measured, to `target/bench-results/harness.txt`.
+//!
+//! - harness overhead: the client's wall time per case minus the time the worker spent in
+//!   Keras/TF, as a share of the latter (target <= 5%), on a stream of ~10-layer cases;
+//! - cases per second on one core, eager and graph, with and without model reuse;
+//! - reference (check + evaluation) time against TF eager time for the same cases, at 10 and
+//!   50 layers with ~4 KB inputs;
+//! - worker resident memory after 100 cases and after SEMFUZZ_BENCH_CASES (default 10,000).
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use harness_py::{Harness, Mode, PythonEnv, RunOptions, TfOutcome, WorkerCommand};
+use oracle::Case;
+use serde_json::{Value, json};
+
+/// A chain of `depth` layers on a [8, 64] float64 input (4 KB): Dense, activations, a
+/// residual Add every fourth layer. `variant` changes the config (a new model); `seed`
+/// changes only values (the same model).
+fn chain(depth: usize, variant: usize, seed: u64) -> Case {
+    let mut layers = vec![
+        json!({"module": "keras.layers", "class_name": "InputLayer", "name": "x", "registered_name": null,
+        "config": {"batch_shape": [null, 64], "dtype": "float64", "name": "x"}, "inbound_nodes": []}),
+    ];
+    let tensor = |name: &str| json!({"class_name": "__keras_tensor__", "config": {"keras_history": [name, 0, 0]}});
+    let mut previous = "x".to_owned();
+    let mut weights = serde_json::Map::new();
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((state >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 0.25
+    };
+    let activations = ["relu", "tanh", "sigmoid", "elu"];
+    for i in 0..depth {
+        let name = format!("l{i}");
+        let (class, config, args) = match i % 4 {
+            0 | 2 => (
+                "Dense",
+                json!({"name": name, "units": 64, "activation": activations[(i / 4 + variant) % 4]}),
+                vec![tensor(&previous)],
+            ),
+            1 => (
+                "Activation",
+                json!({"name": name, "activation": activations[(i + variant) % 4]}),
+                vec![tensor(&previous)],
+            ),
+            _ => (
+                "Add",
+                json!({"name": name}),
+                vec![json!([tensor(&previous), tensor(&format!("l{}", i - 2))])],
+            ),
+        };
+        if class == "Dense" {
+            let kernel: Vec<f64> = (0..64 * 64).map(|_| next()).collect();
+            let bias: Vec<f64> = (0..64).map(|_| next()).collect();
+            weights.insert(
+                name.clone(),
+                json!([{"shape": [64, 64], "data": kernel}, {"shape": [64], "data": bias}]),
+            );
+        }
+        let args = if class == "Add" {
+            args
+        } else {
+            args.into_iter().collect()
+        };
+        layers.push(json!({"module": "keras.layers", "class_name": class, "name": name, "registered_name": null, "config": config,
+            "inbound_nodes": [{"args": args, "kwargs": {}}]}));
+        previous = name;
+    }
+    let input: Vec<f64> = (0..8 * 64).map(|_| next() * 8.0).collect();
+    let case = json!({"format": "semfuzz-case/1", "dtype": "float64",
+        "model": {"name": "bench", "trainable": true, "layers": layers, "input_layers": [["x", 0, 0]], "output_layers": [[previous, 0, 0]]},
+        "weights": Value::Object(weights), "inputs": [{"shape": [8, 64], "data": input}]});
+    Case::from_json_str(&case.to_string(), "bench.case.json").expect("bench cases are valid")
+}
+
+struct Report {
+    path: PathBuf,
+}
+
+impl Report {
+    fn line(&self, text: String) {
+        println!("{text}");
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+            .expect("results file");
+        writeln!(f, "{text}").expect("results file");
+    }
+}
+
+/// Runs `cases` through `harness`; returns (wall seconds, seconds inside TF).
+fn stream(harness: &mut Harness, cases: &[Case], opts: &RunOptions) -> (f64, f64) {
+    let start = Instant::now();
+    let mut tf = 0.0;
+    for case in cases {
+        match harness.run(case, opts).expect("the worker runs") {
+            TfOutcome::Ran { tf_seconds, .. } => tf += tf_seconds,
+            other => panic!("bench case did not run: {other:?}"),
+        }
+    }
+    (start.elapsed().as_secs_f64(), tf)
+}
+
+fn main() {
+    let out_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/bench-results");
+    std::fs::create_dir_all(&out_dir).expect("results dir");
+    let report = Report {
+        path: out_dir.join("harness.txt"),
+    };
+    let mut header = String::new();
+    let _ = write!(
+        header,
+        "# harness bench, {}",
+        std::process::Command::new("date")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+            .unwrap_or_default()
+    );
+    report.line(header);
+
+    let python = PythonEnv::select(None).expect("an environment");
+    let env = PythonEnv::probe(&python).expect("a usable environment");
+    let cmd = WorkerCommand {
+        program: PathBuf::from(env!("CARGO_BIN_EXE_semfuzz")),
+        args: vec!["__worker".into()],
+        env: Vec::new(),
+    };
+    let mut harness = Harness::new(cmd, env);
+    let n: usize = std::env::var("SEMFUZZ_BENCH_STREAM")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+
+    // Warm up: import TF, trace once.
+    let eager = RunOptions::default();
+    stream(&mut harness, &[chain(10, 0, 0)], &eager);
+
+    // 1. Overhead and throughput, eager and graph, with and without reuse (10 layers).
+    for (mode, label) in [(Mode::Eager, "eager"), (Mode::Graph, "graph")] {
+        let opts = RunOptions {
+            modes: vec![mode],
+            ..RunOptions::default()
+        };
+        let same: Vec<Case> = (0..n).map(|s| chain(10, 0, s as u64)).collect();
+        let (wall, tf) = stream(&mut harness, &same, &opts);
+        report.line(format!(
+            "{label} reuse: {:.1} cases/s, harness overhead {:.1}% of TF time",
+            n as f64 / wall,
+            100.0 * (wall - tf) / tf
+        ));
+        let fresh: Vec<Case> = (0..n / 4).map(|s| chain(10, s + 1, s as u64)).collect();
+        let (wall, tf) = stream(&mut harness, &fresh, &opts);
+        report.line(format!(
+            "{label} no reuse: {:.1} cases/s, harness overhead {:.1}% of TF time",
+            (n / 4) as f64 / wall,
+            100.0 * (wall - tf) / tf
+        ));
+    }
+
+    // Where the overhead goes: building the request frames alone (client side).
+    let same: Vec<Case> = (0..n).map(|s| chain(10, 0, s as u64)).collect();
+    let start = Instant::now();
+    for case in &same {
+        std::hint::black_box(harness_py::run::request(case, &eager));
+    }
+    report.line(format!(
+        "request building: {:.3} ms/case",
+        1e3 * start.elapsed().as_secs_f64() / n as f64
+    ));
+
+    // 2. Reference against TF eager on the same cases, 10 and 50 layers.
+    for depth in [10, 50] {
+        let cases: Vec<Case> = (0..50).map(|s| chain(depth, 0, s as u64)).collect();
+        let (_, tf) = stream(&mut harness, &cases, &eager);
+        let start = Instant::now();
+        for case in &cases {
+            let analysis = oracle::check::check(case).expect("valid");
+            std::hint::black_box(oracle::check::eval(case, &analysis).expect("evaluates"));
+        }
+        let reference = start.elapsed().as_secs_f64();
+        report.line(format!(
+            "{depth} layers: reference {:.3} ms/case, TF eager {:.3} ms/case: reference/TF = {:.3}; vs ExAIS Prolog ({} s): {:.0}x faster",
+            1e3 * reference / 50.0,
+            1e3 * tf / 50.0,
+            reference / tf,
+            if depth == 10 { "0.6" } else { "3" },
+            (if depth == 10 { 0.6 } else { 3.0 }) / (reference / 50.0)
+        ));
+    }
+
+    // 3. Worker memory: after 100 cases and after many, one new model in ten.
+    let total: usize = std::env::var("SEMFUZZ_BENCH_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000);
+    let mut rss_100 = 0;
+    let start = Instant::now();
+    for i in 0..total {
+        let case = chain(10, i / 10 % 7, i as u64);
+        stream(&mut harness, std::slice::from_ref(&case), &eager);
+        if i + 1 == 100 {
+            rss_100 = harness.worker_rss_mib().unwrap_or(0);
+            report.line(format!("worker RSS after 100 cases: {rss_100} MiB"));
+        }
+        if (i + 1) % 1000 == 0 {
+            let rss = harness.worker_rss_mib().unwrap_or(0);
+            report.line(format!(
+                "worker RSS after {} cases: {rss} MiB ({:+.1}% vs 100; {:.0} s)",
+                i + 1,
+                100.0 * (rss as f64 - rss_100 as f64) / rss_100.max(1) as f64,
+                start.elapsed().as_secs_f64()
+            ));
+        }
+    }
+    report.line(format!(
+        "worker restarts during the bench: {}",
+        harness.starts - 1
+    ));
+}
