@@ -274,3 +274,49 @@ fn fixtures_agree_in_every_mode_and_dtype() {
         }
     }
 }
+
+/// A case with the same model config as the previous one reuses the built model (only the
+/// weights and inputs change), and is still judged on its own weights.
+#[test]
+fn models_are_reused_when_only_values_change() {
+    use harness_py::{Harness, PythonEnv, RunOptions, TfOutcome, WorkerCommand, judge};
+    let env = PythonEnv::probe(&PythonEnv::select(None).unwrap()).unwrap();
+    let cmd = WorkerCommand {
+        program: PathBuf::from(env!("CARGO_BIN_EXE_semfuzz")),
+        args: vec!["__worker".into()],
+        env: Vec::new(),
+    };
+    let mut harness = Harness::new(cmd, env);
+    let dir = tempfile::tempdir().unwrap();
+    let base = oracle::Case::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../oracle/tests/fixtures/keras/dense_chain.case.json"),
+    )
+    .unwrap();
+    let mut changed = base.clone();
+    for t in changed.weights.values_mut().flatten() {
+        t.data.mapv_inplace(|x| x * -1.5 + 0.25);
+    }
+    let mut other = base.clone();
+    other.model.layers[1]
+        .config
+        .insert("units".into(), json!(5));
+    other.weights.shift_remove("dense");
+    other.weights.shift_remove("dense_1");
+    let opts = RunOptions::default();
+    let mut reused = Vec::new();
+    for case in [&base, &changed, &base, &other] {
+        let tf = harness.run(case, &opts).unwrap();
+        let TfOutcome::Ran { reused: r, .. } = &tf else {
+            panic!("{tf:?}")
+        };
+        reused.push(*r);
+        if case.weights.len() == 2 {
+            let v = judge(case, case.dtype, &oracle::check::check(case), &tf);
+            assert_eq!(v[0].kind, harness_py::Kind::Agree, "{v:?}");
+        }
+    }
+    assert_eq!(reused, [false, true, true, false]);
+    assert_eq!(harness.starts, 1);
+    drop(dir);
+}
