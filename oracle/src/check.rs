@@ -120,6 +120,41 @@ pub fn check_model(
     inputs: &[Dims],
     dtype: DType,
 ) -> Result<ModelAnalysis, CheckError> {
+    walk_model(model, inputs, dtype, None)
+}
+
+/// Every violation of a case's model on its declared input shapes, not only the first: a call
+/// that fails makes its outputs unknown, and the calls that consume them are not judged
+/// (their problems would be consequences). Empty when the model is valid.
+pub fn check_all(case: &Case) -> Result<Vec<Violation>, Unsupported> {
+    let shapes = declared_inputs(&case.model).map_err(|e| match e {
+        CheckError::Unsupported(u) => u,
+        CheckError::Invalid(v) => Unsupported::new(v.parameter, v.detail),
+    })?;
+    let mut found = Vec::new();
+    match walk_model(&case.model, &shapes, case.dtype, Some(&mut found)) {
+        Ok(analysis) => {
+            if found.is_empty()
+                && let Err(CheckError::Invalid(v)) = check_weights(case, &analysis)
+            {
+                found.push(v);
+            }
+            Ok(found)
+        }
+        Err(CheckError::Invalid(v)) => {
+            found.push(v);
+            Ok(found)
+        }
+        Err(CheckError::Unsupported(u)) => Err(u),
+    }
+}
+
+fn walk_model(
+    model: &Model,
+    inputs: &[Dims],
+    dtype: DType,
+    mut collect: Option<&mut Vec<Violation>>,
+) -> Result<ModelAnalysis, CheckError> {
     if inputs.len() != model.input_count() {
         return Err(CheckError::Invalid(
             Violation::new(Category::Structure, Tag::KerasEnforced)
@@ -152,86 +187,121 @@ pub fn check_model(
         outputs: Vec::new(),
     };
     let mut previous: Option<TensorRef> = None;
+    // Calls that failed (when collecting every violation), by (layer name, node).
+    let mut failed: std::collections::HashSet<(String, usize)> = std::collections::HashSet::new();
     for (l, n) in order {
         let layer = &model.layers[l];
-        let (kind, inputs, input_shapes, outputs) = if layer.is_input() {
-            let position = if sequential {
-                0
-            } else {
-                input_positions
-                    .get(layer.name.as_str())
-                    .copied()
-                    .unwrap_or(usize::MAX)
-            };
-            let given = inputs
-                .get(position)
-                .cloned()
-                .or_else(|| layer.input_batch_shape());
-            let Some(given) = given else {
-                return Err(CheckError::Unsupported(
-                    Unsupported::new("batch_shape", "missing").at(&layer.name, "InputLayer"),
-                ));
-            };
-            check_input_shape(layer, &given)?;
-            (
-                CallKind::Input { position },
-                Vec::new(),
-                Vec::new(),
-                vec![given],
-            )
-        } else {
-            let refs: Vec<TensorRef> = if sequential {
+        if collect.is_some() {
+            let consumed: Vec<TensorRef> = if sequential {
                 previous.iter().cloned().collect()
             } else {
-                let node = &layer.nodes[n];
-                if let Some((k, _)) = node.kwargs.iter().find(|(_, a)| !a.tensors().is_empty()) {
-                    return Err(unsupported(layer, k, "a tensor keyword argument"));
-                }
-                node.args.iter().flat_map(Arg::tensors).cloned().collect()
+                layer
+                    .nodes
+                    .get(n)
+                    .map(|node| node.tensors().into_iter().cloned().collect())
+                    .unwrap_or_default()
             };
-            let mut shapes = Vec::new();
-            for r in &refs {
-                shapes.push(
-                    tensor_shape(model, &analysis, r)
-                        .ok_or_else(|| structure(layer, r))?
-                        .clone(),
-                );
+            if consumed
+                .iter()
+                .any(|r| failed.contains(&(r.layer.clone(), r.node)))
+            {
+                failed.insert((layer.name.clone(), n));
+                previous = Some(TensorRef::new(&layer.name, n, 0));
+                continue;
             }
-            if sequential && refs.is_empty() {
-                // A sequential model without an input layer: its first layer takes the input.
-                shapes.push(inputs.first().cloned().unwrap_or_default());
-            }
-            let (kind, outputs) = match &layer.nested {
-                Some(inner) => {
-                    let sub = check_model(inner, &shapes, dtype)?;
-                    let outs = sub.outputs.clone();
-                    (CallKind::Nested(Box::new(sub)), outs)
+        }
+        let call = (|| -> Result<_, CheckError> {
+            Ok(if layer.is_input() {
+                let position = if sequential {
+                    0
+                } else {
+                    input_positions
+                        .get(layer.name.as_str())
+                        .copied()
+                        .unwrap_or(usize::MAX)
+                };
+                let given = inputs
+                    .get(position)
+                    .cloned()
+                    .or_else(|| layer.input_batch_shape());
+                let Some(given) = given else {
+                    return Err(CheckError::Unsupported(
+                        Unsupported::new("batch_shape", "missing").at(&layer.name, "InputLayer"),
+                    ));
+                };
+                check_input_shape(layer, &given)?;
+                (
+                    CallKind::Input { position },
+                    Vec::new(),
+                    Vec::new(),
+                    vec![given],
+                )
+            } else {
+                let refs: Vec<TensorRef> = if sequential {
+                    previous.iter().cloned().collect()
+                } else {
+                    let node = &layer.nodes[n];
+                    if let Some((k, _)) = node.kwargs.iter().find(|(_, a)| !a.tensors().is_empty())
+                    {
+                        return Err(unsupported(layer, k, "a tensor keyword argument"));
+                    }
+                    node.args.iter().flat_map(Arg::tensors).cloned().collect()
+                };
+                let mut shapes = Vec::new();
+                for r in &refs {
+                    shapes.push(
+                        tensor_shape(model, &analysis, r)
+                            .ok_or_else(|| structure(layer, r))?
+                            .clone(),
+                    );
                 }
-                None => {
-                    let kind =
-                        lookup(&layer.class_name, layer.module.as_deref()).ok_or_else(|| {
-                            unsupported(
-                                layer,
-                                "class_name",
-                                "no reference semantics for this class",
-                            )
+                if sequential && refs.is_empty() {
+                    // A sequential model without an input layer: its first layer takes the input.
+                    shapes.push(inputs.first().cloned().unwrap_or_default());
+                }
+                let (kind, outputs) = match &layer.nested {
+                    Some(inner) => {
+                        let sub = check_model(inner, &shapes, dtype)?;
+                        let outs = sub.outputs.clone();
+                        (CallKind::Nested(Box::new(sub)), outs)
+                    }
+                    None => {
+                        let kind = lookup(&layer.class_name, layer.module.as_deref()).ok_or_else(
+                            || {
+                                unsupported(
+                                    layer,
+                                    "class_name",
+                                    "no reference semantics for this class",
+                                )
+                            },
+                        )?;
+                        let default_node = Default::default();
+                        let node = layer.nodes.get(n).unwrap_or(&default_node);
+                        let spec = kind
+                            .parse(&CallSite {
+                                config: &layer.config,
+                                node,
+                                dtype,
+                            })
+                            .map_err(|e| placed(e, layer))?;
+                        let outs = spec.infer(&shapes).map_err(|v| {
+                            CheckError::Invalid(v.at(&layer.name, &layer.class_name))
                         })?;
-                    let default_node = Default::default();
-                    let node = layer.nodes.get(n).unwrap_or(&default_node);
-                    let spec = kind
-                        .parse(&CallSite {
-                            config: &layer.config,
-                            node,
-                            dtype,
-                        })
-                        .map_err(|e| placed(e, layer))?;
-                    let outs = spec
-                        .infer(&shapes)
-                        .map_err(|v| CheckError::Invalid(v.at(&layer.name, &layer.class_name)))?;
-                    (CallKind::Layer(spec), outs)
-                }
-            };
-            (kind, refs, shapes, outputs)
+                        (CallKind::Layer(spec), outs)
+                    }
+                };
+                (kind, refs, shapes, outputs)
+            })
+        })();
+        let (kind, inputs, input_shapes, outputs) = match (call, collect.as_deref_mut()) {
+            (Ok(c), _) => c,
+            (Err(CheckError::Invalid(v)), Some(found)) => {
+                found.push(v);
+                failed.insert((layer.name.clone(), n));
+                previous = Some(TensorRef::new(&layer.name, n, 0));
+                continue;
+            }
+            (Err(e), _) => return Err(e),
         };
         previous = Some(TensorRef::new(&layer.name, n, 0));
         analysis.index.insert((l, n), analysis.calls.len());
@@ -243,6 +313,10 @@ pub fn check_model(
             input_shapes,
             outputs,
         });
+    }
+    if !failed.is_empty() {
+        // Some outputs are unknown: the violations collected are the answer.
+        return Ok(analysis);
     }
     analysis.outputs = match &model.kind {
         ModelKind::Functional { outputs, .. } => outputs
