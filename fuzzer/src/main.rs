@@ -37,7 +37,7 @@ fn main() -> ExitCode {
         Command::Gen(_) => Outcome::not_built("gen"),
         Command::Triage(_) => Outcome::not_built("triage"),
         Command::Layers(args) => commands::layers::run(&args),
-        Command::Export(_) => Outcome::not_built("export"),
+        Command::Export(args) => commands::export::run(&args),
         Command::Worker => unreachable!("handled above"),
     };
     match outcome {

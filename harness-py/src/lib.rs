@@ -8,6 +8,7 @@
 
 pub mod client;
 pub mod env;
+pub mod export;
 pub mod known;
 pub mod protocol;
 pub mod run;

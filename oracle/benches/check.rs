@@ -9,7 +9,10 @@ use oracle::Case;
 use oracle::check::{CheckedShapes, check, check_all};
 
 fn main() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/data/resnet50.case.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/benches/data/resnet50.case.json"
+    );
     let text = std::fs::read_to_string(path).expect("the bench config");
     let runs = 50;
 
@@ -39,12 +42,21 @@ fn main() {
     }
     let write = start.elapsed().as_secs_f64() / runs as f64;
 
-    let lines = [
-        format!("ResNet50 ({} layers): read {:.2} ms, check {:.2} ms, check_all {:.2} ms, write with derived shapes {:.2} ms (target: check < 20 ms)", case.model.layers.len(), parse * 1e3, first * 1e3, all * 1e3, write * 1e3),
-    ];
+    let lines = [format!(
+        "ResNet50 ({} layers): read {:.2} ms, check {:.2} ms, check_all {:.2} ms, write with derived shapes {:.2} ms (target: check < 20 ms)",
+        case.model.layers.len(),
+        parse * 1e3,
+        first * 1e3,
+        all * 1e3,
+        write * 1e3
+    )];
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/bench-results");
     std::fs::create_dir_all(dir).expect("results dir");
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(format!("{dir}/check.txt")).expect("results file");
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(format!("{dir}/check.txt"))
+        .expect("results file");
     for l in lines {
         println!("{l}");
         writeln!(f, "{l}").expect("results file");

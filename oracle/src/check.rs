@@ -474,6 +474,23 @@ pub struct Evaluation {
     pub model_outputs: Vec<ArrayD<f64>>,
 }
 
+impl Evaluation {
+    /// The arrays a call consumed in this evaluation (for its tolerance, say).
+    pub fn inputs_of<'a>(
+        &'a self,
+        case: &'a Case,
+        call: &CheckedCall,
+    ) -> Option<Vec<&'a ArrayD<f64>>> {
+        call.inputs
+            .iter()
+            .map(|r| {
+                let l = case.model.layers.iter().position(|x| x.name == r.layer)?;
+                self.outputs.get(&(l, r.node))?.get(r.index)
+            })
+            .collect()
+    }
+}
+
 /// Why the reference could not evaluate a checked case.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum EvalError {

@@ -1,0 +1,390 @@
+//! A case as a standalone Python script: plain Keras constructor calls, the weights and inputs
+//! inline, TensorFlow's outputs printed next to the reference's, and an exit status that says
+//! whether they agree (0) or not (1). It needs only TensorFlow, Keras and NumPy.
+
+use std::fmt::Write as _;
+
+use ndarray::ArrayD;
+use oracle::case::{Arg, Layer, ModelKind, TensorRef};
+use oracle::check::{CheckError, check, eval};
+use oracle::{Case, DType};
+use serde_json::Value;
+
+/// Config keys a constructor call leaves out: bookkeeping and training-time objects.
+fn inert(key: &str, value: &Value) -> bool {
+    matches!(key, "name" | "trainable" | "dtype" | "activity_regularizer")
+        || key.ends_with("_initializer")
+        || key.ends_with("_regularizer")
+        || key.ends_with("_constraint")
+        || (key == "quantization_config" && value.is_null())
+}
+
+/// A JSON value as a Python literal.
+fn py(v: &Value) -> String {
+    match v {
+        Value::Null => "None".to_owned(),
+        Value::Bool(true) => "True".to_owned(),
+        Value::Bool(false) => "False".to_owned(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => format!("{}", Value::String(s.clone())),
+        Value::Array(a) => format!("[{}]", a.iter().map(py).collect::<Vec<_>>().join(", ")),
+        Value::Object(o) => format!(
+            "{{{}}}",
+            o.iter()
+                .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), py(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// A Python identifier for a layer name.
+fn ident(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if s.chars().next().is_none_or(|c| c.is_ascii_digit()) {
+        s.insert(0, 'l');
+    }
+    format!("{s}_")
+}
+
+fn tensor_var(t: &TensorRef, multi: &dyn Fn(&str) -> bool) -> String {
+    let base = format!("{}{}", ident(&t.layer), t.node);
+    if multi(&t.layer) {
+        format!("{base}[{}]", t.index)
+    } else {
+        base
+    }
+}
+
+fn arg(a: &Arg, multi: &dyn Fn(&str) -> bool) -> String {
+    match a {
+        Arg::Tensor { source, .. } => tensor_var(source, multi),
+        Arg::List(v) => format!(
+            "[{}]",
+            v.iter()
+                .map(|x| arg(x, multi))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Arg::Object(v) => format!(
+            "{{{}}}",
+            v.iter()
+                .map(|(k, x)| format!("{}: {}", Value::String(k.clone()), arg(x, multi)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Arg::Literal(v) => py(v),
+    }
+}
+
+fn array(a: &ArrayD<f64>, dtype: &str) -> String {
+    let data: Vec<String> = a
+        .iter()
+        .map(|x| {
+            if x.is_nan() {
+                "np.nan".to_owned()
+            } else if x.is_infinite() {
+                if *x > 0.0 {
+                    "np.inf".to_owned()
+                } else {
+                    "-np.inf".to_owned()
+                }
+            } else {
+                format!("{x:?}")
+            }
+        })
+        .collect();
+    format!(
+        "np.array([{}], dtype=\"{dtype}\").reshape({:?})",
+        data.join(", "),
+        a.shape()
+    )
+}
+
+/// `CamelCase` to `snake_case`, for operation nodes (`TrueDivide` -> `true_divide`).
+fn snake(s: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+/// The constructor (or operation) call of one layer entry.
+fn constructor(l: &Layer) -> String {
+    if l.nested.is_some()
+        || l.module
+            .as_deref()
+            .is_some_and(|m| m.starts_with("keras.src.models"))
+        || l.class_name == "Sequential"
+    {
+        let mut entry = serde_json::Map::new();
+        entry.insert(
+            "module".into(),
+            l.module.clone().map_or(Value::Null, Value::String),
+        );
+        entry.insert("class_name".into(), Value::String(l.class_name.clone()));
+        entry.insert(
+            "config".into(),
+            l.nested
+                .as_ref()
+                .map(|m| m.to_json(&oracle::case::DeclaredInputShapes, &[]))
+                .unwrap_or(Value::Object(l.config.clone())),
+        );
+        entry.insert("registered_name".into(), l.registered_name.clone());
+        return format!(
+            "keras.saving.deserialize_keras_object({})",
+            py(&Value::Object(entry))
+        );
+    }
+    let kwargs: Vec<String> = l
+        .config
+        .iter()
+        .filter(|(k, v)| !inert(k, v))
+        .map(|(k, v)| format!("{k}={}", py(v)))
+        .collect();
+    let mut all = kwargs;
+    all.push(format!("name={}", Value::String(l.name.clone())));
+    format!("layers.{}({})", l.class_name, all.join(", "))
+}
+
+/// The script for a case.
+pub fn python_script(case: &Case, source: &str) -> String {
+    let dtype = case.dtype.name();
+    let oracle = check(case);
+    let multi_outputs: std::collections::HashSet<String> = match &oracle {
+        Ok(a) => a
+            .calls
+            .iter()
+            .filter(|c| c.outputs.len() > 1)
+            .map(|c| case.model.layers[c.layer].name.clone())
+            .collect(),
+        Err(_) => Default::default(),
+    };
+    let multi = |name: &str| multi_outputs.contains(name);
+    let mut s = String::new();
+    let _ = writeln!(s, "\"\"\"Standalone repro of the semfuzz case {source}.\n");
+    let _ = writeln!(
+        s,
+        "Builds the model with plain Keras calls, sets the case's weights and inputs, runs it in"
+    );
+    let _ = writeln!(
+        s,
+        "TensorFlow (eager) and prints each model output next to semfuzz's reference output."
+    );
+    let _ = writeln!(
+        s,
+        "Exits 1 when they disagree (or when TensorFlow accepts a model the reference calls invalid),"
+    );
+    let _ = writeln!(
+        s,
+        "0 when they agree. Needs only TensorFlow, Keras and NumPy.\n\"\"\"\n"
+    );
+    let _ = writeln!(
+        s,
+        "import os\nimport sys\n\nos.environ.setdefault(\"TF_CPP_MIN_LOG_LEVEL\", \"3\")\n\nimport numpy as np  # noqa: E402\nimport keras  # noqa: E402\nfrom keras import layers, ops  # noqa: E402,F401\n"
+    );
+    let _ = writeln!(
+        s,
+        "keras.config.set_floatx(\"{dtype}\")\nkeras.config.set_dtype_policy(\"{dtype}\")\n"
+    );
+
+    let model = &case.model;
+    let input_refs = model.input_refs();
+    if matches!(model.kind, ModelKind::Sequential) {
+        let _ = writeln!(s, "model = keras.Sequential([");
+        for l in &model.layers {
+            if l.is_input() {
+                let shape = l.input_batch_shape().unwrap_or_default();
+                let _ = writeln!(
+                    s,
+                    "    keras.Input(batch_shape={}),",
+                    py(&serde_json::json!(shape))
+                        .replace('[', "(")
+                        .replace(']', ",)")
+                );
+            } else {
+                let _ = writeln!(s, "    {},", constructor(l));
+            }
+        }
+        let _ = writeln!(s, "])");
+    } else {
+        let order = oracle::case::graph::topological_order(model).unwrap_or_default();
+        let mut declared = std::collections::HashSet::new();
+        for (li, n) in order {
+            let l = &model.layers[li];
+            let var = ident(&l.name);
+            if l.is_input() {
+                let shape = l.input_batch_shape().unwrap_or_default();
+                let in_dtype = input_refs
+                    .iter()
+                    .position(|r| r.layer == l.name)
+                    .and_then(|p| case.inputs.get(p))
+                    .and_then(|t| t.dtype)
+                    .map_or(dtype, DType::name);
+                let shape_py = format!(
+                    "({},)",
+                    shape
+                        .iter()
+                        .map(|d| d.map_or("None".to_owned(), |x| x.to_string()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                let _ = writeln!(
+                    s,
+                    "{var}0 = keras.Input(batch_shape={shape_py}, dtype=\"{in_dtype}\", name={})",
+                    Value::String(l.name.clone())
+                );
+                continue;
+            }
+            let node = &l.nodes[n];
+            let args: Vec<String> = node
+                .args
+                .iter()
+                .map(|a| arg(a, &multi))
+                .chain(
+                    node.kwargs
+                        .iter()
+                        .map(|(k, a)| format!("{k}={}", arg(a, &multi))),
+                )
+                .collect();
+            if l.module
+                .as_deref()
+                .is_some_and(|m| m.starts_with("keras.src.ops"))
+            {
+                let extra: Vec<String> = l
+                    .config
+                    .iter()
+                    .filter(|(k, _)| k.as_str() != "name")
+                    .map(|(k, v)| format!("{k}={}", py(v)))
+                    .collect();
+                let all: Vec<String> = args.into_iter().chain(extra).collect();
+                let _ = writeln!(
+                    s,
+                    "{var}{n} = ops.{}({})",
+                    snake(&l.class_name),
+                    all.join(", ")
+                );
+                continue;
+            }
+            if declared.insert(l.name.clone()) {
+                let _ = writeln!(s, "{var} = {}", constructor(l));
+            }
+            let _ = writeln!(s, "{var}{n} = {var}({})", args.join(", "));
+        }
+        let ModelKind::Functional { inputs, outputs } = &model.kind else {
+            unreachable!()
+        };
+        let ends = |e: &oracle::case::Endpoints| -> String {
+            let refs = e.refs();
+            let vars: Vec<String> = refs.iter().map(|r| tensor_var(r, &multi)).collect();
+            if vars.len() == 1 {
+                vars[0].clone()
+            } else {
+                format!("[{}]", vars.join(", "))
+            }
+        };
+        let _ = writeln!(
+            s,
+            "model = keras.Model({}, {})",
+            ends(inputs),
+            ends(outputs)
+        );
+    }
+    let _ = writeln!(s);
+    for (name, ts) in &case.weights {
+        let arrays: Vec<String> = ts
+            .iter()
+            .map(|t| array(&t.data, t.dtype_or(case.dtype).name()))
+            .collect();
+        let _ = writeln!(
+            s,
+            "model.get_layer({}).set_weights([{}])",
+            Value::String(name.clone()),
+            arrays.join(", ")
+        );
+    }
+    let inputs: Vec<String> = case
+        .inputs
+        .iter()
+        .map(|t| array(&t.data, t.dtype_or(case.dtype).name()))
+        .collect();
+    let _ = writeln!(s, "inputs = [{}]", inputs.join(", "));
+    let _ = writeln!(s, "feed = inputs[0] if len(inputs) == 1 else inputs\n");
+
+    match oracle.as_ref().map(|a| (a, eval(case, a))) {
+        Ok((analysis, Ok(ev))) => {
+            let expected: Vec<String> = ev
+                .model_outputs
+                .iter()
+                .map(|a| array(a, "float64"))
+                .collect();
+            // One tolerance for the whole model: the loosest layer's, times the depth, since
+            // differences of earlier layers carry through (semfuzz itself compares layer by
+            // layer on TF's own inputs; this script only sees the model's outputs).
+            let depth = analysis.calls.len().max(1) as f64;
+            let (mut abs, mut rel) = (0.0f64, 0.0f64);
+            for call in &analysis.calls {
+                let layer = &case.model.layers[call.layer];
+                if let (oracle::check::CallKind::Layer(spec), Some(args)) =
+                    (&call.kind, ev.inputs_of(case, call))
+                {
+                    let w: Vec<&ArrayD<f64>> = case
+                        .weights
+                        .get(&layer.name)
+                        .map(|ts| ts.iter().map(|t| &t.data).collect())
+                        .unwrap_or_default();
+                    let t = spec.tolerance(case.dtype, &args, &w);
+                    abs = abs.max(t.abs);
+                    rel = rel.max(t.rel);
+                }
+            }
+            let _ = writeln!(
+                s,
+                "expected = [{}]  # semfuzz's reference (f64)",
+                expected.join(", ")
+            );
+            let _ = writeln!(
+                s,
+                "ATOL, RTOL = {:e}, {:e}  # loosest layer tolerance x depth {depth}\n",
+                (abs * depth).max(1e-300),
+                (rel * depth).max(f64::EPSILON)
+            );
+            let _ = writeln!(
+                s,
+                "actual = model(feed, training=False)\nactual = actual if isinstance(actual, (list, tuple)) else [actual]\nok = True"
+            );
+            let _ = writeln!(
+                s,
+                "for i, (e, a) in enumerate(zip(expected, actual)):\n    a = np.asarray(a, dtype=np.float64)\n    print(f\"output {{i}}: TensorFlow {{a.tolist()}}\")\n    print(f\"output {{i}}: reference  {{e.tolist()}}\")\n    if a.shape != e.shape or not np.allclose(a, e, rtol=RTOL, atol=ATOL, equal_nan=True):\n        print(f\"output {{i}} DISAGREES\")\n        ok = False\nsys.exit(0 if ok else 1)"
+            );
+        }
+        Ok((_, Err(e))) => {
+            let _ = writeln!(
+                s,
+                "# The reference could not evaluate this case: {e}\nprint(model(feed, training=False))\nsys.exit(0)"
+            );
+        }
+        Err(CheckError::Invalid(v)) => {
+            let _ = writeln!(
+                s,
+                "# The reference calls this model invalid: {}\ntry:\n    out = model(feed, training=False)\nexcept Exception as e:\n    print(\"TensorFlow refuses it:\", type(e).__name__, e)\n    sys.exit(0)\nprint(\"TensorFlow runs it:\", out)\nsys.exit(1)",
+                v.to_string().replace('\n', " ")
+            );
+        }
+        Err(CheckError::Unsupported(u)) => {
+            let _ = writeln!(
+                s,
+                "# Not judged by the reference: {}\nprint(model(feed, training=False))\nsys.exit(0)",
+                u.to_string().replace('\n', " ")
+            );
+        }
+    }
+    s
+}
