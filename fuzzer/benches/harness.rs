@@ -99,17 +99,31 @@ impl Report {
     }
 }
 
-/// Runs `cases` through `harness`; returns (wall seconds, seconds inside TF).
+/// Runs `cases` through `harness`; returns (wall seconds, seconds inside TF), and records the
+/// seconds the worker spent on the requests in all in `WORKER`.
 fn stream(harness: &mut Harness, cases: &[Case], opts: &RunOptions) -> (f64, f64) {
     let start = Instant::now();
     let mut tf = 0.0;
+    let mut worker = 0.0;
     for case in cases {
         match harness.run(case, opts).expect("the worker runs") {
-            TfOutcome::Ran { tf_seconds, .. } => tf += tf_seconds,
+            TfOutcome::Ran {
+                tf_seconds,
+                worker_seconds,
+                ..
+            } => {
+                tf += tf_seconds;
+                worker += worker_seconds;
+            }
             other => panic!("bench case did not run: {other:?}"),
         }
     }
+    WORKER.with(|w| w.set(worker));
     (start.elapsed().as_secs_f64(), tf)
+}
+
+thread_local! {
+    static WORKER: std::cell::Cell<f64> = const { std::cell::Cell::new(0.0) };
 }
 
 fn main() {
@@ -154,10 +168,13 @@ fn main() {
         };
         let same: Vec<Case> = (0..n).map(|s| chain(10, 0, s as u64)).collect();
         let (wall, tf) = stream(&mut harness, &same, &opts);
+        let worker = WORKER.with(|w| w.get());
         report.line(format!(
-            "{label} reuse: {:.1} cases/s, harness overhead {:.1}% of TF time",
+            "{label} reuse: {:.1} cases/s, harness overhead {:.1}% of TF time (worker outside TF {:.1}%, client and pipe {:.1}%)",
             n as f64 / wall,
-            100.0 * (wall - tf) / tf
+            100.0 * (wall - tf) / tf,
+            100.0 * (worker - tf) / tf,
+            100.0 * (wall - worker) / tf
         ));
         let fresh: Vec<Case> = (0..n / 4).map(|s| chain(10, s + 1, s as u64)).collect();
         let (wall, tf) = stream(&mut harness, &fresh, &opts);

@@ -91,6 +91,8 @@ pub enum TfOutcome {
         /// Seconds the worker spent in Keras/TF on this case (build, weights, every mode),
         /// excluding decoding the request and encoding the answer.
         tf_seconds: f64,
+        /// Seconds the worker spent on the request in all (decoding, TF, encoding).
+        worker_seconds: f64,
     },
     /// Building the model or setting its weights raised.
     Rejected(PyError),
@@ -364,5 +366,6 @@ fn parse_answer(frame: Frame) -> Result<TfOutcome, WorkerError> {
         modes,
         reused: body["reused"].as_bool().unwrap_or(false),
         tf_seconds: body["tf_seconds"].as_f64().unwrap_or(0.0),
+        worker_seconds: body["worker_seconds"].as_f64().unwrap_or(0.0),
     })
 }

@@ -51,11 +51,18 @@ pub fn main() -> ExitCode {
                     return ExitCode::from(65);
                 }
             };
-            let answer = match &module {
+            let started = std::time::Instant::now();
+            let mut answer = match &module {
                 Ok(m) => handle(py, m, &frame)
                     .unwrap_or_else(|e| error_frame("WorkerError", &describe(py, &e))),
                 Err(setup) => error_frame("EnvironmentError", setup),
             };
+            if let Some(h) = answer.header.as_object_mut() {
+                h.insert(
+                    "worker_seconds".into(),
+                    json!(started.elapsed().as_secs_f64()),
+                );
+            }
             if write_frame(&mut output, &answer).is_err() {
                 return ExitCode::from(74);
             }
