@@ -31,8 +31,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Version(args) => commands::version::run(&args),
         Command::Run(args) => commands::run::run(&args),
-        Command::Check(args) => commands::read_cases(std::slice::from_ref(&args.model))
-            .and_then(|_| Outcome::not_built("check")),
+        Command::Check(args) => commands::check::run(&args),
         Command::Fuzz(_) => Outcome::not_built("fuzz"),
         Command::Gen(_) => Outcome::not_built("gen"),
         Command::Triage(_) => Outcome::not_built("triage"),

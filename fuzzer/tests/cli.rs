@@ -191,11 +191,32 @@ fn check_never_starts_python() {
         &["check", case.to_str().unwrap()],
         &[("PYTHONHOME", "/nonexistent")],
     );
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
-    assert!(
-        !text(&out.stderr).contains("Python"),
-        "{}",
-        text(&out.stderr)
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout).trim(),
+        format!("{}: valid (4 layers)", case.display())
+    );
+}
+
+#[test]
+fn check_lists_every_violation_and_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.case.json");
+    let mut case: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("dense_chain.case.json")).unwrap())
+            .unwrap();
+    case["model"]["layers"][1]["config"]["units"] = serde_json::json!(0);
+    case["model"]["layers"][2]["config"]["activation"] = serde_json::json!("tanh");
+    std::fs::write(&bad, case.to_string()).unwrap();
+    let out = semfuzz(&["check", bad.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["status"], "invalid");
+    assert_eq!(report["violations"][0]["layer"], "dense");
+    assert_eq!(report["violations"][0]["category"], "illegal-argument");
+    assert_eq!(
+        report["violations"][0]["message"],
+        "Dense 'dense': units=0 is not positive (expected a positive integer)"
     );
 }
 
@@ -203,7 +224,7 @@ fn check_never_starts_python() {
 fn verbosity_flags_control_logging() {
     let case = fixture("dense_chain.case.json");
     let out = semfuzz(&["-q", "check", case.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.status.code(), Some(0));
     let out = semfuzz(&["-q", "-v", "check", case.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "-q and -v conflict");
 }
