@@ -5,8 +5,8 @@
 use ndarray::ArrayD;
 
 use super::{
-    Canonical, Common, CpuKernels, Window, channels_first_refused, check_rank, conv,
-    effective_kernel, finish, finish_bounds, flat, forward_terms, join, kernel_exceeds, max_abs,
+    Canonical, Common, CpuKernels, Window, abs_finite, channels_first_refused, check_rank, conv,
+    effective_kernel, finish, finish_bounds, flat, forward_terms, join, kernel_exceeds,
     maybe_nonempty, no_lora, no_strided_dilation, parse_common, positive, split, sum_bounds,
     sum_tolerance, zero_channels,
 };
@@ -69,6 +69,14 @@ impl ConvSpec {
 
     fn use_bias(&self) -> bool {
         self.common.use_bias
+    }
+
+    /// The convolution before bias and activation, channels last.
+    fn convolve(&self, x: &ArrayD<f64>, kernel: &ArrayD<f64>) -> Canonical {
+        let g = &self.common.geom;
+        let x = Canonical::of(x, g.data_format);
+        let win = Window::forward(g, x.spatial);
+        conv(&x, &flat(kernel), &win, self.groups, self.filters)
     }
 }
 
@@ -147,9 +155,7 @@ impl Spec for ConvSpec {
 
     fn eval(&self, inputs: &[&ArrayD<f64>], weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
         let g = &self.common.geom;
-        let x = Canonical::of(inputs[0], g.data_format);
-        let win = Window::forward(g, x.spatial);
-        let y = conv(&x, &flat(weights[0]), &win, self.groups, self.filters);
+        let y = self.convolve(inputs[0], weights[0]);
         vec![finish(
             y,
             self.bias(weights),
@@ -192,10 +198,11 @@ impl Spec for ConvSpec {
     ) -> Tolerance {
         let g = &self.common.geom;
         let c = inputs[0].shape()[super::channel_axis(g.data_format, self.rank)];
+        let magnitudes = self.convolve(&abs_finite(inputs[0]), &abs_finite(weights[0]));
         sum_tolerance(
             dtype,
             g.taps() * (c / self.groups),
-            &[max_abs(inputs[0]), max_abs(weights[0])],
+            &magnitudes,
             self.bias(weights),
             self.common.activation,
         )

@@ -6,9 +6,9 @@
 use ndarray::ArrayD;
 
 use super::{
-    Canonical, Common, CpuKernels, Terms, Window, channels_first_refused, check_rank,
-    conv_transpose, finish, finish_bounds, flat, join, max_abs, parse_common, positive, spatial3,
-    split, sum_bounds, sum_tolerance, transpose_input_len, transpose_output_len,
+    Canonical, Common, CpuKernels, Terms, Window, abs_finite, channels_first_refused, check_rank,
+    conv_transpose, finish, finish_bounds, flat, join, parse_common, positive, spatial3, split,
+    sum_bounds, sum_tolerance, transpose_input_len, transpose_output_len,
 };
 use crate::DType;
 use crate::case::Dims;
@@ -91,6 +91,19 @@ impl ConvTransposeSpec {
         self.common.use_bias.then(|| weights[1])
     }
 
+    /// The transposed convolution before bias and activation, channels last.
+    fn convolve(&self, x: &ArrayD<f64>, kernel: &ArrayD<f64>) -> Canonical {
+        let g = &self.common.geom;
+        let n = spatial3(x, g.data_format);
+        let mut out = [1; 3];
+        for (axis, o) in out.iter_mut().enumerate().take(self.rank) {
+            *o = self.output_len(axis, n[axis]).max(0) as usize;
+        }
+        let x = Canonical::of(x, g.data_format);
+        let win = Window::transposed(g, n, out);
+        conv_transpose(&x, &flat(kernel), &win, self.filters)
+    }
+
     /// The most taps that reach one output position, per input channel.
     fn taps_per_output(&self) -> usize {
         let g = &self.common.geom;
@@ -129,25 +142,30 @@ impl Spec for ConvTransposeSpec {
                     ))
                     .badness(badness::argument(-len as f64)));
             }
-            let len = len as usize;
-            // TF derives the input length back from the output length and refuses a
-            // mismatch (oneDNN skips the check on an empty batch).
-            let (k, s, d) = (g.kernel[axis], g.strides[axis], g.dilation[axis]);
-            if transpose_input_len(len, k, s, d, g.padding) != n
-                && !(self.common.kernels == CpuKernels::OneDnn && batch == Some(0))
-            {
-                return Err(
-                    Violation::new(Category::ImproperArgument, Tag::KerasEnforced)
-                        .parameter(format!("output_padding[{axis}]"))
-                        .actual(self.output_padding(axis).unwrap_or(0))
-                        .expected("output_padding >= 1 with an even dilated kernel and padding \"same\"")
-                        .detail(format!(
-                            "gives an output length {len} from which TF derives another input length than {n}"
-                        ))
-                        .badness(badness::argument(1.0)),
-                );
+            out.push(Some(len as usize));
+        }
+        // TF derives the input length back from the output length and refuses a mismatch;
+        // oneDNN returns before checking when the output is empty.
+        let empty = batch == Some(0) || out.contains(&Some(0));
+        if !(self.common.kernels == CpuKernels::OneDnn && empty) {
+            for (axis, (n, len)) in spatial.iter().zip(&out).enumerate() {
+                let (Some(n), Some(len)) = (*n, *len) else {
+                    continue;
+                };
+                let (k, s, d) = (g.kernel[axis], g.strides[axis], g.dilation[axis]);
+                if transpose_input_len(len, k, s, d, g.padding) != n {
+                    return Err(
+                        Violation::new(Category::ImproperArgument, Tag::KerasEnforced)
+                            .parameter(format!("output_padding[{axis}]"))
+                            .actual(self.output_padding(axis).unwrap_or(0))
+                            .expected("output_padding >= 1 with an even dilated kernel and padding \"same\"")
+                            .detail(format!(
+                                "gives an output length {len} from which TF derives another input length than {n}"
+                            ))
+                            .badness(badness::argument(1.0)),
+                    );
+                }
             }
-            out.push(Some(len));
         }
         if self.common.kernels == CpuKernels::Eigen {
             if g.data_format == DataFormat::ChannelsFirst {
@@ -189,14 +207,7 @@ impl Spec for ConvTransposeSpec {
 
     fn eval(&self, inputs: &[&ArrayD<f64>], weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
         let g = &self.common.geom;
-        let n = spatial3(inputs[0], g.data_format);
-        let mut out = [1; 3];
-        for (axis, o) in out.iter_mut().enumerate().take(self.rank) {
-            *o = self.output_len(axis, n[axis]).max(0) as usize;
-        }
-        let x = Canonical::of(inputs[0], g.data_format);
-        let win = Window::transposed(g, n, out);
-        let y = conv_transpose(&x, &flat(weights[0]), &win, self.filters);
+        let y = self.convolve(inputs[0], weights[0]);
         vec![finish(
             y,
             self.bias(weights),
@@ -236,10 +247,11 @@ impl Spec for ConvTransposeSpec {
     ) -> Tolerance {
         let g = &self.common.geom;
         let c = inputs[0].shape()[super::channel_axis(g.data_format, self.rank)];
+        let magnitudes = self.convolve(&abs_finite(inputs[0]), &abs_finite(weights[0]));
         sum_tolerance(
             dtype,
             self.taps_per_output() * c,
-            &[max_abs(inputs[0]), max_abs(weights[0])],
+            &magnitudes,
             self.bias(weights),
             self.common.activation,
         )

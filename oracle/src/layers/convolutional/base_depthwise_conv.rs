@@ -7,9 +7,9 @@
 use ndarray::ArrayD;
 
 use super::{
-    Canonical, Common, CpuKernels, Window, check_rank, depthwise, finish, finish_bounds, flat,
-    forward_terms, join, kernel_exceeds, max_abs, parse_common, positive, split, sum_bounds,
-    sum_tolerance, zero_channels,
+    Canonical, Common, CpuKernels, Window, abs_finite, check_rank, depthwise, finish,
+    finish_bounds, flat, forward_terms, join, kernel_exceeds, parse_common, positive, split,
+    sum_bounds, sum_tolerance, zero_channels,
 };
 use crate::DType;
 use crate::case::Dims;
@@ -40,6 +40,14 @@ pub fn parse(call: &CallSite<'_>, rank: usize) -> ParamResult<Box<dyn Spec>> {
 }
 
 impl DepthwiseSpec {
+    /// The depthwise convolution before bias and activation, channels last.
+    fn convolve(&self, x: &ArrayD<f64>, kernel: &ArrayD<f64>) -> Canonical {
+        let g = &self.common.geom;
+        let x = Canonical::of(x, g.data_format);
+        let win = Window::forward(g, x.spatial);
+        depthwise(&x, &flat(kernel), &win, self.multiplier)
+    }
+
     fn bias<'a>(&self, weights: &[&'a ArrayD<f64>]) -> Option<&'a ArrayD<f64>> {
         self.common.use_bias.then(|| weights[1])
     }
@@ -86,9 +94,7 @@ impl Spec for DepthwiseSpec {
 
     fn eval(&self, inputs: &[&ArrayD<f64>], weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
         let g = &self.common.geom;
-        let x = Canonical::of(inputs[0], g.data_format);
-        let win = Window::forward(g, x.spatial);
-        let y = depthwise(&x, &flat(weights[0]), &win, self.multiplier);
+        let y = self.convolve(inputs[0], weights[0]);
         vec![finish(
             y,
             self.bias(weights),
@@ -123,10 +129,11 @@ impl Spec for DepthwiseSpec {
         inputs: &[&ArrayD<f64>],
         weights: &[&ArrayD<f64>],
     ) -> Tolerance {
+        let magnitudes = self.convolve(&abs_finite(inputs[0]), &abs_finite(weights[0]));
         sum_tolerance(
             dtype,
             self.common.geom.taps(),
-            &[max_abs(inputs[0]), max_abs(weights[0])],
+            &magnitudes,
             self.bias(weights),
             self.common.activation,
         )

@@ -6,8 +6,8 @@
 use ndarray::ArrayD;
 
 use super::{
-    Canonical, Common, Terms, Window, check_rank, depthwise, finish, finish_bounds, flat,
-    forward_terms, join, kernel_exceeds, max_abs, parse_common, pointwise, positive, split,
+    Canonical, Common, Terms, Window, abs_finite, check_rank, depthwise, finish, finish_bounds,
+    flat, forward_terms, join, kernel_exceeds, parse_common, pointwise, positive, split,
     sum_bounds, sum_tolerance, zero_channels,
 };
 use crate::DType;
@@ -42,6 +42,20 @@ pub fn parse(call: &CallSite<'_>, rank: usize) -> ParamResult<Box<dyn Spec>> {
 }
 
 impl SeparableSpec {
+    /// The depthwise then pointwise convolution before bias and activation, channels last.
+    fn convolve(
+        &self,
+        x: &ArrayD<f64>,
+        depthwise_kernel: &ArrayD<f64>,
+        pointwise_kernel: &ArrayD<f64>,
+    ) -> Canonical {
+        let g = &self.common.geom;
+        let x = Canonical::of(x, g.data_format);
+        let win = Window::forward(g, x.spatial);
+        let mid = depthwise(&x, &flat(depthwise_kernel), &win, self.multiplier);
+        pointwise(&mid, &flat(pointwise_kernel), self.filters)
+    }
+
     fn bias<'a>(&self, weights: &[&'a ArrayD<f64>]) -> Option<&'a ArrayD<f64>> {
         self.common.use_bias.then(|| weights[2])
     }
@@ -95,10 +109,7 @@ impl Spec for SeparableSpec {
 
     fn eval(&self, inputs: &[&ArrayD<f64>], weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
         let g = &self.common.geom;
-        let x = Canonical::of(inputs[0], g.data_format);
-        let win = Window::forward(g, x.spatial);
-        let mid = depthwise(&x, &flat(weights[0]), &win, self.multiplier);
-        let y = pointwise(&mid, &flat(weights[1]), self.filters);
+        let y = self.convolve(inputs[0], weights[0], weights[1]);
         vec![finish(
             y,
             self.bias(weights),
@@ -139,10 +150,15 @@ impl Spec for SeparableSpec {
     ) -> Tolerance {
         let g = &self.common.geom;
         let c = inputs[0].shape()[super::channel_axis(g.data_format, self.rank)];
+        let magnitudes = self.convolve(
+            &abs_finite(inputs[0]),
+            &abs_finite(weights[0]),
+            &abs_finite(weights[1]),
+        );
         sum_tolerance(
             dtype,
             g.taps() * c * self.multiplier,
-            &[max_abs(inputs[0]), max_abs(weights[0]), max_abs(weights[1])],
+            &magnitudes,
             self.bias(weights),
             self.common.activation,
         )
