@@ -25,6 +25,19 @@ BIAS_ADD = ("keras.ops.add (TF backend) turns x + bias(1, F, 1..) into tf.nn.bia
             "axis instead of the channels")
 
 
+# TF's float64/float16 Conv3D CPU kernel (Eigen's CuboidConvolution) computes "same" padding
+# as ((out-1)·s + k - n) / 2 without clamping it at 0: when strides leave input positions
+# unread, the padding goes negative and the windows start that far into the input.
+CONV3D_SAME = ("TF's float64/float16 Conv3D CPU kernel (Eigen CuboidConvolution, padding SAME) does not clamp "
+               "the padding ((out-1)*s + k - n)/2 at 0: with strides skipping input positions the windows are "
+               "shifted into the input (tf.nn.conv3d on [10,20,30], k=1, s=3 gives 20, not 10; conv2d and "
+               "oneDNN give 10)")
+# oneDNN's float32 depthwise kernel with one input channel, a depth multiplier > 1 and a
+# column stride > 1 with row stride 1 computes some output rows wrong (NaN or other values).
+DEPTHWISE_ONEDNN = ("oneDNN float32 depthwise conv with 1 channel, depth_multiplier 2 and strides (1, 3) "
+                    "computes wrong values (NaN in other runs) for some output rows")
+
+
 def known_bug(cause):
     """Marks the last case as a known TF/Keras bug: the reference keeps its semantics."""
     common._CASES[-1][2]["divergence"] = cause
@@ -143,6 +156,20 @@ valid("conv3d_dilation", lambda: L.Conv3D(2, 2, dilation_rate=(2, 1, 1)), [(1, 5
 valid("conv3d_channels_first", lambda: L.Conv3D(3, 2, padding="same", data_format="channels_first"),
       [(2, 2, 3, 3, 4)], weights=W)
 valid("conv3d_groups2", lambda: L.Conv3D(4, 2, groups=2), [(1, 3, 3, 3, 4)], weights=W)
+valid("conv3d_same_strides_skip_inputs_f64", lambda: L.Conv3D(2, (2, 1, 1), strides=3, padding="same"),
+      [(2, 2, 3, 2, 3)], weights=W, divergence=CONV3D_SAME)
+valid("conv2d_same_strides_skip_inputs", lambda: L.Conv2D(2, (2, 1), strides=3, padding="same"),
+      [(2, 2, 5, 3)], weights=W)
+valid("conv1d_same_strides_skip_inputs", lambda: L.Conv1D(2, 1, strides=4, padding="same"), [(2, 7, 3)],
+      weights=W)
+valid("depthwise_conv2d_same_strides_skip_inputs", lambda: L.DepthwiseConv2D((2, 1), strides=3, padding="same"),
+      [(2, 2, 5, 3)], weights=W)
+valid("separable_conv1d_same_strides_skip_inputs", lambda: L.SeparableConv1D(2, 1, strides=4, padding="same"),
+      [(2, 7, 3)], weights=W)
+valid("conv3d_channels_first_same_strides_skip_inputs", lambda: L.Conv3D(2, (2, 1, 1), strides=3,
+      padding="same", data_format="channels_first"), [(2, 3, 2, 3, 2)], weights=W)
+valid("conv3d_same_strides_skip_inputs_f32", lambda: L.Conv3D(2, (2, 1, 1), strides=3, padding="same"),
+      [(2, 2, 3, 2, 3)], weights=W, dtype="float32")
 valid("conv3d_f32", lambda: L.Conv3D(3, 2, strides=(1, 2, 1), padding="same"), [(2, 4, 4, 3, 2)], weights=W,
       dtype="float32")
 valid("conv3d_channels_first_f32", lambda: L.Conv3D(3, 2, data_format="channels_first"), [(2, 2, 3, 4, 3)],
@@ -191,6 +218,8 @@ valid("conv2d_transpose_channels_first_f32", lambda: L.Conv2DTranspose(2, 3, str
       data_format="channels_first"), [(2, 2, 3, 3)], weights=W, dtype="float32")
 valid("conv2d_transpose_dilation_f32", lambda: L.Conv2DTranspose(2, 2, dilation_rate=(2, 1), padding="same"),
       [(2, 3, 3, 2)], weights=W, dtype="float32")
+valid("conv1d_transpose_same_even_kernel_empty_output_f32", lambda: L.Conv1DTranspose(2, 2, padding="same",
+      output_padding=0), [(2, 1, 3)], weights=W, dtype="float32")
 valid("conv3d_transpose", lambda: L.Conv3DTranspose(2, 2, strides=(2, 1, 1)), [(1, 2, 3, 2, 2)], weights=W)
 valid("conv3d_transpose_same", lambda: L.Conv3DTranspose(2, (3, 2, 1), strides=2, padding="same",
       output_padding=(1, 1, 0)), [(1, 2, 2, 3, 2)], weights=W)
@@ -249,6 +278,8 @@ valid("depthwise_conv2d_channels_first_square_output", lambda: L.DepthwiseConv2D
       data_format="channels_first"), [(2, 3, 4, 4)], weights=W, divergence=BIAS_ADD)
 valid("depthwise_conv2d_f32", lambda: L.DepthwiseConv2D(3, strides=2, depth_multiplier=2, padding="same"),
       [(2, 5, 5, 3)], weights=W, dtype="float32")
+valid("depthwise_conv2d_multiplier_column_stride_f32", lambda: L.DepthwiseConv2D((1, 2), strides=(1, 3),
+      depth_multiplier=2), [(1, 3, 3, 1)], weights=W, dtype="float32", divergence=DEPTHWISE_ONEDNN)
 valid("depthwise_conv2d_channels_first_dilation_f32", lambda: L.DepthwiseConv2D(2, dilation_rate=2,
       data_format="channels_first"), [(2, 2, 5, 5)], weights=W, dtype="float32")
 
