@@ -29,11 +29,22 @@
 //!   formula gives `(n-1)·s`, from which TF derives `n-1` input positions, not `n`), except
 //!   in float32/bfloat16 when the output is empty (oneDNN returns before checking).
 //!
-//! Bugs are not modelled (the reference says what the call should do): oneDNN returns
-//! wrongly shaped (uninitialised) outputs for empty inputs, and for a `valid` window larger
-//! than the input; `Conv3DTranspose` with zero input channels in float64 dies of SIGFPE;
-//! depthwise and separable convs with `strides > 1`, `dilation_rate > 1`, `padding="same"`
-//! fail on an empty spatial axis (Keras's stride/dilation decomposition pads too little).
+//! Bugs are not modelled (the reference says what the call should do; the goldens record
+//! the reachable ones as divergences):
+//! - `keras.ops.add` (TF backend) adds a `(1, F, 1..)` bias with `tf.nn.bias_add(..,
+//!   "NHWC")` when the output's last axis also has `F` entries: in `channels_first` the bias
+//!   lands on the last spatial axis;
+//! - TF's float64/float16 `Conv3D` kernel does not clamp `same` padding at 0, so windows
+//!   shift into the input when the strides skip input positions;
+//! - oneDNN returns wrongly shaped, uninitialised outputs for empty inputs and for a `valid`
+//!   window larger than its input (which lets an empty causal `Conv1D` through in float32),
+//!   and wrong values for a one-channel depthwise conv with a depth multiplier and a column
+//!   stride;
+//! - `Conv3DTranspose` with zero input channels in float64 dies of SIGFPE;
+//! - graph-mode dilated convolutions (Keras's XLA path: grouped convs, `channels_first`
+//!   `Conv3D`) fail on an empty spatial axis, and so do depthwise and separable convs with
+//!   `strides > 1`, `dilation_rate > 1` and `padding="same"` (Keras's decomposition pads
+//!   too little).
 //!
 //! # Padding and non-finite weights
 //!
