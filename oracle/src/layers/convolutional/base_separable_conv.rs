@@ -1,0 +1,170 @@
+//! Keras's `BaseSeparableConv`: `SeparableConv1D`, `SeparableConv2D`. A depthwise conv
+//! (`kernel_size + (channels, depth_multiplier)`, no bias) followed by a pointwise one
+//! (`(1,)*rank + (channels·depth_multiplier, filters)`), plus a bias, then the activation.
+//! `strides > 1` with `dilation_rate > 1` is allowed, as for depthwise convs.
+
+use ndarray::ArrayD;
+
+use super::{
+    Canonical, Common, Terms, Window, abs_finite, check_rank, depthwise, finish, finish_bounds,
+    flat, forward_terms, join, kernel_exceeds, parse_common, pointwise, positive, split,
+    sum_bounds, sum_tolerance, zero_channels,
+};
+use crate::DType;
+use crate::case::Dims;
+use crate::interval::Interval;
+use crate::layers::{CallSite, Spec, WeightDomain, WeightSpec};
+use crate::params::{Config, ParamResult};
+use crate::tolerance::Tolerance;
+use crate::violation::Violation;
+
+#[derive(Debug)]
+pub struct SeparableSpec {
+    rank: usize,
+    multiplier: usize,
+    filters: usize,
+    common: Common,
+}
+
+/// Parses a `SeparableConv{rank}D` call.
+pub fn parse(call: &CallSite<'_>, rank: usize) -> ParamResult<Box<dyn Spec>> {
+    let c = Config::new(call.config);
+    let multiplier = positive(&c, "depth_multiplier", Some(1))?;
+    let filters = positive(&c, "filters", None)?;
+    let common = parse_common(&c, rank, false, call.dtype)?;
+    c.finish()?;
+    Ok(Box::new(SeparableSpec {
+        rank,
+        multiplier,
+        filters,
+        common,
+    }))
+}
+
+impl SeparableSpec {
+    /// The depthwise then pointwise convolution before bias and activation, channels last.
+    fn convolve(
+        &self,
+        x: &ArrayD<f64>,
+        depthwise_kernel: &ArrayD<f64>,
+        pointwise_kernel: &ArrayD<f64>,
+    ) -> Canonical {
+        let g = &self.common.geom;
+        let x = Canonical::of(x, g.data_format);
+        let win = Window::forward(g, x.spatial);
+        let mid = depthwise(&x, &flat(depthwise_kernel), &win, self.multiplier);
+        pointwise(&mid, &flat(pointwise_kernel), self.filters)
+    }
+
+    fn bias<'a>(&self, weights: &[&'a ArrayD<f64>]) -> Option<&'a ArrayD<f64>> {
+        self.common.use_bias.then(|| weights[2])
+    }
+}
+
+impl Spec for SeparableSpec {
+    fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
+        check_rank(inputs, self.rank)?;
+        let g = &self.common.geom;
+        let x = &inputs[0];
+        let (batch, channels, spatial) = split(x, g.data_format);
+        let out = g
+            .output_lens(&spatial)
+            .map_err(|(axis, n)| kernel_exceeds(g, axis, n))?;
+        // The pointwise kernel has no elements: every CPU kernel refuses it.
+        if channels == Some(0) {
+            return Err(zero_channels(x));
+        }
+        super::depthwise_strides_refused(&self.common)?;
+        Ok(vec![join(batch, Some(self.filters), out, g.data_format)])
+    }
+
+    fn weights(&self, inputs: &[Vec<usize>]) -> Vec<WeightSpec> {
+        let g = &self.common.geom;
+        let c = inputs[0][super::channel_axis(g.data_format, self.rank)];
+        let mut depthwise = g.kernel.clone();
+        depthwise.extend([c, self.multiplier]);
+        let mut pointwise = vec![1; self.rank];
+        pointwise.extend([c * self.multiplier, self.filters]);
+        let mut w = vec![
+            WeightSpec {
+                name: "depthwise_kernel",
+                shape: depthwise,
+                domain: WeightDomain::Any,
+            },
+            WeightSpec {
+                name: "pointwise_kernel",
+                shape: pointwise,
+                domain: WeightDomain::Any,
+            },
+        ];
+        if self.common.use_bias {
+            w.push(WeightSpec {
+                name: "bias",
+                shape: vec![self.filters],
+                domain: WeightDomain::Any,
+            });
+        }
+        w
+    }
+
+    fn eval(&self, inputs: &[&ArrayD<f64>], weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
+        let g = &self.common.geom;
+        let y = self.convolve(inputs[0], weights[0], weights[1]);
+        vec![finish(
+            y,
+            self.bias(weights),
+            self.rank,
+            g.data_format,
+            self.common.activation,
+        )]
+    }
+
+    fn intervals(
+        &self,
+        shapes: &[Dims],
+        inputs: &[Interval],
+        weights: &[Interval],
+    ) -> Vec<Interval> {
+        let g = &self.common.geom;
+        let (_, channels, _) = split(&shapes[0], g.data_format);
+        let pre = match (channels, weights.first(), weights.get(1)) {
+            (Some(c), Some(dw), Some(pw)) => {
+                let mid = sum_bounds(inputs[0], *dw, g.taps(), forward_terms(g.padding));
+                sum_bounds(mid, *pw, c * self.multiplier, Terms::All)
+            }
+            _ => Interval::TOP,
+        };
+        let bias = if self.common.use_bias {
+            weights.get(2).copied()
+        } else {
+            None
+        };
+        vec![finish_bounds(pre, bias, self.common.activation)]
+    }
+
+    fn tolerance(
+        &self,
+        dtype: DType,
+        inputs: &[&ArrayD<f64>],
+        weights: &[&ArrayD<f64>],
+    ) -> Tolerance {
+        let g = &self.common.geom;
+        let c = inputs[0].shape()[super::channel_axis(g.data_format, self.rank)];
+        let magnitudes = self.convolve(
+            &abs_finite(inputs[0]),
+            &abs_finite(weights[0]),
+            &abs_finite(weights[1]),
+        );
+        sum_tolerance(
+            dtype,
+            g.taps() * c * self.multiplier,
+            &magnitudes,
+            self.bias(weights),
+            self.common.activation,
+        )
+    }
+
+    fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {
+        crate::layers::util::input_shape_config(inputs)
+    }
+}

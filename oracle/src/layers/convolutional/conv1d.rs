@@ -1,0 +1,63 @@
+//! `keras.layers.Conv1D`: a convolution over one spatial axis (`padding="causal"` pads the
+//! start only).
+
+use super::base_conv;
+use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::params::ParamResult;
+
+pub struct Conv1D;
+
+impl LayerKind for Conv1D {
+    fn class_name(&self) -> &'static str {
+        "Conv1D"
+    }
+
+    fn parse(&self, call: &CallSite<'_>) -> ParamResult<Box<dyn Spec>> {
+        base_conv::parse(call, 1)
+    }
+
+    fn params(&self) -> &'static [ParamDef] {
+        &[
+            ParamDef::Int {
+                name: "filters",
+                min: 1,
+                max: 8,
+                edges: &[1, 2, 4, 8],
+            },
+            ParamDef::Ints {
+                name: "kernel_size",
+                len: 1,
+                min: 1,
+                max: 3,
+            },
+            ParamDef::Int {
+                name: "strides",
+                min: 1,
+                max: 2,
+                edges: &[1],
+            },
+            ParamDef::Choice {
+                name: "padding",
+                options: &["valid", "same", "causal"],
+            },
+            ParamDef::Choice {
+                name: "data_format",
+                options: &["channels_last", "channels_first"],
+            },
+            ParamDef::Int {
+                name: "dilation_rate",
+                min: 1,
+                max: 2,
+                edges: &[1],
+            },
+            ParamDef::Int {
+                name: "groups",
+                min: 1,
+                max: 2,
+                edges: &[1],
+            },
+            ParamDef::Activation { name: "activation" },
+            ParamDef::Bool { name: "use_bias" },
+        ]
+    }
+}

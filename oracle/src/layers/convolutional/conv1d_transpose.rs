@@ -1,0 +1,62 @@
+//! `keras.layers.Conv1DTranspose`: a transposed convolution over one spatial axis.
+
+use super::base_conv_transpose;
+use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::params::ParamResult;
+
+pub struct Conv1DTranspose;
+
+impl LayerKind for Conv1DTranspose {
+    fn class_name(&self) -> &'static str {
+        "Conv1DTranspose"
+    }
+
+    fn parse(&self, call: &CallSite<'_>) -> ParamResult<Box<dyn Spec>> {
+        base_conv_transpose::parse(call, 1)
+    }
+
+    fn params(&self) -> &'static [ParamDef] {
+        &[
+            ParamDef::Int {
+                name: "filters",
+                min: 1,
+                max: 8,
+                edges: &[1],
+            },
+            ParamDef::Ints {
+                name: "kernel_size",
+                len: 1,
+                min: 1,
+                max: 3,
+            },
+            ParamDef::Int {
+                name: "strides",
+                min: 1,
+                max: 3,
+                edges: &[1],
+            },
+            ParamDef::Choice {
+                name: "padding",
+                options: &["valid", "same"],
+            },
+            ParamDef::Int {
+                name: "output_padding",
+                min: 0,
+                max: 1,
+                edges: &[0],
+            },
+            ParamDef::Choice {
+                name: "data_format",
+                options: &["channels_last", "channels_first"],
+            },
+            ParamDef::Int {
+                name: "dilation_rate",
+                min: 1,
+                max: 2,
+                edges: &[1],
+            },
+            ParamDef::Activation { name: "activation" },
+            ParamDef::Bool { name: "use_bias" },
+        ]
+    }
+}

@@ -1,0 +1,56 @@
+//! `keras.layers.DepthwiseConv2D`: a depthwise convolution over two spatial axes.
+
+use super::base_depthwise_conv;
+use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::params::ParamResult;
+
+pub struct DepthwiseConv2D;
+
+impl LayerKind for DepthwiseConv2D {
+    fn class_name(&self) -> &'static str {
+        "DepthwiseConv2D"
+    }
+
+    fn parse(&self, call: &CallSite<'_>) -> ParamResult<Box<dyn Spec>> {
+        base_depthwise_conv::parse(call, 2)
+    }
+
+    fn params(&self) -> &'static [ParamDef] {
+        &[
+            ParamDef::Ints {
+                name: "kernel_size",
+                len: 2,
+                min: 1,
+                max: 3,
+            },
+            ParamDef::Int {
+                name: "strides",
+                min: 1,
+                max: 2,
+                edges: &[1],
+            },
+            ParamDef::Choice {
+                name: "padding",
+                options: &["valid", "same"],
+            },
+            ParamDef::Int {
+                name: "depth_multiplier",
+                min: 1,
+                max: 3,
+                edges: &[1],
+            },
+            ParamDef::Choice {
+                name: "data_format",
+                options: &["channels_last", "channels_first"],
+            },
+            ParamDef::Int {
+                name: "dilation_rate",
+                min: 1,
+                max: 2,
+                edges: &[1],
+            },
+            ParamDef::Activation { name: "activation" },
+            ParamDef::Bool { name: "use_bias" },
+        ]
+    }
+}
