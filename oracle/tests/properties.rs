@@ -125,10 +125,21 @@ fn random_array(rng: &mut Rng, shape: &[usize]) -> ArrayD<f64> {
 
 #[test]
 fn every_layer_keeps_its_contract_on_random_calls() {
-    let mut rng = Rng(0x5eed_1234_abcd_ef01);
+    // Each class draws from its own stream (seeded by its name), so adding classes does not
+    // change what the others are tested on; rarely valid classes get more attempts.
     let mut accepted = std::collections::HashMap::<&str, usize>::new();
     for kind in registry() {
-        for _ in 0..300 {
+        let seed = kind
+            .class_name()
+            .bytes()
+            .fold(0x5eed_1234_abcd_ef01u64, |h, b| {
+                (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+            });
+        let mut rng = Rng(seed | 1);
+        for attempt in 0..3000 {
+            if attempt >= 300 && accepted.get(kind.class_name()).copied().unwrap_or(0) >= 20 {
+                break;
+            }
             let mut config = Map::new();
             for def in kind.params() {
                 if rng.chance(0.8) {
@@ -253,8 +264,8 @@ fn every_layer_keeps_its_contract_on_random_calls() {
     }
     for kind in registry() {
         assert!(
-            accepted.get(kind.class_name()).copied().unwrap_or(0) >= 5,
-            "{}: random calls almost never valid ({accepted:?})",
+            accepted.get(kind.class_name()).copied().unwrap_or(0) >= 20,
+            "{}: random calls almost never valid in 3000 attempts ({accepted:?})",
             kind.class_name()
         );
     }

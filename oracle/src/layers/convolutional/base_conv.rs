@@ -6,9 +6,9 @@ use ndarray::ArrayD;
 
 use super::{
     Canonical, Common, CpuKernels, Window, abs_finite, channels_first_refused, check_rank, conv,
-    effective_kernel, finish, finish_bounds, flat, forward_terms, join, kernel_exceeds,
-    maybe_nonempty, no_lora, no_strided_dilation, parse_common, positive, split, sum_bounds,
-    sum_tolerance, zero_channels,
+    effective_kernel, finish, finish_bounds, flat, forward_terms, join, kernel_exceeds, no_lora,
+    no_strided_dilation, parse_common, positive, split, sum_bounds, sum_tolerance, surely_nonempty,
+    zero_channels,
 };
 use crate::DType;
 use crate::case::Dims;
@@ -112,7 +112,7 @@ impl Spec for ConvSpec {
         if g.padding == Padding::Causal
             && spatial[0] == Some(0)
             && effective_kernel(g.kernel[0], g.dilation[0]) > 1
-            && (batch != Some(0) || self.groups > 1)
+            && (batch.is_some_and(|b| b != 0) || self.groups > 1)
         {
             return Err(Violation::new(Category::EmptyOutput, Tag::KerasEnforced)
                 .parameter("input[0]")
@@ -126,7 +126,7 @@ impl Spec for ConvSpec {
             && g.data_format == DataFormat::ChannelsFirst
             && self.groups == 1
             && self.rank <= 2
-            && maybe_nonempty(&out)
+            && surely_nonempty(&out)
         {
             return Err(channels_first_refused("Conv1D/Conv2D without groups"));
         }

@@ -418,9 +418,12 @@ pub fn join(batch: Option<usize>, channels: Option<usize>, spatial: Dims, df: Da
     out
 }
 
-/// Whether a shape may hold elements (unknown sizes count as non-zero).
-pub fn maybe_nonempty(d: &[Option<usize>]) -> bool {
-    d.iter().all(|x| *x != Some(0))
+/// Whether a shape surely holds elements: every size known and non-zero. The refusals of
+/// TF's kernels happen at run time and only for non-empty outputs, so on a shape with unknown
+/// sizes (Keras's symbolic build, the batch still `None`) they are left to the check on the
+/// concrete shapes.
+pub fn surely_nonempty(d: &[Option<usize>]) -> bool {
+    d.iter().all(|x| x.is_some_and(|n| n != 0))
 }
 
 /// Requires the input rank of a convolution with `rank` spatial axes: Keras's `InputSpec`
