@@ -144,12 +144,17 @@ def _build(model_config, dtype, input_dtypes):
 
 def _calls(model):
     """Every (layer name, call index) of the model with its output tensors, for a probe model
-    that returns all of them."""
+    that returns all of them. A Sequential model is walked through the functional graph it
+    builds, where each layer has one call (index 0, as in the case)."""
+    graph = getattr(model, "_functional", None) or model
+    sequential = graph is not model
     calls = []
-    for op in model.operations:
-        if type(op).__name__ == "InputLayer":
-            continue
-        for n, node in enumerate(op._inbound_nodes):
+    for depth in sorted(graph._nodes_by_depth, reverse=True):
+        for node in graph._nodes_by_depth[depth]:
+            op = node.operation
+            if type(op).__name__ == "InputLayer":
+                continue
+            n = 0 if sequential else op._inbound_nodes.index(node)
             calls.append((op.name, n, list(node.outputs)))
     return calls
 
@@ -184,20 +189,26 @@ class _Prepared:
 _prepared = None
 
 
+def _announcing(original, name):
+    """`original`, announcing on stderr that layer `name` is entered (closure variables, not
+    default arguments, so Keras's error messages show the layer's own arguments)."""
+
+    def call(*args, **kwargs):
+        sys.stderr.write(_LAYER_MARK + name + "\n")
+        sys.stderr.flush()
+        return original(*args, **kwargs)
+
+    return call
+
+
 def _mark_layers(model):
     """Wrap every layer's call so the worker announces, on stderr, the layer it enters: when
     the process dies, the client knows where."""
-    for op in model.operations:
+    graph = getattr(model, "_functional", None) or model
+    for op in graph.operations:
         if getattr(op, "_semfuzz_marked", False) or not hasattr(op, "call"):
             continue
-        original = op.call
-        name = op.name
-
-        def call(*args, __original=original, __name=name, **kwargs):
-            sys.stderr.write(_LAYER_MARK + __name + "\n")
-            sys.stderr.flush()
-            return __original(*args, **kwargs)
-
+        call = _announcing(op.call, op.name)
         try:
             op.call = call
             op._semfuzz_marked = True
