@@ -196,6 +196,16 @@ fn main() {
         1e3 * start.elapsed().as_secs_f64() / n as f64
     ));
 
+    // The floor: a round trip with an empty request (hello), no TF work.
+    let start = Instant::now();
+    for _ in 0..200 {
+        std::hint::black_box(harness.versions().expect("hello"));
+    }
+    report.line(format!(
+        "empty round trip (hello): {:.3} ms",
+        1e3 * start.elapsed().as_secs_f64() / 200.0
+    ));
+
     // 2. Reference against TF eager on the same cases, 10 and 50 layers.
     for depth in [10, 50] {
         let cases: Vec<Case> = (0..50).map(|s| chain(depth, 0, s as u64)).collect();
