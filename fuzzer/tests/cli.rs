@@ -326,3 +326,43 @@ fn exported_scripts_run_standalone_and_report_agreement() {
         text(&run.stdout)
     );
 }
+
+#[test]
+fn check_reads_keras_files_and_model_json_without_python() {
+    let dir = tempfile::tempdir().unwrap();
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python");
+    let script = format!(
+        "import os; os.environ['TF_CPP_MIN_LOG_LEVEL']='3'\nimport keras, json\nx = keras.Input((8, 8, 3))\ny = keras.layers.Conv2D(4, 3)(x)\ny = keras.layers.Flatten()(y)\nm = keras.Model(x, keras.layers.Dense(2)(y))\nm.save({dir:?} + '/m.keras')\nc = json.loads(m.to_json())\nc['config']['layers'][1]['config']['kernel_size'] = [9, 9]\nopen({dir:?} + '/bad.json', 'w').write(json.dumps(c))\n",
+        dir = dir.path().to_str().unwrap()
+    );
+    let made = Command::new(&python)
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    let keras_file = dir.path().join("m.keras");
+    let out = semfuzz_with(
+        &["check", keras_file.to_str().unwrap()],
+        &[("PYTHONHOME", "/nonexistent")],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stdout).contains("valid (4 layers)"),
+        "{}",
+        text(&out.stdout)
+    );
+    let bad = dir.path().join("bad.json");
+    let out = semfuzz(&["check", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("Conv2D 'conv2d': kernel_size"),
+        "{}",
+        text(&out.stdout)
+    );
+}

@@ -1,5 +1,6 @@
 //! `semfuzz check MODEL`: every violation of a model, located and explained, without
-//! TensorFlow. Reads case files (`*.case.json`); exit 1 when the model is invalid.
+//! TensorFlow. Reads `.keras` files, Keras model JSON (`model.to_json()`) and case files
+//! (`*.case.json`); exit 1 when the model is invalid.
 
 use oracle::check::check_all;
 use serde_json::json;
@@ -8,7 +9,13 @@ use crate::cli::CheckArgs;
 use crate::exit::{Failure, Outcome};
 
 pub fn run(args: &CheckArgs) -> Result<Outcome, Failure> {
-    let case = super::read_cases(std::slice::from_ref(&args.model))?.remove(0);
+    let name = args.model.to_string_lossy();
+    let case = if name.ends_with(".case.json") {
+        super::read_cases(std::slice::from_ref(&args.model))?.remove(0)
+    } else {
+        // A .keras file or the JSON of model.to_json(): the model only.
+        oracle::case::read_keras_model(&args.model).map_err(|e| Failure::usage(e.to_string()))?
+    };
     let path = args.model.display().to_string();
     let violations = match check_all(&case) {
         Ok(v) => v,

@@ -14,6 +14,7 @@ mod error;
 pub mod graph;
 mod hostile;
 mod json;
+mod keras_file;
 pub mod model;
 mod npz;
 pub mod tensor;
@@ -27,6 +28,7 @@ use serde_json::{Map, Value, json};
 
 pub use error::{CaseError, CaseErrorKind};
 pub use json::same_json;
+pub use keras_file::read_keras_model;
 pub use model::{
     Arg, DeclaredInputShapes, DerivedShapes, Dims, Endpoints, Layer, Model, ModelKind, Node,
     TensorRef,
