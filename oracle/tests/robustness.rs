@@ -22,9 +22,9 @@ impl Rng {
 /// Replaces numbers inside layer configs (not the arrays) with random values.
 fn mutate(v: &mut Value, rng: &mut Rng, in_config: bool) {
     match v {
-        Value::Number(_) if in_config && rng.next() % 4 == 0 => {
+        Value::Number(_) if in_config && rng.next().is_multiple_of(4) => {
             let choices = [-3i64, -1, 0, 1, 2, 3, 5, 9, 64, 1 << 20];
-            *v = if rng.next() % 5 == 0 {
+            *v = if rng.next().is_multiple_of(5) {
                 serde_json::json!(((rng.next() % 2000) as f64 - 1000.0) / 7.0)
             } else {
                 serde_json::json!(choices[(rng.next() % choices.len() as u64) as usize])
