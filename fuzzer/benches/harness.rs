@@ -105,8 +105,12 @@ fn stream(harness: &mut Harness, cases: &[Case], opts: &RunOptions) -> (f64, f64
     let start = Instant::now();
     let mut tf = 0.0;
     let mut worker = 0.0;
+    let mut split = [0.0f64; 6];
     for case in cases {
-        match harness.run(case, opts).expect("the worker runs") {
+        let t = Instant::now();
+        let outcome = harness.run(case, opts).expect("the worker runs");
+        let total = t.elapsed().as_secs_f64();
+        match outcome {
             TfOutcome::Ran {
                 tf_seconds,
                 worker_seconds,
@@ -114,16 +118,28 @@ fn stream(harness: &mut Harness, cases: &[Case], opts: &RunOptions) -> (f64, f64
             } => {
                 tf += tf_seconds;
                 worker += worker_seconds;
+                if let Some(timing) = harness.last_timing() {
+                    split[0] += timing.write;
+                    split[1] += timing.wait - worker_seconds;
+                    split[2] += timing.read;
+                    split[3] += total - timing.write - timing.wait - timing.read;
+                    split[4] += timing.build;
+                    split[5] += timing.parse;
+                }
             }
             other => panic!("bench case did not run: {other:?}"),
         }
     }
     WORKER.with(|w| w.set(worker));
+    SPLIT.with(|s| s.set(split.map(|x| 1e3 * x / cases.len().max(1) as f64)));
     (start.elapsed().as_secs_f64(), tf)
 }
 
 thread_local! {
     static WORKER: std::cell::Cell<f64> = const { std::cell::Cell::new(0.0) };
+    /// ms per case: writing the request, waiting beyond the worker's own time, reading the
+    /// answer, and the client's own work (building the request, parsing the answer).
+    static SPLIT: std::cell::Cell<[f64; 6]> = const { std::cell::Cell::new([0.0; 6]) };
 }
 
 fn main() {
@@ -176,6 +192,8 @@ fn main() {
             100.0 * (worker - tf) / tf,
             100.0 * (wall - worker) / tf
         ));
+        let [write, wait, read, own, build, parse] = SPLIT.with(|s| s.get());
+        report.line(format!("{label} reuse, client side per case: write {write:.3} ms, wait beyond the worker {wait:.3} ms, read {read:.3} ms, own work {own:.3} ms (request {build:.3}, answer {parse:.3})"));
         let fresh: Vec<Case> = (0..n / 4).map(|s| chain(10, s + 1, s as u64)).collect();
         let (wall, tf) = stream(&mut harness, &fresh, &opts);
         report.line(format!(

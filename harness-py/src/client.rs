@@ -157,8 +157,25 @@ struct StderrState {
     layer: Option<String>,
 }
 
+/// Where the last request's time went, on the client side (seconds).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RequestTiming {
+    /// Writing the request into the pipe (the worker reads it meanwhile).
+    pub write: f64,
+    /// Waiting for the first byte of the answer.
+    pub wait: f64,
+    /// Reading the answer frame.
+    pub read: f64,
+    /// Building the request from the case.
+    pub build: f64,
+    /// Decoding the answer into outputs.
+    pub parse: f64,
+}
+
 /// A running worker process.
 pub struct Worker {
+    /// Where the last request's time went.
+    pub timing: RequestTiming,
     child: Child,
     stdin: BufWriter<ChildStdin>,
     stdout: BufReader<ChildStdout>,
@@ -218,6 +235,7 @@ impl Worker {
             .map_err(spawn_err)?;
         tracing::debug!(pid, "worker started");
         Ok(Worker {
+            timing: RequestTiming::default(),
             child,
             stdin,
             stdout,
@@ -242,10 +260,12 @@ impl Worker {
     /// gone: start a new one.
     pub fn request_within(&mut self, frame: &Frame, limits: Limits) -> Result<Frame, WorkerError> {
         self.lock_stderr().layer = None;
+        let t0 = Instant::now();
         if write_frame(&mut self.stdin, frame).is_err() {
             return Err(self.died());
         }
         let start = Instant::now();
+        self.timing.write = (start - t0).as_secs_f64();
         let fd = self.stdout.get_ref().as_raw_fd();
         while self.stdout.buffer().is_empty() {
             let mut pfd = libc::pollfd {
@@ -286,7 +306,11 @@ impl Worker {
                 });
             }
         }
-        match read_frame(&mut self.stdout) {
+        let t1 = Instant::now();
+        self.timing.wait = (t1 - start).as_secs_f64();
+        let answer = read_frame(&mut self.stdout);
+        self.timing.read = t1.elapsed().as_secs_f64();
+        match answer {
             Ok(Some(answer)) => Ok(answer),
             Ok(None) => Err(self.died()),
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Err(self.died()),

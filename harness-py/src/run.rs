@@ -175,6 +175,11 @@ impl Harness {
         self.worker()?.hello()
     }
 
+    /// Where the last request's time went on the client side, when a worker is running.
+    pub fn last_timing(&self) -> Option<crate::client::RequestTiming> {
+        self.worker.as_ref().map(|w| w.timing)
+    }
+
     /// The worker's resident memory in MiB, when it is running.
     pub fn worker_rss_mib(&self) -> Option<u64> {
         self.worker.as_ref().and_then(Worker::rss_mib)
@@ -190,15 +195,11 @@ impl Harness {
                 oracle::case::WriteOptions::default(),
             );
         }
-        let mut frame = request(case, opts);
+        let t0 = std::time::Instant::now();
+        // When the worker has this model built, only weights and inputs travel.
+        let frame = request_for(case, opts, self.held_model.as_deref());
+        let build = t0.elapsed().as_secs_f64();
         let key = frame.header["model_key"].as_str().map(str::to_owned);
-        if key.is_some() && key == self.held_model {
-            // The worker has this model built: only weights and inputs travel.
-            frame.header["case"]
-                .as_object_mut()
-                .expect("an object")
-                .remove("model");
-        }
         let mut limits = opts.limits;
         if opts.modes.contains(&Mode::Xla) {
             limits.timeout += opts.xla_budget;
@@ -206,7 +207,12 @@ impl Harness {
         let answer = self.worker()?.request_within(&frame, limits);
         let outcome = match answer {
             Ok(frame) => {
+                let t1 = std::time::Instant::now();
                 let outcome = parse_answer(frame)?;
+                if let Some(w) = self.worker.as_mut() {
+                    w.timing.build = build;
+                    w.timing.parse = t1.elapsed().as_secs_f64();
+                }
                 self.held_model = match &outcome {
                     TfOutcome::Ran { .. } => key,
                     _ => None,
@@ -249,8 +255,15 @@ impl Harness {
 /// The request frame for a case: the model config (derived shapes regenerated), the input
 /// dtypes, the weights' layout, and all arrays as little-endian f64 in the payload.
 pub fn request(case: &Case, opts: &RunOptions) -> Frame {
+    request_for(case, opts, None)
+}
+
+/// The request frame, without the model's config when its key is `held` (the worker has
+/// that model built). The key hashes the config as written (no derived shapes), so the
+/// checker runs only when the config travels.
+fn request_for(case: &Case, opts: &RunOptions, held: Option<&str>) -> Frame {
     let dtype = opts.dtype.unwrap_or(case.dtype);
-    let model = case.model.to_json(&CheckedShapes::of(case), &[]);
+    let plain = case.model.to_json(&oracle::case::DeclaredInputShapes, &[]);
     let mut payload: Vec<u8> = Vec::new();
     let mut tensors = Vec::new();
     let mut push = |name: String, a: &ArrayD<f64>, round: bool| {
@@ -277,24 +290,29 @@ pub fn request(case: &Case, opts: &RunOptions) -> Frame {
         .iter()
         .map(|t| json!({"dtype": t.dtype.map_or(dtype, |d| d).name()}))
         .collect();
-    let model_text = model.to_string();
     let mut h = std::hash::DefaultHasher::new();
-    model_text.hash(&mut h);
+    plain.to_string().hash(&mut h);
     dtype.name().hash(&mut h);
     input_dtypes
         .iter()
         .map(|v| v.to_string())
         .collect::<Vec<_>>()
         .hash(&mut h);
+    let key = format!("{:016x}", h.finish());
+    let case_header = if held == Some(key.as_str()) {
+        json!({"inputs": input_dtypes})
+    } else {
+        json!({"model": case.model.to_json(&CheckedShapes::of(case), &[]), "inputs": input_dtypes})
+    };
     Frame {
         header: json!({
             "op": "run",
-            "case": {"model": model, "inputs": input_dtypes},
+            "case": case_header,
             "dtype": dtype.name(),
             "modes": opts.modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
             "weights": weights,
             "tensors": tensors,
-            "model_key": format!("{:016x}", h.finish()),
+            "model_key": key,
         }),
         payload,
     }
