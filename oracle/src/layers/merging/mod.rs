@@ -174,6 +174,62 @@ pub fn list_build_config(inputs: &[Dims]) -> Option<serde_json::Value> {
     Some(serde_json::json!({ "input_shape": inputs }))
 }
 
+/// Which extremum `Maximum` and `Minimum` take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Extremum {
+    Max,
+    Min,
+}
+
+/// The element-wise maximum or minimum of a list of tensors, folded left to right with TF's
+/// `maximum`/`minimum` (NaN wins): one spec for both classes.
+#[derive(Debug)]
+pub struct ExtremumSpec(pub Extremum);
+
+impl crate::layers::Spec for ExtremumSpec {
+    fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
+        Ok(vec![merge_shape(inputs, 1)?])
+    }
+
+    fn eval(&self, inputs: &[&ArrayD<f64>], _weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
+        match self.0 {
+            Extremum::Max => vec![fold_broadcast(inputs, tf_maximum)],
+            Extremum::Min => vec![fold_broadcast(inputs, tf_minimum)],
+        }
+    }
+
+    fn intervals(
+        &self,
+        _shapes: &[Dims],
+        inputs: &[Interval],
+        _weights: &[Interval],
+    ) -> Vec<Interval> {
+        let pick = |x: f64, y: f64| match self.0 {
+            Extremum::Max => x.max(y),
+            Extremum::Min => x.min(y),
+        };
+        vec![fold_intervals(inputs, |a, b| Interval {
+            lo: pick(a.lo, b.lo),
+            hi: pick(a.hi, b.hi),
+            nan: a.nan || b.nan,
+        })]
+    }
+
+    /// Selects one of its inputs.
+    fn tolerance(
+        &self,
+        _dtype: crate::DType,
+        _inputs: &[&ArrayD<f64>],
+        _weights: &[&ArrayD<f64>],
+    ) -> crate::tolerance::Tolerance {
+        crate::tolerance::Tolerance::EXACT
+    }
+
+    fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {
+        list_build_config(inputs)
+    }
+}
+
 /// `max(a, b)` as TF computes it: NaN when either is NaN, else `a < b ? b : a` (so
 /// `max(-0, 0)` is `-0`).
 pub fn tf_maximum(a: f64, b: f64) -> f64 {
