@@ -11,10 +11,12 @@ is imported, so tests can plant faults (abort, hang, unbounded allocation, a pat
 in a real worker. Nothing else in the worker reads it.
 """
 
+import gc
 import json
 import os
 import site
 import sys
+import time
 
 _env = {}
 
@@ -41,8 +43,6 @@ def setup(python, sys_path):
     # TensorFlow and Keras leave hundreds of thousands of long-lived objects; scanning them
     # on every collection took a quarter of the worker's time. Freeze them, and collect the
     # young generation less often.
-    import gc
-
     gc.collect()
     gc.freeze()
     gc.set_threshold(50_000, 20, 100)
@@ -226,8 +226,6 @@ def _mark_layers(model):
 
 def _run(request, payload):
     global _prepared
-    import time
-
     started = time.perf_counter()
     np = _env["numpy"]
     tf = _env["tensorflow"]
@@ -245,8 +243,6 @@ def _run(request, payload):
             model = _build(case["model"], dtype, input_dtypes)
             _mark_layers(model)
             _prepared = _Prepared(key, model)
-            import gc
-
             gc.collect()  # the previous model's cycles, once per rebuild rather than per case
     except Exception as e:
         raise CaseError("build", e)

@@ -244,10 +244,6 @@ impl Worker {
         })
     }
 
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
     /// Sends one request and waits for its answer, with no time or memory limit beyond the
     /// defaults.
     pub fn request(&mut self, frame: &Frame) -> Result<Frame, WorkerError> {

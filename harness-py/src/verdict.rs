@@ -275,6 +275,7 @@ fn judge_valid(
         _ => unreachable!("handled by judge"),
     };
     let mut verdicts = Vec::new();
+    let values = AsFed::of(case, dtype);
     let eager = modes.iter().find_map(|(m, o)| match o {
         ModeOutcome::Outputs(out) if *m == Mode::Eager => Some(out),
         _ => None,
@@ -307,11 +308,12 @@ fn judge_valid(
                 verdicts.push(v);
             }
             ModeOutcome::Outputs(out) => {
-                if let Some(v) = first_divergence(case, dtype, analysis, out) {
+                if let Some(v) = first_divergence(case, dtype, analysis, out, &values) {
                     verdicts.push(v.in_mode(*mode));
                 }
                 if let (Some(base), true) = (eager, *mode != Mode::Eager)
-                    && let Some(v) = mode_divergence(case, dtype, analysis, base, out, *mode)
+                    && let Some(v) =
+                        mode_divergence(case, dtype, analysis, base, out, *mode, &values)
                 {
                     verdicts.push(v.in_mode(*mode));
                 }
@@ -362,6 +364,41 @@ fn rounded(a: &ArrayD<f64>, dtype: DType) -> ArrayD<f64> {
     }
 }
 
+/// The case's inputs and weights as TF received them in `dtype` (rounded to float32 for a
+/// float32 run of a float64 case; inputs with their own dtype unchanged), computed once per
+/// judgement.
+struct AsFed {
+    inputs: Vec<ArrayD<f64>>,
+    weights: HashMap<String, Vec<ArrayD<f64>>>,
+}
+
+impl AsFed {
+    fn of(case: &Case, dtype: DType) -> Self {
+        let inputs = case
+            .inputs
+            .iter()
+            .map(|t| {
+                if t.dtype.is_some() {
+                    t.data.clone()
+                } else {
+                    rounded(&t.data, dtype)
+                }
+            })
+            .collect();
+        let weights = case
+            .weights
+            .iter()
+            .map(|(n, ts)| {
+                (
+                    n.clone(),
+                    ts.iter().map(|t| rounded(&t.data, dtype)).collect(),
+                )
+            })
+            .collect();
+        AsFed { inputs, weights }
+    }
+}
+
 /// The first layer (in topological order) whose TF output differs from the reference on
 /// TF's own inputs.
 fn first_divergence(
@@ -369,28 +406,9 @@ fn first_divergence(
     dtype: DType,
     analysis: &ModelAnalysis,
     out: &LayerOutputs,
+    values: &AsFed,
 ) -> Option<Verdict> {
-    let inputs: Vec<ArrayD<f64>> = case
-        .inputs
-        .iter()
-        .map(|t| {
-            if t.dtype.is_some() {
-                t.data.clone()
-            } else {
-                rounded(&t.data, dtype)
-            }
-        })
-        .collect();
-    let weights: HashMap<&str, Vec<ArrayD<f64>>> = case
-        .weights
-        .iter()
-        .map(|(n, ts)| {
-            (
-                n.as_str(),
-                ts.iter().map(|t| rounded(&t.data, dtype)).collect(),
-            )
-        })
-        .collect();
+    let AsFed { inputs, weights } = values;
     for call in &analysis.calls {
         let CallKind::Layer(spec) = &call.kind else {
             continue;
@@ -399,7 +417,7 @@ fn first_divergence(
         let Some(tf_out) = out.get(&(layer.name.clone(), call.node)) else {
             continue;
         };
-        let Some(args) = call_inputs(case, analysis, call, out, &inputs) else {
+        let Some(args) = call_inputs(case, analysis, call, out, inputs) else {
             continue;
         };
         let w: Vec<&ArrayD<f64>> = weights
@@ -471,22 +489,9 @@ fn mode_divergence(
     eager: &LayerOutputs,
     other: &LayerOutputs,
     mode: Mode,
+    values: &AsFed,
 ) -> Option<Verdict> {
-    let inputs: Vec<ArrayD<f64>> = case
-        .inputs
-        .iter()
-        .map(|t| rounded(&t.data, dtype))
-        .collect();
-    let weights: HashMap<&str, Vec<ArrayD<f64>>> = case
-        .weights
-        .iter()
-        .map(|(n, ts)| {
-            (
-                n.as_str(),
-                ts.iter().map(|t| rounded(&t.data, dtype)).collect(),
-            )
-        })
-        .collect();
+    let AsFed { inputs, weights } = values;
     for call in &analysis.calls {
         let CallKind::Layer(spec) = &call.kind else {
             continue;
@@ -497,8 +502,8 @@ fn mode_divergence(
             continue;
         };
         let (Some(ia), Some(ib)) = (
-            call_inputs(case, analysis, call, eager, &inputs),
-            call_inputs(case, analysis, call, other, &inputs),
+            call_inputs(case, analysis, call, eager, inputs),
+            call_inputs(case, analysis, call, other, inputs),
         ) else {
             continue;
         };

@@ -91,11 +91,16 @@ pub fn declared_inputs(model: &Model) -> Result<Vec<Dims>, CheckError> {
 /// Checks a case on its input arrays' shapes (or on the declared shapes when it has no
 /// inputs), including its weights' shapes and domains.
 pub fn check(case: &Case) -> Result<ModelAnalysis, CheckError> {
+    check_in(case, case.dtype)
+}
+
+/// [`check`] for the case run in another compute dtype (TF's kernels differ by dtype).
+pub fn check_in(case: &Case, dtype: DType) -> Result<ModelAnalysis, CheckError> {
     // Keras builds a functional model on its declared input shapes (batch unknown) before it
     // sees any data, so the model is first checked on those, then on the arrays' shapes.
     let declared = declared_inputs(&case.model);
     if let Ok(declared) = &declared {
-        let symbolic = check_model(&case.model, declared, case.dtype)?;
+        let symbolic = check_model(&case.model, declared, dtype)?;
         if case.inputs.is_empty() {
             check_weights(case, &symbolic)?;
             return Ok(symbolic);
@@ -109,7 +114,7 @@ pub fn check(case: &Case) -> Result<ModelAnalysis, CheckError> {
             .map(|t| t.shape().iter().map(|&d| Some(d)).collect())
             .collect()
     };
-    let analysis = check_model(&case.model, &shapes, case.dtype)?;
+    let analysis = check_model(&case.model, &shapes, dtype)?;
     check_weights(case, &analysis)?;
     Ok(analysis)
 }

@@ -86,19 +86,9 @@ fn compare(path: &Path, expected: &Value) -> Result<(), String> {
             unreachable!()
         };
         let layer = &case.model.layers[last.layer];
-        let args: Vec<&ndarray::ArrayD<f64>> = last
-            .inputs
-            .iter()
-            .map(|r| {
-                let l = case
-                    .model
-                    .layers
-                    .iter()
-                    .position(|x| x.name == r.layer)
-                    .unwrap();
-                &ev.outputs[&(l, r.node)][r.index]
-            })
-            .collect();
+        let args = ev
+            .inputs_of(&case, last)
+            .ok_or("the evaluation lacks an input of the layer")?;
         let weights: Vec<&ndarray::ArrayD<f64>> = case
             .weights
             .get(&layer.name)

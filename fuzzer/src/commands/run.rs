@@ -5,7 +5,7 @@ use std::path::Path;
 
 use harness_py::{Harness, ModeOutcome, PythonEnv, RunOptions, TfOutcome, WorkerCommand, judge};
 use ndarray::ArrayD;
-use oracle::check::{CheckError, check, eval};
+use oracle::check::{CheckError, check_in, eval};
 use oracle::{Case, Violation};
 use serde_json::{Value, json};
 
@@ -35,16 +35,11 @@ pub fn run(args: &RunArgs) -> Result<Outcome, Failure> {
     for (path, case) in args.cases.iter().zip(&cases) {
         // The reference judges the case in the dtype TF runs it in (kernels differ by dtype).
         let dtype = opts.dtype.unwrap_or(case.dtype);
-        let as_run = oracle::Case {
-            dtype,
-            ..case.clone()
-        };
-        let oracle = check(&as_run);
+        let oracle = check_in(case, dtype);
         let mut report = reference_report(path, case, &oracle);
         found |=
             oracle.is_err() && args.reference_only && matches!(oracle, Err(CheckError::Invalid(_)));
         if let Some(h) = harness.as_mut() {
-            let dtype = opts.dtype.unwrap_or(case.dtype);
             let tf = h
                 .run(case, &opts)
                 .map_err(|e| Failure::failed(e.to_string()))?;

@@ -21,7 +21,7 @@ pub mod tensor;
 
 use std::fs;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
@@ -363,11 +363,4 @@ fn strip_position(msg: &str) -> String {
         Some(i) => msg[..i].to_owned(),
         None => msg.to_owned(),
     }
-}
-
-/// The path a case's sidecar would have, for callers that copy cases around.
-pub fn sidecar_path(case_path: &Path, case: &Case) -> Option<PathBuf> {
-    case.npz
-        .as_ref()
-        .map(|n| case_path.parent().unwrap_or(Path::new(".")).join(n))
 }
