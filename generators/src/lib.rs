@@ -1,3 +1,31 @@
-//! Generation, mutation, repair and minimisation of cases: plain functions over
-//! [`oracle::Case`], free of fuzzing-engine types. Built on the reference oracle's layer
-//! semantics, which this crate's functions consult for validity and badness.
+//! Random generation, mutation and badness-guided repair of semfuzz cases: plain functions
+//! over [`oracle::Case`], deterministic under a seeded [`Rng`], with no fuzzing-engine types.
+//!
+//! - [`generate`]: random layer-graph models (DAGs with fan-out, merges, several inputs and
+//!   outputs), arguments from each class's declared parameter space;
+//! - [`repair`]: the ExAIS hill-climb on the oracle's badness, generalised to graphs;
+//! - [`mutate`]: small named mutations that never corrupt a case;
+//! - [`invalid`]: minimally-invalid cases, to test a framework's validation;
+//! - [`values`]: weights and inputs from several value distributions.
+
+pub mod build;
+pub mod edit;
+pub mod generate;
+pub mod invalid;
+pub mod mutate;
+pub mod repair;
+pub mod sample;
+pub mod values;
+
+pub use edit::Skipped;
+pub use generate::{GenOptions, Generated, generate, generate_structure};
+pub use repair::{RepairOptions, RepairStats, Score, diagnose, repair};
+
+/// The random number generator of every function here: small, fast, seedable.
+pub type Rng = rand::rngs::SmallRng;
+
+/// A generator seeded from a number (the same seed gives the same cases).
+pub fn rng(seed: u64) -> Rng {
+    use rand::SeedableRng;
+    Rng::seed_from_u64(seed)
+}

@@ -154,6 +154,29 @@ pub fn check_all(case: &Case) -> Result<Vec<Violation>, Unsupported> {
     }
 }
 
+/// The calls a model passes and its first violation in topological order (`None` when it is
+/// valid): what a repair needs, the violation and the shapes flowing into the failing layer.
+/// Calls that depend on a failed one are left out of the analysis.
+pub fn check_prefix(
+    model: &Model,
+    inputs: &[Dims],
+    dtype: DType,
+) -> Result<(ModelAnalysis, Option<Violation>), Unsupported> {
+    let mut found = Vec::new();
+    match walk_model(model, inputs, dtype, Some(&mut found)) {
+        Ok(analysis) => Ok((analysis, found.into_iter().next())),
+        Err(CheckError::Invalid(v)) => Ok((
+            ModelAnalysis {
+                calls: Vec::new(),
+                index: HashMap::new(),
+                outputs: Vec::new(),
+            },
+            Some(v),
+        )),
+        Err(CheckError::Unsupported(u)) => Err(u),
+    }
+}
+
 fn walk_model(
     model: &Model,
     inputs: &[Dims],

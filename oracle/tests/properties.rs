@@ -99,6 +99,19 @@ fn random_value(rng: &mut Rng, def: &ParamDef) -> (&'static str, Value) {
             name,
             json!(options[rng.below(options.len() as u64) as usize]),
         ),
+        ParamDef::Permutation { name } => {
+            let n = rng.int(1, 4) as usize;
+            let mut axes: Vec<i64> = (1..=n as i64).collect();
+            for i in (1..n).rev() {
+                axes.swap(i, rng.below(i as u64 + 1) as usize);
+            }
+            (name, json!(axes))
+        }
+        ParamDef::TargetShape { name } => {
+            let n = rng.int(1, 3) as usize;
+            let dims: Vec<i64> = (0..n).map(|_| rng.int(-1, 5)).collect();
+            (name, json!(dims))
+        }
         ParamDef::Activation { name } => {
             let all: Vec<_> = oracle::activations::Activation::all().collect();
             (name, json!(all[rng.below(all.len() as u64) as usize].0))

@@ -31,6 +31,8 @@ fn param_json(p: &ParamDef) -> Value {
             json!({"name": name, "kind": "choice", "options": options})
         }
         ParamDef::Activation { name } => json!({"name": name, "kind": "activation"}),
+        ParamDef::Permutation { name } => json!({"name": name, "kind": "permutation"}),
+        ParamDef::TargetShape { name } => json!({"name": name, "kind": "target-shape"}),
     }
 }
 
@@ -47,6 +49,8 @@ fn param_text(p: &ParamDef) -> String {
         ParamDef::Bool { name } => format!("{name}=bool"),
         ParamDef::Choice { name, options } => format!("{name}={}", options.join("|")),
         ParamDef::Activation { name } => format!("{name}=activation"),
+        ParamDef::Permutation { name } => format!("{name}=permutation"),
+        ParamDef::TargetShape { name } => format!("{name}=shape"),
     }
 }
 

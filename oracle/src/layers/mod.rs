@@ -59,11 +59,27 @@ pub trait LayerKind: Sync {
         Family::Layer
     }
 
+    /// How a call passes its tensors.
+    fn arity(&self) -> Arity {
+        Arity::One
+    }
+
     /// Parses one call of the layer into its typed spec.
     fn parse(&self, call: &CallSite<'_>) -> ParamResult<Box<dyn Spec>>;
 
     /// The arguments generators sample, with their ranges and edge values.
     fn params(&self) -> &'static [ParamDef];
+}
+
+/// How a layer call passes its tensor inputs (for generators, which build the calls).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arity {
+    /// One tensor, `layer(x)`.
+    One,
+    /// A list of `min..=max` tensors, `layer([x, y])` (the merge layers).
+    List { min: usize, max: usize },
+    /// Two positional operands, each a tensor or a constant (`x + y`, `x * 3.0`).
+    Operands,
 }
 
 /// Value domains of weights.
@@ -156,6 +172,31 @@ pub enum ParamDef {
     Activation {
         name: &'static str,
     },
+    /// A permutation of the input's non-batch axes, 1-based (`Permute`'s `dims`).
+    Permutation {
+        name: &'static str,
+    },
+    /// A shape holding as many elements as the input's non-batch axes; one entry may be -1
+    /// (`Reshape`'s `target_shape`).
+    TargetShape {
+        name: &'static str,
+    },
+}
+
+impl ParamDef {
+    /// The config key this parameter sets.
+    pub fn name(&self) -> &'static str {
+        match *self {
+            ParamDef::Int { name, .. }
+            | ParamDef::Ints { name, .. }
+            | ParamDef::Float { name, .. }
+            | ParamDef::Bool { name }
+            | ParamDef::Choice { name, .. }
+            | ParamDef::Activation { name }
+            | ParamDef::Permutation { name }
+            | ParamDef::TargetShape { name } => name,
+        }
+    }
 }
 
 /// Every supported class, family by family (each family lists its classes, one line each).

@@ -8,7 +8,7 @@ use crate::interval::Interval;
 use crate::layers::merging::{
     fold_broadcast, fold_intervals, list_build_config, max_abs, merge_shape, require_list_call,
 };
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{Arity, CallSite, LayerKind, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::Violation;
@@ -27,6 +27,10 @@ impl LayerKind for Add {
         require_list_call(call)?;
         Config::new(call.config).finish()?;
         Ok(Box::new(AddSpec))
+    }
+
+    fn arity(&self) -> Arity {
+        Arity::List { min: 2, max: 4 }
     }
 
     fn params(&self) -> &'static [ParamDef] {

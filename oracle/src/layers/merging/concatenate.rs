@@ -15,7 +15,7 @@ use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::merging::{list_build_config, require_list_call};
 use crate::layers::util::{rank_between, show};
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{Arity, CallSite, LayerKind, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Unsupported, Violation, badness};
@@ -55,6 +55,10 @@ impl LayerKind for Concatenate {
         };
         c.finish()?;
         Ok(Box::new(ConcatenateSpec { axis }))
+    }
+
+    fn arity(&self) -> Arity {
+        Arity::List { min: 2, max: 4 }
     }
 
     fn params(&self) -> &'static [ParamDef] {

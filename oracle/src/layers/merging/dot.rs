@@ -19,7 +19,7 @@ use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::merging::{list_build_config, max_abs, require_list_call, tf_minimum};
 use crate::layers::util::{arity, rank_between, show};
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{Arity, CallSite, LayerKind, ParamDef, Spec};
 use crate::params::{Config, ParamError, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Unsupported, Violation, badness};
@@ -92,6 +92,10 @@ impl LayerKind for Dot {
         };
         c.finish()?;
         Ok(Box::new(DotSpec { axes, normalize }))
+    }
+
+    fn arity(&self) -> Arity {
+        Arity::List { min: 2, max: 2 }
     }
 
     fn params(&self) -> &'static [ParamDef] {

@@ -2,7 +2,7 @@
 //! with TF's `maximum` (NaN wins); the spec is shared with the other extremum in `mod.rs`.
 
 use crate::layers::merging::{Extremum, ExtremumSpec, require_list_call};
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{Arity, CallSite, LayerKind, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
 
 pub struct Maximum;
@@ -16,6 +16,10 @@ impl LayerKind for Maximum {
         require_list_call(call)?;
         Config::new(call.config).finish()?;
         Ok(Box::new(ExtremumSpec(Extremum::Max)))
+    }
+
+    fn arity(&self) -> Arity {
+        Arity::List { min: 2, max: 4 }
     }
 
     fn params(&self) -> &'static [ParamDef] {

@@ -9,7 +9,7 @@ use crate::interval::Interval;
 use crate::layers::merging::{
     fold_broadcast, fold_intervals, list_build_config, max_abs, merge_shape, require_list_call,
 };
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{Arity, CallSite, LayerKind, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::Violation;
@@ -28,6 +28,10 @@ impl LayerKind for Multiply {
         require_list_call(call)?;
         Config::new(call.config).finish()?;
         Ok(Box::new(MultiplySpec))
+    }
+
+    fn arity(&self) -> Arity {
+        Arity::List { min: 2, max: 4 }
     }
 
     fn params(&self) -> &'static [ParamDef] {

@@ -7,7 +7,7 @@ use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::merging::{fold_broadcast, list_build_config, merge_shape, require_list_call};
 use crate::layers::util::arity;
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{Arity, CallSite, LayerKind, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::Violation;
@@ -26,6 +26,10 @@ impl LayerKind for Subtract {
         require_list_call(call)?;
         Config::new(call.config).finish()?;
         Ok(Box::new(SubtractSpec))
+    }
+
+    fn arity(&self) -> Arity {
+        Arity::List { min: 2, max: 2 }
     }
 
     fn params(&self) -> &'static [ParamDef] {

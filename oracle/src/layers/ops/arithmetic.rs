@@ -7,7 +7,7 @@ use crate::DType;
 use crate::case::{Arg, Dims};
 use crate::interval::Interval;
 use crate::layers::merging::{broadcast, zip_broadcast};
-use crate::layers::{CallSite, Family, LayerKind, ParamDef, Spec};
+use crate::layers::{Arity, CallSite, Family, LayerKind, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Unsupported, Violation, badness};
@@ -70,6 +70,10 @@ macro_rules! binary_op {
 
             fn family(&self) -> Family {
                 Family::Op
+            }
+
+            fn arity(&self) -> Arity {
+                Arity::Operands
             }
 
             fn parse(&self, call: &CallSite<'_>) -> ParamResult<Box<dyn Spec>> {

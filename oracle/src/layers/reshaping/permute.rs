@@ -81,16 +81,7 @@ impl LayerKind for Permute {
     }
 
     fn params(&self) -> &'static [ParamDef] {
-        // `ParamDef` has no permutation space: independent entries are rarely a permutation
-        // and must also match the input's rank, so sampling declares the one-axis form
-        // (`[1]` on rank-2 inputs); generators and repair reach longer permutations through
-        // the `Axis` violation's badness.
-        &[ParamDef::Ints {
-            name: "dims",
-            len: 1,
-            min: 1,
-            max: 1,
-        }]
+        &[ParamDef::Permutation { name: "dims" }]
     }
 }
 

@@ -87,11 +87,8 @@ impl LayerKind for Reshape {
     }
 
     fn params(&self) -> &'static [ParamDef] {
-        &[ParamDef::Ints {
+        &[ParamDef::TargetShape {
             name: "target_shape",
-            len: 2,
-            min: -1,
-            max: 4,
         }]
     }
 }

@@ -1,0 +1,198 @@
+//! Building blocks of generated cases: layer entries written the way Keras 3 writes them, and
+//! the calls that connect them.
+
+use indexmap::IndexMap;
+use oracle::case::{Arg, Dims, Endpoints, Layer, Model, ModelKind, Node, TensorRef};
+use oracle::layers::{Arity, Family, LayerKind};
+use oracle::{Case, DType};
+use serde_json::{Map, Value, json};
+
+/// An empty functional model of this compute dtype, without inputs or outputs yet.
+pub fn empty_case(dtype: DType) -> Case {
+    Case {
+        keras_version: None,
+        dtype,
+        model: Model {
+            kind: ModelKind::Functional {
+                inputs: Endpoints::List(Vec::new()),
+                outputs: Endpoints::List(Vec::new()),
+            },
+            layers: Vec::new(),
+            extra: [
+                ("name".to_owned(), json!("functional")),
+                ("trainable".to_owned(), json!(true)),
+            ]
+            .into_iter()
+            .collect(),
+        },
+        weights: IndexMap::new(),
+        inputs: Vec::new(),
+        npz: None,
+        extra: Map::new(),
+    }
+}
+
+/// The snake-case base of a class's layer names, as Keras names layers (`Conv2D` → `conv2d`,
+/// `MaxPooling1D` → `max_pooling1d`).
+pub fn snake(class: &str) -> String {
+    let mut out = String::new();
+    let chars: Vec<char> = class.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_ascii_uppercase() {
+            let prev_lower = i > 0 && chars[i - 1].is_ascii_lowercase();
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
+            let prev_upper = i > 0 && chars[i - 1].is_ascii_uppercase();
+            if i > 0 && (prev_lower || (prev_upper && next_lower)) {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A layer name not used in the model yet: `base`, then `base_1`, `base_2`, ...
+pub fn unique_name(model: &Model, base: &str) -> String {
+    if model.layer(base).is_none() {
+        return base.to_owned();
+    }
+    (1..)
+        .map(|i| format!("{base}_{i}"))
+        .find(|n| model.layer(n).is_none())
+        .expect("some suffix is free")
+}
+
+/// The dtype policy entry Keras writes into a layer's config.
+fn dtype_policy(dtype: DType) -> Value {
+    json!({
+        "module": "keras",
+        "class_name": "DTypePolicy",
+        "config": {"name": dtype.name()},
+        "registered_name": null,
+    })
+}
+
+/// An `InputLayer` entry with this batch shape (the batch usually unknown).
+pub fn input_layer(name: &str, batch_shape: &Dims, dtype: DType) -> Layer {
+    let config = json!({
+        "batch_shape": batch_shape,
+        "dtype": dtype.name(),
+        "sparse": false,
+        "ragged": false,
+        "name": name,
+        "optional": false,
+    });
+    Layer {
+        name: name.to_owned(),
+        class_name: "InputLayer".to_owned(),
+        module: Some("keras.layers".to_owned()),
+        registered_name: Value::Null,
+        config: config.as_object().cloned().unwrap_or_default(),
+        nested: None,
+        nodes: Vec::new(),
+        extra: Map::new(),
+    }
+}
+
+/// A tensor argument of a call.
+pub fn tensor(r: &TensorRef) -> Arg {
+    Arg::Tensor {
+        source: r.clone(),
+        dtype: None,
+    }
+}
+
+/// One operand of an operation node: a tensor, or a constant.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Operand {
+    Tensor(TensorRef),
+    Const(f64),
+}
+
+/// The call of a layer of this arity on these tensors (for [`Arity::Operands`], each operand
+/// a tensor or a constant).
+pub fn call_node(arity: Arity, operands: &[Operand]) -> Node {
+    let arg = |o: &Operand| match o {
+        Operand::Tensor(r) => tensor(r),
+        Operand::Const(c) => Arg::Literal(json!(c)),
+    };
+    let args = match arity {
+        Arity::List { .. } => vec![Arg::List(operands.iter().map(arg).collect())],
+        Arity::One | Arity::Operands => operands.iter().map(arg).collect(),
+    };
+    Node {
+        args,
+        kwargs: Vec::new(),
+    }
+}
+
+/// A layer entry of class `kind`, with these arguments, called once by `node`.
+pub fn layer_entry(
+    kind: &dyn LayerKind,
+    name: &str,
+    params: &Map<String, Value>,
+    node: Node,
+    dtype: DType,
+) -> Layer {
+    let mut config = Map::new();
+    config.insert("name".into(), json!(name));
+    let (module, registered) = match kind.family() {
+        Family::Layer => {
+            config.insert("trainable".into(), json!(true));
+            config.insert("dtype".into(), dtype_policy(dtype));
+            ("keras.layers", Value::Null)
+        }
+        Family::Op => ("keras.src.ops.numpy", json!(kind.class_name())),
+    };
+    for (k, v) in params {
+        config.insert(k.clone(), v.clone());
+    }
+    Layer {
+        name: name.to_owned(),
+        class_name: kind.class_name().to_owned(),
+        module: Some(module.to_owned()),
+        registered_name: registered,
+        config,
+        nested: None,
+        nodes: vec![node],
+        extra: Map::new(),
+    }
+}
+
+/// The arguments of a layer's config that its class samples (everything but the name,
+/// trainability and dtype policy Keras writes for every layer).
+pub fn sampled_params(layer: &Layer) -> Map<String, Value> {
+    layer
+        .config
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "name" | "trainable" | "dtype"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// Replaces the sampled arguments of a layer, keeping its name, trainability and dtype.
+pub fn set_params(layer: &mut Layer, params: &Map<String, Value>) {
+    layer
+        .config
+        .retain(|k, _| matches!(k.as_str(), "name" | "trainable" | "dtype"));
+    for (k, v) in params {
+        layer.config.insert(k.clone(), v.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snake_case_follows_keras_names() {
+        assert_eq!(snake("Conv2D"), "conv2d");
+        assert_eq!(snake("MaxPooling1D"), "max_pooling1d");
+        assert_eq!(snake("ReLU"), "re_lu");
+        assert_eq!(snake("PReLU"), "p_re_lu");
+        assert_eq!(snake("Dense"), "dense");
+        assert_eq!(snake("GlobalAveragePooling2D"), "global_average_pooling2d");
+    }
+}

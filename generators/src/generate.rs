@@ -1,0 +1,318 @@
+//! Random models as DAGs: several inputs, fan-out, merge layers with 2–4 inputs, several
+//! outputs. Each layer's arguments are sampled from its class's parameter space, retried a few
+//! times against the shapes it will see; what stays invalid is left to [`repair`].
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+use oracle::case::{Dims, Endpoints, Layer, ModelKind, TensorRef};
+use oracle::layers::{Arity, CallSite, LayerKind, registry};
+use oracle::{Case, DType};
+use rand::Rng as _;
+use rand::seq::IndexedRandom;
+
+use crate::Rng;
+use crate::build::{Operand, call_node, empty_case, input_layer, layer_entry, snake, unique_name};
+use crate::edit;
+use crate::repair::{RepairOptions, RepairStats, repair};
+use crate::sample::sample_config;
+use crate::values::{ValueOptions, realize};
+
+/// Size and shape knobs of generation.
+#[derive(Clone)]
+pub struct GenOptions {
+    /// Layers per model (input layers not counted).
+    pub layers: usize,
+    /// Maximum rank of an input, batch included.
+    pub max_rank: usize,
+    /// Model inputs at most.
+    pub max_inputs: usize,
+    /// Tries per layer to sample arguments its inputs accept.
+    pub local_tries: usize,
+    /// Classes tried per layer before an invalid layer is kept for the repair.
+    pub class_tries: usize,
+    pub dtype: DType,
+    /// The classes to draw from (every registered class by default).
+    pub classes: Vec<&'static dyn LayerKind>,
+    pub repair: RepairOptions,
+    pub values: ValueOptions,
+}
+
+impl Default for GenOptions {
+    fn default() -> Self {
+        GenOptions {
+            layers: 10,
+            max_rank: 5,
+            max_inputs: 3,
+            local_tries: 4,
+            class_tries: 3,
+            dtype: DType::Float64,
+            classes: classes_for(DType::Float64),
+            repair: RepairOptions::default(),
+            values: ValueOptions::default(),
+        }
+    }
+}
+
+/// The registered classes TF can run in this dtype: those whose reference does not refuse
+/// the dtype itself (3-D pooling has no float64 CPU kernel).
+pub fn classes_for(dtype: DType) -> Vec<&'static dyn LayerKind> {
+    type Cache = Mutex<HashMap<DType, Vec<&'static dyn LayerKind>>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(found) = cache.lock().expect("not poisoned").get(&dtype) {
+        return found.clone();
+    }
+    let node = oracle::case::Node::default();
+    let mut rng = crate::rng(0x5eed);
+    let found: Vec<&'static dyn LayerKind> = registry()
+        .filter(|k| {
+            let config = sample_config(*k, None, 1.0, &mut rng);
+            !matches!(
+                k.parse(&CallSite { config: &config, node: &node, dtype }),
+                Err(oracle::params::ParamError::Invalid(v)) if v.category == oracle::Category::DType
+            )
+        })
+        .collect();
+    cache
+        .lock()
+        .expect("not poisoned")
+        .insert(dtype, found.clone());
+    found
+}
+
+/// A tensor available to later layers.
+#[derive(Debug, Clone)]
+struct Available {
+    tensor: TensorRef,
+    /// Its shape, when the layer producing it was valid.
+    dims: Option<Dims>,
+    is_input: bool,
+    uses: usize,
+}
+
+/// A random input shape (batch unknown) whose elements at batch `batch` stay within bound.
+fn input_shape(opts: &GenOptions, rng: &mut Rng) -> Dims {
+    let rank = rng.random_range(2..=opts.max_rank.max(2));
+    let budget = opts.repair.max_elements / opts.repair.batch.max(1);
+    loop {
+        let dims: Vec<usize> = (1..rank)
+            .map(|_| {
+                if rng.random_bool(0.15) {
+                    1
+                } else {
+                    rng.random_range(1..=8)
+                }
+            })
+            .collect();
+        if dims.iter().product::<usize>() <= budget {
+            let mut d: Dims = vec![None];
+            d.extend(dims.into_iter().map(Some));
+            return d;
+        }
+    }
+}
+
+/// Whether a call of `kind` with this config accepts these input shapes, within the bound;
+/// its output shapes when it does.
+fn local_check(
+    layer: &oracle::case::Layer,
+    kind: &dyn LayerKind,
+    inputs: &[Option<Dims>],
+    dtype: DType,
+    opts: &RepairOptions,
+) -> Option<Vec<Dims>> {
+    let dims: Vec<Dims> = inputs.iter().cloned().collect::<Option<_>>()?;
+    let spec = kind
+        .parse(&CallSite {
+            config: &layer.config,
+            node: &layer.nodes[0],
+            dtype,
+        })
+        .ok()?;
+    let outs = spec.infer(&dims).ok()?;
+    let fits = outs
+        .iter()
+        .all(|o| o.iter().map(|d| d.unwrap_or(opts.batch)).product::<usize>() <= opts.max_elements);
+    fits.then_some(outs)
+}
+
+fn pick_one(pool: &[Available], rng: &mut Rng) -> usize {
+    let unused_inputs: Vec<usize> = (0..pool.len())
+        .filter(|&i| pool[i].is_input && pool[i].uses == 0)
+        .collect();
+    if !unused_inputs.is_empty() && rng.random_bool(0.7) {
+        *unused_inputs.choose(rng).expect("not empty")
+    } else if rng.random_bool(0.55) {
+        pool.len() - 1
+    } else {
+        rng.random_range(0..pool.len())
+    }
+}
+
+/// One new layer of a random class on tensors of the pool: the layer, the pool entries it
+/// consumes, and its output shapes when its inputs accept it.
+fn place_layer(
+    case: &Case,
+    pool: &[Available],
+    opts: &GenOptions,
+    rng: &mut Rng,
+) -> (Layer, Vec<usize>, Option<Vec<Dims>>) {
+    let kind = *opts.classes.choose(rng).expect("some class");
+    let first = pick_one(pool, rng);
+    let mut chosen = vec![first];
+    let mut constant: Option<(usize, f64)> = None;
+    let same_as_first = |i: &usize| pool[*i].dims.is_some() && pool[*i].dims == pool[first].dims;
+    match kind.arity() {
+        Arity::One => {}
+        Arity::List { min, max } => {
+            let k = rng.random_range(min..=max.min(4));
+            for _ in 1..k {
+                let same: Vec<usize> = (0..pool.len())
+                    .filter(same_as_first)
+                    .filter(|i| !chosen.contains(i))
+                    .collect();
+                let next = if !same.is_empty() && rng.random_bool(0.85) {
+                    *same.choose(rng).expect("not empty")
+                } else if rng.random_bool(0.5) {
+                    first
+                } else {
+                    rng.random_range(0..pool.len())
+                };
+                chosen.push(next);
+            }
+        }
+        Arity::Operands => {
+            if rng.random_bool(0.35) {
+                let side = rng.random_range(0..2);
+                let c = *[0.0, 1.0, -1.0, 2.0, 0.5, 3.0, -7.25, 1e-3, 1e3]
+                    .choose(rng)
+                    .expect("constants");
+                constant = Some((side, c));
+            } else {
+                let same: Vec<usize> = (0..pool.len()).filter(same_as_first).collect();
+                let other = match same.choose(rng) {
+                    Some(&i) => i,
+                    None => rng.random_range(0..pool.len()),
+                };
+                chosen.push(other);
+            }
+        }
+    }
+    let mut operands: Vec<Operand> = chosen
+        .iter()
+        .map(|&i| Operand::Tensor(pool[i].tensor.clone()))
+        .collect();
+    if let Some((side, c)) = constant {
+        operands.insert(side, Operand::Const(c));
+    }
+    let in_dims: Vec<Option<Dims>> = chosen.iter().map(|&i| pool[i].dims.clone()).collect();
+    let name = unique_name(&case.model, &snake(kind.class_name()));
+    let node = call_node(kind.arity(), &operands);
+    let mut layer = None;
+    let mut out_dims = None;
+    for _ in 0..opts.local_tries.max(1) {
+        let params = sample_config(kind, in_dims[0].as_ref(), 0.8, rng);
+        let candidate = layer_entry(kind, &name, &params, node.clone(), opts.dtype);
+        out_dims = local_check(&candidate, kind, &in_dims, opts.dtype, &opts.repair);
+        layer = Some(candidate);
+        if out_dims.is_some() {
+            break;
+        }
+    }
+    (layer.expect("at least one try"), chosen, out_dims)
+}
+
+/// A random model, not yet repaired and without arrays.
+pub fn generate_structure(opts: &GenOptions, rng: &mut Rng) -> Case {
+    let mut case = empty_case(opts.dtype);
+    let mut pool: Vec<Available> = Vec::new();
+    let n_inputs = match rng.random_range(0..10) {
+        0..=5 => 1,
+        6..=8 => 2,
+        _ => 3,
+    }
+    .min(opts.max_inputs.max(1));
+    let mut input_refs = Vec::new();
+    let first_shape = input_shape(opts, rng);
+    for i in 0..n_inputs {
+        let name = unique_name(&case.model, "input_layer");
+        let shape = if i == 0 || rng.random_bool(0.5) {
+            first_shape.clone()
+        } else {
+            input_shape(opts, rng)
+        };
+        case.model
+            .layers
+            .push(input_layer(&name, &shape, opts.dtype));
+        let r = TensorRef::new(&name, 0, 0);
+        input_refs.push(r.clone());
+        pool.push(Available {
+            tensor: r,
+            dims: Some(shape),
+            is_input: true,
+            uses: 0,
+        });
+    }
+    for _ in 0..opts.layers {
+        // A few classes are tried, each with a few argument samples, before an invalid layer
+        // is kept and left to the repair.
+        let mut placed = None;
+        for _ in 0..opts.class_tries.max(1) {
+            let attempt = place_layer(&case, &pool, opts, rng);
+            let valid = attempt.2.is_some();
+            placed = Some(attempt);
+            if valid {
+                break;
+            }
+        }
+        let (layer, chosen, out_dims) = placed.expect("at least one try");
+        let name = layer.name.clone();
+        case.model.layers.push(layer);
+        for &i in &chosen {
+            pool[i].uses += 1;
+        }
+        pool.push(Available {
+            tensor: TensorRef::new(&name, 0, 0),
+            dims: out_dims.and_then(|o| o.into_iter().next()),
+            is_input: false,
+            uses: 0,
+        });
+    }
+    let outputs: Vec<TensorRef> = pool
+        .iter()
+        .filter(|a| !a.is_input && a.uses == 0)
+        .map(|a| a.tensor.clone())
+        .collect();
+    case.model.kind = ModelKind::Functional {
+        inputs: Endpoints::List(input_refs),
+        outputs: Endpoints::List(outputs),
+    };
+    edit::prune(&mut case);
+    case
+}
+
+/// A generated case and what it took.
+#[derive(Debug, Clone)]
+pub struct Generated {
+    pub case: Case,
+    pub repair: RepairStats,
+    /// Whether the structure needed repair at all.
+    pub needed_repair: bool,
+}
+
+/// A random model, repaired, with input and weight arrays when it ended valid.
+pub fn generate(opts: &GenOptions, rng: &mut Rng) -> Generated {
+    let mut case = generate_structure(opts, rng);
+    let stats = repair(&mut case, &opts.repair, rng);
+    if stats.valid {
+        // A valid structure has arrays unless the element bound check and the oracle
+        // disagree, which repair has ruled out.
+        let _ = realize(&mut case, opts.repair.batch, &opts.values, rng);
+    }
+    Generated {
+        case,
+        needed_repair: stats.tries > 0,
+        repair: stats,
+    }
+}

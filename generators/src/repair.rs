@@ -1,0 +1,590 @@
+//! Badness-guided repair (the ExAIS algorithm, generalised to graphs): given the oracle's first
+//! violation, try one change at the violating layer — regenerate its arguments (steered to
+//! the violated one), insert an adapter before it, replace its class, replace one of its
+//! inputs, or remove it — and keep the change only when the case got better.
+//!
+//! "Better" compares, in order: how many calls the violation keeps from being checked (the
+//! failing call and what depends on it; fewer is better, which is the ExAIS "later position"
+//! made robust to insertions), then the violation's badness (severity bands, then distance).
+
+use oracle::Case;
+use oracle::case::{Dims, Layer, TensorRef};
+use oracle::check::{ModelAnalysis, check_prefix, declared_inputs};
+use oracle::layers::{Arity, LayerKind, lookup};
+use oracle::{Category, Violation};
+use rand::Rng as _;
+use rand::seq::{IndexedRandom, SliceRandom};
+use serde_json::{Map, Value, json};
+
+use crate::Rng;
+use crate::build::{
+    Operand, call_node, layer_entry, sampled_params, set_params, snake, unique_name,
+};
+use crate::edit::{self, call_inputs};
+use crate::sample::{sample_config, sample_param};
+
+/// Limits of a repair.
+#[derive(Debug, Clone, Copy)]
+pub struct RepairOptions {
+    /// Changes tried at most.
+    pub max_tries: usize,
+    /// No tensor may hold more elements (at batch `batch`): keeps TF fast and memory bounded.
+    pub max_elements: usize,
+    /// The batch size the case will run with.
+    pub batch: usize,
+}
+
+impl Default for RepairOptions {
+    fn default() -> Self {
+        RepairOptions {
+            max_tries: 200,
+            max_elements: 4096,
+            batch: 2,
+        }
+    }
+}
+
+/// How far a case is from valid; [`Score::better_than`] orders them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Score {
+    Valid,
+    Invalid {
+        /// Calls not checked because of the violation(s): the failing ones and their
+        /// dependents.
+        unreached: usize,
+        badness: f64,
+    },
+}
+
+impl Score {
+    pub fn is_valid(&self) -> bool {
+        matches!(self, Score::Valid)
+    }
+
+    pub fn better_than(&self, other: &Score) -> bool {
+        match (self, other) {
+            (Score::Valid, Score::Valid) => false,
+            (Score::Valid, _) => true,
+            (_, Score::Valid) => false,
+            (
+                Score::Invalid {
+                    unreached: a,
+                    badness: x,
+                },
+                Score::Invalid {
+                    unreached: b,
+                    badness: y,
+                },
+            ) => a < b || (a == b && x < y),
+        }
+    }
+}
+
+/// Tries without progress before the violating layer is cut out.
+const STUCK: usize = 40;
+
+/// Badness of a model the reference cannot model at all (an unsupported argument).
+const UNSUPPORTED: f64 = 1e12;
+
+/// What is wrong with a case, and where.
+#[derive(Debug)]
+pub struct Diagnosis {
+    pub score: Score,
+    /// The first violation (for a tensor over the element bound, a synthetic one).
+    pub violation: Option<Violation>,
+    /// Index of the violating layer in the layer list.
+    pub layer: Option<usize>,
+    /// The calls checked before (and independently of) the violation.
+    pub analysis: Option<ModelAnalysis>,
+}
+
+fn calls_in(case: &Case) -> usize {
+    case.model.layers.iter().map(Layer::call_count).sum()
+}
+
+/// Checks a case's model on its declared shapes, and its tensors against the element bound.
+pub fn diagnose(case: &Case, opts: &RepairOptions) -> Diagnosis {
+    let total = calls_in(case);
+    let invalid = |layer: Option<usize>, v: Option<Violation>, unreached, badness| Diagnosis {
+        score: Score::Invalid { unreached, badness },
+        violation: v,
+        layer,
+        analysis: None,
+    };
+    let declared = match declared_inputs(&case.model) {
+        Ok(d) => d,
+        Err(_) => return invalid(None, None, total, UNSUPPORTED),
+    };
+    match check_prefix(&case.model, &declared, case.dtype) {
+        Err(u) => invalid(edit::position(case, &u.layer), None, total, UNSUPPORTED),
+        Ok((analysis, Some(v))) => Diagnosis {
+            score: Score::Invalid {
+                unreached: total - analysis.calls.len(),
+                badness: v.badness,
+            },
+            layer: edit::position(case, &v.layer),
+            violation: Some(v),
+            analysis: Some(analysis),
+        },
+        Ok((analysis, None)) => {
+            for call in &analysis.calls {
+                for out in call.outputs.iter().chain(&call.input_shapes) {
+                    let n: usize = out.iter().map(|d| d.unwrap_or(opts.batch)).product();
+                    if n > opts.max_elements {
+                        let layer = &case.model.layers[call.layer];
+                        let v = Violation::new(Category::ImproperArgument, oracle::Tag::Semantic)
+                            .parameter("output")
+                            .expected(format!("at most {} elements", opts.max_elements))
+                            .actual(n)
+                            .detail("is larger than the generator's element bound")
+                            .at(&layer.name, &layer.class_name);
+                        let badness = oracle::violation::badness::shape(
+                            (n as f64 / opts.max_elements as f64).log2() * 10.0,
+                        );
+                        return Diagnosis {
+                            score: Score::Invalid {
+                                unreached: 1,
+                                badness,
+                            },
+                            violation: Some(v),
+                            layer: Some(call.layer),
+                            analysis: Some(analysis),
+                        };
+                    }
+                }
+            }
+            Diagnosis {
+                score: Score::Valid,
+                violation: None,
+                layer: None,
+                analysis: Some(analysis),
+            }
+        }
+    }
+}
+
+/// What a repair did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RepairStats {
+    /// Changes tried.
+    pub tries: usize,
+    /// Changes kept (each made the case better).
+    pub kept: usize,
+    pub valid: bool,
+}
+
+/// Repairs a case toward validity; it keeps only changes that make it better, so it never
+/// returns a worse case. Deterministic for a seeded `rng`.
+pub fn repair(case: &mut Case, opts: &RepairOptions, rng: &mut Rng) -> RepairStats {
+    let mut stats = RepairStats::default();
+    let mut current = diagnose(case, opts);
+    let mut since_progress = 0;
+    while !current.score.is_valid() && stats.tries < opts.max_tries {
+        stats.tries += 1;
+        let mut candidate = case.clone();
+        // Stuck: no local change helped for a while, so the violating layer goes, with what
+        // depends on it (always progress; the rest of the graph stays).
+        let stuck = since_progress >= STUCK;
+        let proposed = if stuck {
+            current
+                .layer
+                .ok_or(edit::Skipped("no layer"))
+                .and_then(|li| edit::truncate_at(&mut candidate, li))
+        } else {
+            propose(&mut candidate, &current, rng)
+        };
+        since_progress += 1;
+        if proposed.is_err() {
+            continue;
+        }
+        let next = diagnose(&candidate, opts);
+        if next.score.better_than(&current.score) {
+            *case = candidate;
+            current = next;
+            stats.kept += 1;
+            since_progress = 0;
+        }
+    }
+    stats.valid = current.score.is_valid();
+    stats
+}
+
+/// The shapes of a layer's inputs, where the analysis knows them.
+pub fn input_dims(
+    case: &Case,
+    analysis: Option<&ModelAnalysis>,
+    layer: &Layer,
+) -> Vec<Option<Dims>> {
+    call_inputs(layer)
+        .iter()
+        .map(|r| analysis.and_then(|a| a.shape(&case.model, r)).cloned())
+        .collect()
+}
+
+/// One change at the violating layer.
+fn propose(case: &mut Case, d: &Diagnosis, rng: &mut Rng) -> edit::EditResult {
+    let Some(li) = d.layer else {
+        return Err(edit::Skipped("no layer to change"));
+    };
+    if case.model.layers[li].is_input() {
+        return Err(edit::Skipped("an input layer"));
+    }
+    let category = d.violation.as_ref().map(|v| v.category);
+    let too_large = d
+        .violation
+        .as_ref()
+        .is_some_and(|v| v.parameter == "output");
+    // Weights: (resample, adapter, replace class, replace input, remove).
+    let weights: [u32; 5] = match category {
+        _ if too_large => [30, 0, 30, 10, 30],
+        Some(Category::Rank) => [10, 50, 15, 20, 5],
+        Some(Category::IncompatibleShapes) => [10, 45, 5, 30, 10],
+        Some(Category::Structure) | Some(Category::DType) | None => [30, 0, 40, 0, 30],
+        Some(_) => [60, 12, 10, 10, 8],
+    };
+    let total: u32 = weights.iter().sum();
+    let mut pick = rng.random_range(0..total);
+    let mut choice = 0;
+    for (i, w) in weights.iter().enumerate() {
+        if pick < *w {
+            choice = i;
+            break;
+        }
+        pick -= w;
+    }
+    match choice {
+        0 => resample_args(case, li, d, rng),
+        1 => insert_adapter(case, li, d, rng),
+        2 => replace_class(case, li, d.analysis.as_ref(), rng),
+        3 => replace_input(case, li, d.analysis.as_ref(), rng),
+        _ => edit::remove_layer(case, li),
+    }
+}
+
+fn kind_of(layer: &Layer) -> Option<&'static dyn LayerKind> {
+    lookup(&layer.class_name, layer.module.as_deref())
+}
+
+/// Regenerates the layer's arguments: mostly only the violated one, else all of them.
+pub fn resample_args(case: &mut Case, li: usize, d: &Diagnosis, rng: &mut Rng) -> edit::EditResult {
+    let analysis = d.analysis.as_ref();
+    let layer = &case.model.layers[li];
+    let kind = kind_of(layer).ok_or(edit::Skipped("an unknown class"))?;
+    let first = input_dims(case, analysis, layer)
+        .into_iter()
+        .next()
+        .flatten();
+    // `pool_size[1]`: the parameter is `pool_size`.
+    let param = d
+        .violation
+        .as_ref()
+        .map(|v| v.parameter.split('[').next().unwrap_or_default());
+    let def = kind.params().iter().find(|p| Some(p.name()) == param);
+    let params = match def {
+        Some(def) if rng.random_bool(0.7) => {
+            let mut p = sampled_params(layer);
+            p.insert(
+                def.name().to_owned(),
+                sample_param(def, first.as_ref(), rng),
+            );
+            p
+        }
+        _ => {
+            if kind.params().is_empty() {
+                return Err(edit::Skipped("a class without arguments"));
+            }
+            sample_config(kind, first.as_ref(), 0.8, rng)
+        }
+    };
+    set_params(&mut case.model.layers[li], &params);
+    case.weights
+        .shift_remove(&case.model.layers[li].name.clone());
+    Ok(())
+}
+
+/// Classes that can take `n` inputs the way this layer's call passes them.
+fn same_arity(kind_arity: Arity, n: usize, dtype: oracle::DType) -> Vec<&'static dyn LayerKind> {
+    crate::generate::classes_for(dtype)
+        .into_iter()
+        .filter(|k| match (kind_arity, k.arity()) {
+            (Arity::One, Arity::One) | (Arity::Operands, Arity::Operands) => true,
+            (Arity::List { .. }, Arity::List { min, max }) => (min..=max).contains(&n),
+            _ => false,
+        })
+        .collect()
+}
+
+/// Replaces the layer's class (same arity), with fresh arguments, on the same inputs.
+pub fn replace_class(
+    case: &mut Case,
+    li: usize,
+    analysis: Option<&ModelAnalysis>,
+    rng: &mut Rng,
+) -> edit::EditResult {
+    let layer = &case.model.layers[li];
+    let old = kind_of(layer).ok_or(edit::Skipped("an unknown class"))?;
+    let inputs = call_inputs(layer);
+    let candidates: Vec<_> = same_arity(old.arity(), inputs.len(), case.dtype)
+        .into_iter()
+        .filter(|k| k.class_name() != old.class_name())
+        .collect();
+    let kind = *candidates
+        .choose(rng)
+        .ok_or(edit::Skipped("no other class"))?;
+    let first = input_dims(case, analysis, layer)
+        .into_iter()
+        .next()
+        .flatten();
+    let params = sample_config(kind, first.as_ref(), 0.8, rng);
+    let node = layer.nodes[0].clone();
+    let name = layer.name.clone();
+    case.model.layers[li] = layer_entry(kind, &name, &params, node, case.dtype);
+    case.weights.shift_remove(&name);
+    Ok(())
+}
+
+/// Sets the `j`-th tensor argument of a layer's call.
+pub fn set_input(layer: &mut Layer, j: usize, to: &TensorRef) {
+    let mut k = 0;
+    let mut f = |r: &mut TensorRef| {
+        if k == j {
+            *r = to.clone();
+        }
+        k += 1;
+    };
+    edit::for_each_input_ref(std::slice::from_mut(layer), &mut f);
+}
+
+/// Rewires one of the layer's inputs to another tensor produced before it, preferring one of
+/// the shape its other inputs have.
+pub fn replace_input(
+    case: &mut Case,
+    li: usize,
+    analysis: Option<&ModelAnalysis>,
+    rng: &mut Rng,
+) -> edit::EditResult {
+    edit::require_flat(case)?;
+    let layer = &case.model.layers[li];
+    let inputs = call_inputs(layer);
+    if inputs.is_empty() {
+        return Err(edit::Skipped("no tensor input"));
+    }
+    let j = rng.random_range(0..inputs.len());
+    let dims = input_dims(case, analysis, layer);
+    let target: Option<Dims> = dims
+        .iter()
+        .enumerate()
+        .find(|(k, d)| *k != j && d.is_some())
+        .and_then(|(_, d)| d.clone());
+    let earlier: Vec<TensorRef> = edit::tensors(case)
+        .into_iter()
+        .filter(|(p, t)| *p < li && *t != inputs[j])
+        .map(|(_, t)| t)
+        .collect();
+    let matching: Vec<&TensorRef> = earlier
+        .iter()
+        .filter(|t| {
+            target.is_some() && analysis.and_then(|a| a.shape(&case.model, t)) == target.as_ref()
+        })
+        .collect();
+    let to = if !matching.is_empty() && rng.random_bool(0.8) {
+        (*matching.choose(rng).expect("not empty")).clone()
+    } else {
+        earlier
+            .choose(rng)
+            .ok_or(edit::Skipped("no earlier tensor"))?
+            .clone()
+    };
+    set_input(&mut case.model.layers[li], j, &to);
+    edit::prune(case);
+    Ok(())
+}
+
+fn rank_wanted(v: Option<&Violation>) -> Option<(usize, usize)> {
+    let v = v.filter(|v| v.category == Category::Rank)?;
+    let nums: Vec<usize> = v
+        .expected
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|s| s.parse().ok())
+        .collect();
+    match (v.expected.contains(">="), nums.as_slice()) {
+        (true, [n, ..]) => Some((*n, *n + 1)),
+        (false, [a, b, ..]) => Some((*a, *b)),
+        (false, [n]) => Some((*n, *n)),
+        _ => None,
+    }
+}
+
+/// Layers that change a tensor's shape and make good adapters.
+const ADAPTERS: &[&str] = &[
+    "Reshape",
+    "Flatten",
+    "Dense",
+    "ZeroPadding1D",
+    "ZeroPadding2D",
+    "ZeroPadding3D",
+    "Cropping1D",
+    "Cropping2D",
+    "Cropping3D",
+    "Permute",
+    "Conv1D",
+    "Conv2D",
+    "UpSampling1D",
+    "UpSampling2D",
+    "RepeatVector",
+    "GlobalAveragePooling1D",
+    "GlobalAveragePooling2D",
+];
+
+fn layer_kind(class: &str) -> &'static dyn LayerKind {
+    lookup(class, Some("keras.layers")).expect("a registered adapter class")
+}
+
+/// The adapter layers (class, arguments) that turn `from` into the shape `to` (non-batch).
+fn shape_adapters(from: &Dims, to: &Dims) -> Vec<(&'static str, Map<String, Value>)> {
+    let count = |d: &Dims| d[1..].iter().copied().product::<Option<usize>>();
+    let target: Vec<usize> = to[1..].iter().map(|d| d.unwrap_or(1)).collect();
+    let reshape = |t: &[usize]| {
+        let mut m = Map::new();
+        m.insert("target_shape".into(), json!(t));
+        ("Reshape", m)
+    };
+    let dense = |units: usize| {
+        let mut m = Map::new();
+        m.insert("units".into(), json!(units));
+        ("Dense", m)
+    };
+    match (count(from), count(to)) {
+        (Some(a), Some(b)) if a == b => vec![reshape(&target)],
+        _ if from.len() == to.len()
+            && from.len() >= 2
+            && from[1..from.len() - 1] == to[1..to.len() - 1]
+            && to.last().copied().flatten().is_some() =>
+        {
+            vec![dense(*target.last().expect("rank >= 2"))]
+        }
+        (_, Some(b)) => {
+            let mut chain = Vec::new();
+            if from.len() > 2 {
+                chain.push(("Flatten", Map::new()));
+            }
+            chain.push(dense(b));
+            if target.len() != 1 {
+                chain.push(reshape(&target));
+            }
+            chain
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// A `Reshape` to a rank in `lo..=hi` (batch included) keeping the element count.
+fn rank_adapter(
+    from: &Dims,
+    lo: usize,
+    hi: usize,
+    rng: &mut Rng,
+) -> Option<(&'static str, Map<String, Value>)> {
+    let n = from.get(1..)?.iter().copied().product::<Option<usize>>()?;
+    let lo = lo.clamp(2, 6);
+    let rank = rng.random_range(lo..=hi.clamp(lo, 6));
+    // The prime factors of n, dealt out so the axes come out of similar sizes.
+    let mut target = vec![1usize; rank - 1];
+    let mut rest = n;
+    let mut p = 2;
+    let mut factors = Vec::new();
+    while rest > 1 {
+        if rest.is_multiple_of(p) {
+            factors.push(p);
+            rest /= p;
+        } else {
+            p += 1;
+        }
+    }
+    for f in factors.into_iter().rev() {
+        let smallest = (0..target.len())
+            .min_by_key(|&i| target[i])
+            .expect("rank >= 2");
+        target[smallest] *= f;
+    }
+    target.shuffle(rng);
+    let mut m = Map::new();
+    m.insert("target_shape".into(), json!(target));
+    Some(("Reshape", m))
+}
+
+/// Inserts an adapter (or a short chain: Flatten, Dense, Reshape) before the layer, on one of
+/// its inputs: toward the expected rank for a rank violation, toward another input's shape for
+/// incompatible shapes, else a random shape-changing layer.
+pub fn insert_adapter(
+    case: &mut Case,
+    li: usize,
+    d: &Diagnosis,
+    rng: &mut Rng,
+) -> edit::EditResult {
+    edit::require_flat(case)?;
+    let layer = &case.model.layers[li];
+    let inputs = call_inputs(layer);
+    if inputs.is_empty() {
+        return Err(edit::Skipped("no tensor input"));
+    }
+    let dims = input_dims(case, d.analysis.as_ref(), layer);
+    let j = d
+        .violation
+        .as_ref()
+        .and_then(|v| {
+            v.parameter
+                .strip_prefix("input[")?
+                .strip_suffix(']')?
+                .parse()
+                .ok()
+        })
+        .filter(|&j: &usize| j < inputs.len() && rng.random_bool(0.8))
+        .unwrap_or_else(|| rng.random_range(0..inputs.len()));
+    let Some(from) = dims[j].clone() else {
+        return Err(edit::Skipped("the input's shape is unknown"));
+    };
+    let other = dims
+        .iter()
+        .enumerate()
+        .filter(|(k, x)| *k != j && x.is_some())
+        .map(|(_, x)| x.clone().expect("filtered"))
+        .next();
+    let chain: Vec<(&'static str, Map<String, Value>)> =
+        match (rank_wanted(d.violation.as_ref()), &other) {
+            (Some((lo, hi)), _) if rng.random_bool(0.8) => {
+                rank_adapter(&from, lo, hi, rng).into_iter().collect()
+            }
+            (_, Some(to))
+                if d.violation.as_ref().map(|v| v.category)
+                    == Some(Category::IncompatibleShapes)
+                    && rng.random_bool(0.8) =>
+            {
+                shape_adapters(&from, to)
+            }
+            _ => {
+                let class = *ADAPTERS.choose(rng).expect("adapters");
+                let kind = layer_kind(class);
+                vec![(class, sample_config(kind, Some(&from), 0.8, rng))]
+            }
+        };
+    if chain.is_empty() {
+        return Err(edit::Skipped("no adapter for these shapes"));
+    }
+    let mut source = inputs[j].clone();
+    let mut at = li;
+    for (class, params) in chain {
+        let kind = layer_kind(class);
+        let name = unique_name(&case.model, &snake(class));
+        let node = call_node(Arity::One, &[Operand::Tensor(source.clone())]);
+        edit::insert_layer(
+            case,
+            at,
+            layer_entry(kind, &name, &params, node, case.dtype),
+        );
+        at += 1;
+        source = TensorRef::new(name, 0, 0);
+    }
+    set_input(&mut case.model.layers[at], j, &source);
+    Ok(())
+}

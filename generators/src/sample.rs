@@ -1,0 +1,166 @@
+//! Sampling layer arguments from each class's declared parameter space (the one source of
+//! truth is the oracle's [`ParamDef`]s), with a bias toward the edges that find bugs: edge
+//! values, sizes of 1, tuples whose entries differ (a stride larger than the kernel), every
+//! choice and activation, and, rarely, values far outside the usual range.
+
+use oracle::activations::Activation;
+use oracle::case::Dims;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+use oracle::layers::{CallSite, Family, LayerKind, ParamDef};
+use oracle::params::ParamError;
+use rand::Rng as _;
+use rand::seq::{IndexedRandom, SliceRandom};
+use serde_json::{Map, Value, json};
+
+use crate::Rng;
+
+/// How often a value comes from far outside the declared range.
+const WILD: f64 = 0.04;
+/// How often a declared edge value is taken.
+const EDGE: f64 = 0.3;
+
+/// One value for `def`, for a call whose first input has shape `input` (when known).
+pub fn sample_param(def: &ParamDef, input: Option<&Dims>, rng: &mut Rng) -> Value {
+    let wild = rng.random_bool(WILD);
+    match *def {
+        ParamDef::Int {
+            min, max, edges, ..
+        } => {
+            let v = if wild {
+                rng.random_range(min.saturating_sub(3)..=max.saturating_mul(3).max(max + 3))
+            } else if !edges.is_empty() && rng.random_bool(EDGE) {
+                *edges.choose(rng).expect("not empty")
+            } else {
+                rng.random_range(min..=max)
+            };
+            json!(v)
+        }
+        ParamDef::Ints { len, min, max, .. } => {
+            let one = |rng: &mut Rng| {
+                if wild {
+                    rng.random_range(min.saturating_sub(2)..=max.saturating_mul(3).max(max + 2))
+                } else {
+                    rng.random_range(min..=max)
+                }
+            };
+            if rng.random_bool(0.3) {
+                json!(one(rng))
+            } else {
+                let v: Vec<i64> = (0..len).map(|_| one(rng)).collect();
+                json!(v)
+            }
+        }
+        ParamDef::Float {
+            min, max, edges, ..
+        } => {
+            let v = if wild {
+                let span = (max - min).abs().max(1.0);
+                rng.random_range(min - 3.0 * span..=max + 3.0 * span)
+            } else if !edges.is_empty() && rng.random_bool(EDGE) {
+                *edges.choose(rng).expect("not empty")
+            } else {
+                rng.random_range(min..=max)
+            };
+            json!(v)
+        }
+        ParamDef::Bool { .. } => json!(rng.random_bool(0.5)),
+        ParamDef::Choice { options, .. } => json!(options.choose(rng).expect("options")),
+        ParamDef::Activation { .. } => {
+            let all: Vec<&'static str> = Activation::all().map(|a| a.0).collect();
+            json!(all.choose(rng).expect("activations"))
+        }
+        ParamDef::Permutation { .. } => {
+            let n = input
+                .map(|d| d.len().saturating_sub(1))
+                .filter(|&n| n > 0 && !wild)
+                .unwrap_or_else(|| rng.random_range(1..=4));
+            let mut axes: Vec<i64> = (1..=n as i64).collect();
+            axes.shuffle(rng);
+            json!(axes)
+        }
+        ParamDef::TargetShape { .. } => json!(target_shape(input, wild, rng)),
+    }
+}
+
+/// A `target_shape` with as many elements as the input's non-batch part (when known), of a
+/// random rank 1..=3, sometimes with one entry left to be inferred (-1).
+fn target_shape(input: Option<&Dims>, wild: bool, rng: &mut Rng) -> Vec<i64> {
+    let known: Option<usize> = input
+        .filter(|d| !d.is_empty())
+        .and_then(|d| d[1..].iter().copied().product::<Option<usize>>());
+    let rank = rng.random_range(1..=3usize);
+    let Some(mut n) = known.filter(|_| !wild) else {
+        return (0..rank).map(|_| rng.random_range(-1..=6)).collect();
+    };
+    let mut dims = Vec::with_capacity(rank);
+    for _ in 1..rank {
+        let divisors: Vec<usize> = (1..=n).filter(|d| n.is_multiple_of(*d)).collect();
+        let d = *divisors.choose(rng).unwrap_or(&1);
+        dims.push(d as i64);
+        n /= d.max(1);
+    }
+    dims.push(n as i64);
+    dims.shuffle(rng);
+    if rng.random_bool(0.2) {
+        let i = rng.random_range(0..dims.len());
+        dims[i] = -1;
+    }
+    dims
+}
+
+/// The parameters a class cannot do without (Keras has no default for them): found once per
+/// class, by parsing a config without each parameter.
+fn required(kind: &dyn LayerKind) -> &'static [&'static str] {
+    type Cache = Mutex<HashMap<(&'static str, Family), &'static [&'static str]>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let key = (kind.class_name(), kind.family());
+    if let Some(r) = cache.lock().expect("not poisoned").get(&key) {
+        return r;
+    }
+    let mut rng = crate::rng(0x5eed);
+    let full: Map<String, Value> = kind
+        .params()
+        .iter()
+        .map(|d| (d.name().to_owned(), sample_param(d, None, &mut rng)))
+        .collect();
+    let node = oracle::case::Node::default();
+    let found: Vec<&'static str> = kind
+        .params()
+        .iter()
+        .map(ParamDef::name)
+        .filter(|&name| {
+            let mut config = full.clone();
+            config.remove(name);
+            let parsed = kind.parse(&CallSite {
+                config: &config,
+                node: &node,
+                dtype: oracle::DType::Float32,
+            });
+            matches!(parsed, Err(ParamError::Unsupported(u)) if u.parameter == name)
+        })
+        .collect();
+    let leaked: &'static [&'static str] = Box::leak(found.into_boxed_slice());
+    cache.lock().expect("not poisoned").insert(key, leaked);
+    leaked
+}
+
+/// A config for `kind`: each declared parameter set with probability `p_each` (always, for
+/// those without a default), the others left to Keras's defaults.
+pub fn sample_config(
+    kind: &dyn LayerKind,
+    input: Option<&Dims>,
+    p_each: f64,
+    rng: &mut Rng,
+) -> Map<String, Value> {
+    let mut config = Map::new();
+    let required = required(kind);
+    for def in kind.params() {
+        if required.contains(&def.name()) || rng.random_bool(p_each) {
+            config.insert(def.name().to_owned(), sample_param(def, input, rng));
+        }
+    }
+    config
+}

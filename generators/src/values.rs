@@ -1,0 +1,223 @@
+//! Values for weights and inputs, from several distributions (not only U[0,1)): negative
+//! values, large and tiny magnitudes, exact integers, zeros, values near activation
+//! thresholds and, rarely, special values — so value-dependent bugs are reachable. Each
+//! weight's value constraint (a variance stays non-negative) is kept.
+
+use ndarray::ArrayD;
+use oracle::Case;
+use oracle::case::{Dims, Tensor};
+use oracle::check::{CallKind, check_model, declared_inputs};
+use oracle::layers::WeightDomain;
+use rand::Rng as _;
+use rand::seq::IndexedRandom;
+
+use crate::Rng;
+
+/// A distribution of array values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Distribution {
+    /// U[-1, 1): the common case.
+    Symmetric,
+    /// U[0, 1).
+    Unit,
+    /// Magnitudes around 1e2..1e4, either sign.
+    Large,
+    /// Magnitudes around 1e-6..1e-3, either sign.
+    Tiny,
+    /// Exact small integers in -4..=4.
+    Integers,
+    /// Mostly zeros, a few values in U[-1, 1).
+    Sparse,
+    /// Values at and around the thresholds of activations and clips: 0, ±1, ±3, 6, ±1e-7.
+    Thresholds,
+}
+
+impl Distribution {
+    pub const ALL: [Distribution; 7] = [
+        Distribution::Symmetric,
+        Distribution::Unit,
+        Distribution::Large,
+        Distribution::Tiny,
+        Distribution::Integers,
+        Distribution::Sparse,
+        Distribution::Thresholds,
+    ];
+
+    /// Mostly the common case, each other distribution regularly.
+    pub fn pick(rng: &mut Rng) -> Distribution {
+        if rng.random_bool(0.5) {
+            Distribution::Symmetric
+        } else {
+            *Distribution::ALL.choose(rng).expect("not empty")
+        }
+    }
+
+    fn draw(self, rng: &mut Rng) -> f64 {
+        let sign = if rng.random_bool(0.5) { 1.0 } else { -1.0 };
+        match self {
+            Distribution::Symmetric => rng.random_range(-1.0..1.0),
+            Distribution::Unit => rng.random_range(0.0..1.0),
+            Distribution::Large => sign * 10f64.powf(rng.random_range(2.0..4.0)),
+            Distribution::Tiny => sign * 10f64.powf(rng.random_range(-6.0..-3.0)),
+            Distribution::Integers => rng.random_range(-4i32..=4) as f64,
+            Distribution::Sparse => {
+                if rng.random_bool(0.8) {
+                    0.0
+                } else {
+                    rng.random_range(-1.0..1.0)
+                }
+            }
+            Distribution::Thresholds => {
+                let base = *[0.0, 1.0, -1.0, 3.0, -3.0, 6.0, 0.5]
+                    .choose(rng)
+                    .expect("not empty");
+                base + *[0.0, 0.0, 1e-7, -1e-7, 1e-3, -1e-3]
+                    .choose(rng)
+                    .expect("not empty")
+            }
+        }
+    }
+}
+
+/// Options of value generation.
+#[derive(Debug, Clone, Copy)]
+pub struct ValueOptions {
+    /// The chance that an array carries a special value (NaN, ±Inf) at one random place.
+    pub special: f64,
+}
+
+impl Default for ValueOptions {
+    fn default() -> Self {
+        ValueOptions { special: 0.01 }
+    }
+}
+
+/// An array of this shape from `dist`, within `domain`.
+pub fn array(
+    shape: &[usize],
+    dist: Distribution,
+    domain: WeightDomain,
+    opts: &ValueOptions,
+    rng: &mut Rng,
+) -> ArrayD<f64> {
+    let n: usize = shape.iter().product();
+    let mut data: Vec<f64> = (0..n).map(|_| dist.draw(rng)).collect();
+    if domain == WeightDomain::NonNegative {
+        data.iter_mut().for_each(|x| *x = x.abs());
+    }
+    if n > 0 && rng.random_bool(opts.special) {
+        let i = rng.random_range(0..n);
+        data[i] = match (domain, rng.random_range(0..3)) {
+            (WeightDomain::NonNegative, _) | (_, 0) => f64::INFINITY,
+            (_, 1) => f64::NEG_INFINITY,
+            _ => f64::NAN,
+        };
+    }
+    ArrayD::from_shape_vec(shape.to_vec(), data).expect("length matches the shape")
+}
+
+/// Why arrays could not be given to a case: its model is not valid on its declared shapes.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("cannot give arrays to an invalid model: {0}")]
+pub struct NotValid(pub Box<oracle::CheckError>);
+
+/// Gives the case input arrays (batch `batch` where the declared batch is unknown) and every
+/// layer the weights its class needs. Arrays whose shape is already right are kept, so a
+/// structural change elsewhere leaves the other values as they were.
+pub fn realize(
+    case: &mut Case,
+    batch: usize,
+    opts: &ValueOptions,
+    rng: &mut Rng,
+) -> Result<(), NotValid> {
+    let declared = declared_inputs(&case.model).map_err(|e| NotValid(Box::new(e)))?;
+    let concrete: Vec<Vec<usize>> = declared
+        .iter()
+        .enumerate()
+        .map(|(i, d)| concrete_shape(d, case.inputs.get(i).map(Tensor::shape), batch))
+        .collect();
+    let inputs: Vec<Tensor> = concrete
+        .iter()
+        .enumerate()
+        .map(|(i, shape)| match case.inputs.get(i) {
+            Some(t) if t.shape() == shape.as_slice() => t.clone(),
+            _ => Tensor::new(array(
+                shape,
+                Distribution::pick(rng),
+                WeightDomain::Any,
+                opts,
+                rng,
+            )),
+        })
+        .collect();
+    let dims: Vec<Dims> = concrete
+        .iter()
+        .map(|s| s.iter().map(|&d| Some(d)).collect())
+        .collect();
+    let analysis =
+        check_model(&case.model, &dims, case.dtype).map_err(|e| NotValid(Box::new(e)))?;
+    case.inputs = inputs;
+    let mut weights = indexmap::IndexMap::new();
+    for call in &analysis.calls {
+        let CallKind::Layer(spec) = &call.kind else {
+            continue;
+        };
+        let layer = &case.model.layers[call.layer];
+        let Some(shapes) = call
+            .input_shapes
+            .iter()
+            .map(oracle::layers::util::known)
+            .collect::<Option<Vec<_>>>()
+        else {
+            continue;
+        };
+        let wanted = spec.weights(&shapes);
+        if wanted.is_empty() {
+            continue;
+        }
+        let old = case.weights.get(&layer.name);
+        let arrays: Vec<Tensor> = wanted
+            .iter()
+            .enumerate()
+            .map(|(i, w)| match old.and_then(|o| o.get(i)) {
+                Some(t)
+                    if t.shape() == w.shape.as_slice() && old.unwrap().len() == wanted.len() =>
+                {
+                    t.clone()
+                }
+                _ => Tensor::new(array(
+                    &w.shape,
+                    Distribution::pick(rng),
+                    w.domain,
+                    opts,
+                    rng,
+                )),
+            })
+            .collect();
+        weights.insert(layer.name.clone(), arrays);
+    }
+    // Layers the walk does not reach (nested models) keep what they had.
+    for (k, v) in &case.weights {
+        if !weights.contains_key(k) && case.model.layer(k).is_some_and(|l| l.nested.is_some()) {
+            weights.insert(k.clone(), v.clone());
+        }
+    }
+    case.weights = weights;
+    Ok(())
+}
+
+/// A declared shape made concrete: the existing array's dimensions where the declaration
+/// leaves them open, else `batch` for the batch and a small size for the others.
+fn concrete_shape(declared: &Dims, existing: Option<&[usize]>, batch: usize) -> Vec<usize> {
+    declared
+        .iter()
+        .enumerate()
+        .map(|(i, d)| match d {
+            Some(n) => *n,
+            None => existing
+                .filter(|e| e.len() == declared.len())
+                .map(|e| e[i])
+                .unwrap_or(if i == 0 { batch } else { 4 }),
+        })
+        .collect()
+}
