@@ -111,12 +111,25 @@ pub struct GenArgs {
     /// How many cases.
     #[arg(long, default_value_t = 10)]
     pub count: usize,
-    /// Random seed.
+    /// Random seed (the same seed writes the same cases).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Output directory.
     #[arg(long, short, default_value = "cases")]
     pub out: PathBuf,
+    /// Layers per model (input layers not counted).
+    #[arg(long, default_value_t = 10)]
+    pub layers: usize,
+    /// The models' compute dtype.
+    #[arg(long, value_parser = parse_dtype, default_value = "float64")]
+    pub dtype: oracle::DType,
+    /// `case` (semfuzz case files), `py` (standalone Keras scripts) or `keras`.
+    #[arg(long, default_value = "case")]
+    pub format: String,
+    /// Write minimally-invalid models instead: each breaks exactly one precondition, which is
+    /// written beside it (`.violation.json`).
+    #[arg(long)]
+    pub invalid: bool,
 }
 
 #[derive(Debug, Args)]

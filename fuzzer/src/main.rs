@@ -33,7 +33,7 @@ fn main() -> ExitCode {
         Command::Run(args) => commands::run::run(&args),
         Command::Check(args) => commands::check::run(&args),
         Command::Fuzz(_) => Outcome::not_built("fuzz"),
-        Command::Gen(_) => Outcome::not_built("gen"),
+        Command::Gen(args) => commands::gen_cmd::run(&args),
         Command::Triage(_) => Outcome::not_built("triage"),
         Command::Layers(args) => commands::layers::run(&args),
         Command::Export(args) => commands::export::run(&args),

@@ -15,6 +15,7 @@ pub mod invalid;
 pub mod mutate;
 pub mod repair;
 pub mod sample;
+pub mod stats;
 pub mod values;
 
 pub use edit::Skipped;

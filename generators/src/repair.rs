@@ -37,7 +37,7 @@ pub struct RepairOptions {
 impl Default for RepairOptions {
     fn default() -> Self {
         RepairOptions {
-            max_tries: 200,
+            max_tries: 400,
             max_elements: 4096,
             batch: 2,
         }
@@ -81,7 +81,7 @@ impl Score {
 }
 
 /// Tries without progress before the violating layer is cut out.
-const STUCK: usize = 40;
+const STUCK: usize = 25;
 
 /// Badness of a model the reference cannot model at all (an unsupported argument).
 const UNSUPPORTED: f64 = 1e12;
@@ -115,51 +115,71 @@ pub fn diagnose(case: &Case, opts: &RepairOptions) -> Diagnosis {
         Ok(d) => d,
         Err(_) => return invalid(None, None, total, UNSUPPORTED),
     };
-    match check_prefix(&case.model, &declared, case.dtype) {
-        Err(u) => invalid(edit::position(case, &u.layer), None, total, UNSUPPORTED),
-        Ok((analysis, Some(v))) => Diagnosis {
-            score: Score::Invalid {
-                unreached: total - analysis.calls.len(),
-                badness: v.badness,
-            },
-            layer: edit::position(case, &v.layer),
-            violation: Some(v),
-            analysis: Some(analysis),
-        },
-        Ok((analysis, None)) => {
-            for call in &analysis.calls {
-                for out in call.outputs.iter().chain(&call.input_shapes) {
-                    let n: usize = out.iter().map(|d| d.unwrap_or(opts.batch)).product();
-                    if n > opts.max_elements {
-                        let layer = &case.model.layers[call.layer];
-                        let v = Violation::new(Category::ImproperArgument, oracle::Tag::Semantic)
-                            .parameter("output")
-                            .expected(format!("at most {} elements", opts.max_elements))
-                            .actual(n)
-                            .detail("is larger than the generator's element bound")
-                            .at(&layer.name, &layer.class_name);
-                        let badness = oracle::violation::badness::shape(
-                            (n as f64 / opts.max_elements as f64).log2() * 10.0,
-                        );
-                        return Diagnosis {
-                            score: Score::Invalid {
-                                unreached: 1,
-                                badness,
-                            },
-                            violation: Some(v),
-                            layer: Some(call.layer),
-                            analysis: Some(analysis),
-                        };
-                    }
-                }
-            }
-            Diagnosis {
-                score: Score::Valid,
-                violation: None,
-                layer: None,
-                analysis: Some(analysis),
-            }
+    // The model is built on its declared shapes (batch unknown), then runs at batch `batch`:
+    // both must pass (a concatenation along the batch axis passes only the first). The
+    // score counts what fails in either, so fixing one never hides behind the other.
+    let concrete: Vec<Dims> = declared
+        .iter()
+        .map(|d| d.iter().map(|x| Some(x.unwrap_or(opts.batch))).collect())
+        .collect();
+    let (symbolic, known) = match (
+        check_prefix(&case.model, &declared, case.dtype),
+        check_prefix(&case.model, &concrete, case.dtype),
+    ) {
+        (Err(u), _) | (_, Err(u)) => {
+            return invalid(edit::position(case, &u.layer), None, total, UNSUPPORTED);
         }
+        (Ok(s), Ok(k)) => (s, k),
+    };
+    let oversized: Vec<(usize, usize)> = known
+        .0
+        .calls
+        .iter()
+        .filter_map(|call| {
+            let n = call
+                .outputs
+                .iter()
+                .map(|o| o.iter().map(|d| d.unwrap_or(opts.batch)).product::<usize>())
+                .max()?;
+            (n > opts.max_elements).then_some((call.layer, n))
+        })
+        .collect();
+    let unreached =
+        (total - symbolic.0.calls.len()) + (total - known.0.calls.len()) + oversized.len();
+    let (analysis, violation) = match (symbolic, known) {
+        ((a, Some(v)), _) | (_, (a, Some(v))) => (a, v),
+        (_, (a, None)) => match oversized.first() {
+            None => {
+                return Diagnosis {
+                    score: Score::Valid,
+                    violation: None,
+                    layer: None,
+                    analysis: Some(a),
+                };
+            }
+            Some(&(li, n)) => {
+                let layer = &case.model.layers[li];
+                let v = Violation::new(Category::ImproperArgument, oracle::Tag::Semantic)
+                    .parameter("output")
+                    .expected(format!("at most {} elements", opts.max_elements))
+                    .actual(n)
+                    .detail("is larger than the generator's element bound")
+                    .at(&layer.name, &layer.class_name)
+                    .badness(oracle::violation::badness::shape(
+                        (n as f64 / opts.max_elements as f64).log2() * 10.0,
+                    ));
+                (a, v)
+            }
+        },
+    };
+    Diagnosis {
+        score: Score::Invalid {
+            unreached,
+            badness: violation.badness,
+        },
+        layer: edit::position(case, &violation.layer),
+        violation: Some(violation),
+        analysis: Some(analysis),
     }
 }
 

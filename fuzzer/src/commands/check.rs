@@ -8,6 +8,12 @@ use serde_json::json;
 use crate::cli::CheckArgs;
 use crate::exit::{Failure, Outcome};
 
+/// One violation as JSON (the form of `check --json` and of `gen --invalid`'s files).
+pub fn violation_json(v: &oracle::Violation) -> serde_json::Value {
+    json!({"layer": v.layer, "class": v.class, "category": v.category.name(), "tag": v.tag.name(),
+           "parameter": v.parameter, "expected": v.expected, "actual": v.actual, "message": v.to_string()})
+}
+
 pub fn run(args: &CheckArgs) -> Result<Outcome, Failure> {
     let name = args.model.to_string_lossy();
     let case = if name.ends_with(".case.json") {
@@ -32,13 +38,7 @@ pub fn run(args: &CheckArgs) -> Result<Outcome, Failure> {
         }
     };
     if args.json {
-        let list: Vec<_> = violations
-            .iter()
-            .map(|v| {
-                json!({"layer": v.layer, "class": v.class, "category": v.category.name(), "tag": v.tag.name(),
-                       "parameter": v.parameter, "expected": v.expected, "actual": v.actual, "message": v.to_string()})
-            })
-            .collect();
+        let list: Vec<_> = violations.iter().map(violation_json).collect();
         let status = if violations.is_empty() {
             "valid"
         } else {

@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod export;
+pub mod gen_cmd;
 pub mod layers;
 pub mod run;
 pub mod version;

@@ -10,6 +10,7 @@ use crate::layers::util::arity;
 use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
+use crate::violation::Unsupported;
 use crate::violation::Violation;
 
 pub struct ActivationLayer;
@@ -26,7 +27,11 @@ impl LayerKind for ActivationLayer {
 
     fn parse(&self, call: &CallSite<'_>) -> ParamResult<Box<dyn Spec>> {
         let c = Config::new(call.config);
-        let activation = Activation::parse("activation", c.raw("activation"))?;
+        // The constructor's one required argument: without it Keras cannot rebuild the layer.
+        let Some(raw) = c.raw("activation") else {
+            return Err(Unsupported::new("activation", "missing from the config").into());
+        };
+        let activation = Activation::parse("activation", Some(raw))?;
         c.finish()?;
         Ok(Box::new(ActivationSpec { activation }))
     }

@@ -1,0 +1,125 @@
+//! `semfuzz gen --count N --out DIR`: random valid models (or minimally-invalid ones), written
+//! as case files or standalone Keras scripts, with a summary of what was generated.
+
+use std::path::Path;
+use std::time::Instant;
+
+use generators::stats::Summary;
+use generators::{GenOptions, generate};
+use oracle::case::WriteOptions;
+use oracle::check::CheckedShapes;
+
+use crate::cli::GenArgs;
+use crate::exit::{Failure, Outcome};
+
+/// Models regenerated at most per written one, when repair leaves a model invalid.
+const ATTEMPTS: usize = 20;
+
+fn write_case(case: &oracle::Case, path: &Path, format: &str) -> Result<(), Failure> {
+    let cannot = |e: &dyn std::fmt::Display| {
+        Failure::failed(format!("{}: cannot write: {e}", path.display()))
+    };
+    match format {
+        "case" => case
+            .write(path, &CheckedShapes::of(case), WriteOptions::default())
+            .map_err(|e| cannot(&e)),
+        _ => {
+            let script = harness_py::export::python_script(case, &path.display().to_string());
+            std::fs::write(path, script).map_err(|e| cannot(&e))
+        }
+    }
+}
+
+pub fn run(args: &GenArgs) -> Result<Outcome, Failure> {
+    let extension = match args.format.as_str() {
+        "case" => "case.json",
+        "py" => "py",
+        "keras" => return Outcome::not_built("gen --format keras"),
+        other => {
+            return Err(Failure::usage(format!(
+                "--format {other}: expected `case`, `py` or `keras`"
+            )));
+        }
+    };
+    if args.layers == 0 {
+        return Err(Failure::usage(
+            "--layers 0: a model needs at least one layer",
+        ));
+    }
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| Failure::failed(format!("{}: cannot create: {e}", args.out.display())))?;
+    let opts = GenOptions {
+        layers: args.layers,
+        dtype: args.dtype,
+        classes: generators::generate::classes_for(args.dtype),
+        ..GenOptions::default()
+    };
+    let mut rng = generators::rng(args.seed);
+    let mut summary = Summary::default();
+    let started = Instant::now();
+    let mut written = 0;
+    let mut gave_up = 0;
+    for i in 0..args.count {
+        let mut chosen = None;
+        for _ in 0..ATTEMPTS {
+            let g = generate(&opts, &mut rng);
+            summary.add(&g.case, &g.repair);
+            if !g.repair.valid {
+                continue;
+            }
+            if args.invalid {
+                match generators::invalid::make_minimally_invalid(&g.case, &mut rng) {
+                    Ok((case, violation)) => chosen = Some((case, Some(violation))),
+                    Err(_) => continue,
+                }
+            } else {
+                chosen = Some((g.case, None));
+            }
+            break;
+        }
+        let Some((case, violation)) = chosen else {
+            gave_up += 1;
+            continue;
+        };
+        let stem = format!("gen-{i:06}");
+        write_case(
+            &case,
+            &args.out.join(format!("{stem}.{extension}")),
+            &args.format,
+        )?;
+        if let Some(v) = violation {
+            let path = args.out.join(format!("{stem}.violation.json"));
+            let text = serde_json::to_string_pretty(&crate::commands::check::violation_json(&v))
+                .expect("JSON values serialise");
+            std::fs::write(&path, text + "\n")
+                .map_err(|e| Failure::failed(format!("{}: cannot write: {e}", path.display())))?;
+        }
+        written += 1;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let mut report = summary.to_json();
+    report["written"] = written.into();
+    report["gave_up"] = gave_up.into();
+    report["seconds"] = seconds.into();
+    report["seed"] = args.seed.into();
+    let path = args.out.join("summary.json");
+    std::fs::write(
+        &path,
+        serde_json::to_string_pretty(&report).expect("JSON values serialise") + "\n",
+    )
+    .map_err(|e| Failure::failed(format!("{}: cannot write: {e}", path.display())))?;
+    println!(
+        "wrote {written} {} model(s) to {} in {seconds:.2} s",
+        if args.invalid {
+            "minimally-invalid"
+        } else {
+            "valid"
+        },
+        args.out.display()
+    );
+    print!("{}", summary.to_text());
+    if gave_up > 0 {
+        println!("{gave_up} model(s) not written: no valid model in {ATTEMPTS} attempts");
+    }
+    Ok(Outcome::Clean)
+}
