@@ -1,11 +1,128 @@
-//! Minimally-invalid cases: one targeted change that breaks exactly one precondition.
+//! Minimally-invalid cases: one targeted change to a valid case (one argument of one layer, or
+//! one input's declared shape) that breaks exactly one precondition, to test whether a
+//! framework's validation refuses what it should.
 
-use oracle::{Case, Violation};
+use oracle::case::Dims;
+use oracle::check::check_all;
+use oracle::layers::ParamDef;
+use oracle::{Case, Category, Tag, Violation};
+use rand::Rng as _;
+use rand::seq::{IndexedMutRandom, IndexedRandom};
+use serde_json::{Value, json};
 
 use crate::Rng;
 use crate::edit::Skipped;
+use crate::mutate::{change_args_of, change_input_shape};
+use crate::sample::sample_param;
 
-/// A copy of a valid case with exactly one violated precondition, and that violation.
-pub fn make_minimally_invalid(_case: &Case, _rng: &mut Rng) -> Result<(Case, Violation), Skipped> {
-    Err(Skipped("not available"))
+/// Candidates tried at most; twice as many when a Keras-enforced violation is preferred.
+const TRIES: usize = 50;
+
+/// A value just outside, or far outside, what the parameter allows: where layers refuse
+/// arguments outright.
+fn out_of_range(def: &ParamDef, input: Option<&Dims>, rng: &mut Rng) -> Value {
+    match *def {
+        ParamDef::Int { min, max, .. } => {
+            json!(
+                *[
+                    min.saturating_sub(1),
+                    0,
+                    -1,
+                    max.saturating_add(1),
+                    max.saturating_mul(8)
+                ]
+                .choose(rng)
+                .expect("values")
+            )
+        }
+        ParamDef::Ints { len, min, max, .. } => {
+            let mut v: Vec<i64> = (0..len).map(|_| rng.random_range(min..=max)).collect();
+            if let Some(x) = v.choose_mut(rng) {
+                *x = *[min.saturating_sub(1), 0, -1, max.saturating_mul(8)]
+                    .choose(rng)
+                    .expect("values");
+            }
+            json!(v)
+        }
+        ParamDef::Float { min, max, .. } => {
+            let span = (max - min).abs().max(1.0);
+            json!(*[min - span, max + span, -1.0].choose(rng).expect("values"))
+        }
+        ParamDef::Permutation { .. } => {
+            let n = input.map_or(2, |d| d.len().saturating_sub(1)).max(1);
+            let mut axes: Vec<i64> = (1..=n as i64).collect();
+            match rng.random_range(0..3) {
+                0 => axes[0] = n as i64 + 1,
+                1 => axes.push(1),
+                _ => axes[n - 1] = 1,
+            }
+            json!(axes)
+        }
+        _ => sample_param(def, input, rng),
+    }
+}
+
+/// One candidate: one argument of one layer changed (within or outside its range), or one
+/// input's declared shape.
+fn candidate(case: &Case, rng: &mut Rng) -> Option<Case> {
+    let mut c = case.clone();
+    if rng.random_bool(0.25) {
+        change_input_shape(&mut c, rng).ok()?;
+        return Some(c);
+    }
+    let layers: Vec<(usize, &'static dyn oracle::layers::LayerKind)> = (0..case.model.layers.len())
+        .filter(|&i| !case.model.layers[i].is_input())
+        .filter_map(|i| {
+            let l = &case.model.layers[i];
+            oracle::layers::lookup(&l.class_name, l.module.as_deref()).map(|k| (i, k))
+        })
+        .filter(|(_, k)| !k.params().is_empty())
+        .collect();
+    let &(li, kind) = layers.choose(rng)?;
+    let wild = rng.random_bool(0.5);
+    let mut sample = |def: &ParamDef, input: Option<&Dims>, rng: &mut Rng| {
+        if wild {
+            out_of_range(def, input, rng)
+        } else {
+            sample_param(def, input, rng)
+        }
+    };
+    change_args_of(&mut c, li, kind, 1, &mut sample, rng).ok()?;
+    Some(c)
+}
+
+/// From a valid case, one targeted change after which the model breaks exactly one
+/// precondition (weights aside: the arrays are left as they were, and a change that only
+/// makes them misfit is not taken). Half the time a Keras-enforced violation is preferred (a
+/// semantic one is returned only when none turned up). Deterministic for a seeded `rng`.
+pub fn make_minimally_invalid(case: &Case, rng: &mut Rng) -> Result<(Case, Violation), Skipped> {
+    if !matches!(check_all(case), Ok(v) if v.is_empty()) {
+        return Err(Skipped("not a valid case"));
+    }
+    let prefer_keras = rng.random_bool(0.5);
+    let tries = if prefer_keras { 2 * TRIES } else { TRIES };
+    let mut fallback = None;
+    for _ in 0..tries {
+        let Some(c) = candidate(case, rng) else {
+            continue;
+        };
+        let Ok(mut found) = check_all(&c) else {
+            continue;
+        };
+        if found.len() != 1
+            || matches!(
+                found[0].category,
+                Category::WeightShape | Category::WeightValue
+            )
+        {
+            continue;
+        }
+        let v = found.pop().expect("one violation");
+        if prefer_keras && v.tag != Tag::KerasEnforced {
+            fallback.get_or_insert((c, v));
+            continue;
+        }
+        return Ok((c, v));
+    }
+    fallback.ok_or(Skipped("no single-violation change found"))
 }

@@ -20,6 +20,8 @@ pub mod values;
 
 pub use edit::Skipped;
 pub use generate::{GenOptions, Generated, generate, generate_structure};
+pub use invalid::make_minimally_invalid;
+pub use mutate::mutate;
 pub use repair::{RepairOptions, RepairStats, Score, diagnose, repair};
 
 /// The random number generator of every function here: small, fast, seedable.

@@ -1,1 +1,561 @@
+//! Small named mutations of a case. Each one either applies, leaving a well-formed case (every
+//! reference resolves, layers in topological order, every input consumed, every layer reaching
+//! an output), or returns [`Skipped`] and leaves the case exactly as it was.
+//!
+//! Mutations change the structure or the values; they never repair. Weights of layers whose
+//! shapes changed are left as they were, for [`crate::values::realize`] to fix (it keeps the
+//! arrays whose shapes still fit).
 
+use oracle::case::{Arg, Dims, Layer, Model, Tensor, TensorRef};
+use oracle::check::ModelAnalysis;
+use oracle::layers::{Arity, CallSite, LayerKind, ParamDef, WeightDomain, lookup};
+use oracle::params::ParamError;
+use oracle::{Case, DType};
+use rand::Rng as _;
+use rand::seq::{IndexedRandom, SliceRandom};
+use serde_json::{Map, Value, json};
+
+use crate::Rng;
+use crate::build::{
+    Operand, call_node, layer_entry, sampled_params, set_params, snake, unique_name,
+};
+use crate::edit::{self, EditResult, Skipped, call_inputs};
+use crate::repair::{self, RepairOptions, diagnose, input_dims, set_input};
+use crate::sample::{sample_config, sample_param};
+use crate::values::{self, Distribution, ValueOptions};
+
+/// A mutation that needs nothing but the case.
+pub type Mutation = fn(&mut Case, &mut Rng) -> EditResult;
+
+/// Every mutation but [`splice`] (which needs a donor), with its weight in [`mutate`]'s draw:
+/// value mutations about 40%, structural ones about 60% (with [`SPLICE_WEIGHT`]).
+pub const MUTATIONS: &[(&str, u32, Mutation)] = &[
+    ("perturb_weights", 20, perturb_weights),
+    ("perturb_inputs", 20, perturb_inputs),
+    ("insert_layer", 13, insert_layer),
+    ("remove_layer", 8, remove_layer),
+    ("replace_class", 8, replace_class),
+    ("change_args", 13, change_args),
+    ("change_input_shape", 6, change_input_shape),
+    ("rewire_edge", 6, rewire_edge),
+    ("change_dtype", 2, change_dtype),
+];
+
+/// [`splice`]'s weight in [`mutate`]'s draw, when a donor is given.
+pub const SPLICE_WEIGHT: u32 = 4;
+
+/// Draws after a skipped mutation before [`mutate`] gives up.
+const ATTEMPTS: usize = 4;
+
+/// Applies one mutation drawn at random (another draw when one does not apply, a few times);
+/// returns its name.
+pub fn mutate(
+    case: &mut Case,
+    rng: &mut Rng,
+    donor: Option<&Case>,
+) -> Result<&'static str, Skipped> {
+    let splice_weight = if donor.is_some() { SPLICE_WEIGHT } else { 0 };
+    let total: u32 = MUTATIONS.iter().map(|m| m.1).sum::<u32>() + splice_weight;
+    let mut last = Skipped("no mutation applied");
+    for _ in 0..ATTEMPTS {
+        let mut pick = rng.random_range(0..total);
+        let chosen = MUTATIONS.iter().find(|(_, w, _)| {
+            let hit = pick < *w;
+            if !hit {
+                pick -= w;
+            }
+            hit
+        });
+        let (name, result) = match (chosen, donor) {
+            (Some(&(name, _, f)), _) => (name, f(case, rng)),
+            (None, Some(d)) => ("splice", splice(case, d, rng)),
+            (None, None) => unreachable!("the draw is below the total"),
+        };
+        match result {
+            Ok(()) => return Ok(name),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+fn kind_of(layer: &Layer) -> Option<&'static dyn LayerKind> {
+    lookup(&layer.class_name, layer.module.as_deref())
+}
+
+/// The calls the oracle could check (all of them for a valid case), for tensors' shapes.
+fn analysis_of(case: &Case) -> Option<ModelAnalysis> {
+    diagnose(case, &RepairOptions::default()).analysis
+}
+
+fn shape_of(case: &Case, analysis: Option<&ModelAnalysis>, t: &TensorRef) -> Option<Dims> {
+    analysis.and_then(|a| a.shape(&case.model, t)).cloned()
+}
+
+/// Positions of the layers that are not input layers.
+fn inner_layers(case: &Case) -> Vec<usize> {
+    (0..case.model.layers.len())
+        .filter(|&i| !case.model.layers[i].is_input())
+        .collect()
+}
+
+/// Inserts a layer of a random class, with sampled arguments, on a random tensor `t`: either
+/// in `t`'s place (its consumers and outputs take the new layer's output), or as a new branch
+/// that becomes a model output. Merge layers take further tensors (of `t`'s shape where there
+/// are some); operations a second tensor or a constant.
+pub fn insert_layer(case: &mut Case, rng: &mut Rng) -> EditResult {
+    edit::require_flat(case)?;
+    let analysis = analysis_of(case);
+    let analysis = analysis.as_ref();
+    let pool = edit::tensors(case);
+    let (pos, t) = pool.choose(rng).cloned().ok_or(Skipped("no tensor"))?;
+    let kind = *crate::generate::classes_for(case.dtype)
+        .choose(rng)
+        .ok_or(Skipped("no class"))?;
+    let dims = shape_of(case, analysis, &t);
+    let same: Vec<&(usize, TensorRef)> = pool
+        .iter()
+        .filter(|(_, u)| *u != t && dims.is_some() && shape_of(case, analysis, u) == dims)
+        .collect();
+    let other = |rng: &mut Rng| -> (usize, TensorRef) {
+        match same.choose(rng) {
+            Some(&x) if rng.random_bool(0.8) => x.clone(),
+            _ => pool.choose(rng).expect("not empty").clone(),
+        }
+    };
+    let mut operands = vec![Operand::Tensor(t.clone())];
+    let mut last = pos;
+    match kind.arity() {
+        Arity::One => {}
+        Arity::List { min, max } => {
+            let lo = min.max(2);
+            let k = rng.random_range(lo..=max.min(4).max(lo));
+            for _ in 1..k {
+                let (p, u) = other(rng);
+                last = last.max(p);
+                operands.push(Operand::Tensor(u));
+            }
+        }
+        Arity::Operands => {
+            if rng.random_bool(0.35) {
+                let c = *[0.0, 1.0, -1.0, 2.0, 0.5, 3.0, -7.25, 1e-3, 1e3]
+                    .choose(rng)
+                    .expect("constants");
+                operands.insert(rng.random_range(0..2), Operand::Const(c));
+            } else {
+                let (p, u) = other(rng);
+                last = last.max(p);
+                operands.push(Operand::Tensor(u));
+            }
+        }
+    }
+    let params = sample_config(kind, dims.as_ref(), 0.8, rng);
+    let name = unique_name(&case.model, &snake(kind.class_name()));
+    let layer = layer_entry(
+        kind,
+        &name,
+        &params,
+        call_node(kind.arity(), &operands),
+        case.dtype,
+    );
+    let mut edited = case.clone();
+    let at = last + 1;
+    edit::insert_layer(&mut edited, at, layer);
+    let new = TensorRef::new(&name, 0, 0);
+    if rng.random_bool(0.6) {
+        edit::rewire_consumers(&mut edited, &t, &new, at);
+    } else {
+        edit::add_output(&mut edited, new);
+    }
+    edit::prune(&mut edited);
+    *case = edited;
+    Ok(())
+}
+
+/// Removes a random layer (not an input): its consumers take its first input.
+pub fn remove_layer(case: &mut Case, rng: &mut Rng) -> EditResult {
+    edit::require_flat(case)?;
+    let mut candidates = inner_layers(case);
+    candidates.shuffle(rng);
+    for li in candidates {
+        // `edit::remove_layer` leaves the case untouched when it refuses.
+        if edit::remove_layer(case, li).is_ok() {
+            return Ok(());
+        }
+    }
+    Err(Skipped("no removable layer"))
+}
+
+/// Replaces a random layer's class by another of the same arity, with fresh arguments.
+pub fn replace_class(case: &mut Case, rng: &mut Rng) -> EditResult {
+    edit::require_flat(case)?;
+    let li = *inner_layers(case)
+        .choose(rng)
+        .ok_or(Skipped("no layer but inputs"))?;
+    let analysis = analysis_of(case);
+    let mut edited = case.clone();
+    repair::replace_class(&mut edited, li, analysis.as_ref(), rng)?;
+    *case = edited;
+    Ok(())
+}
+
+/// Whether the class cannot do without this argument: the layer's config without it is
+/// refused as unsupported on that very parameter.
+fn is_required(kind: &dyn LayerKind, layer: &Layer, name: &str, dtype: DType) -> bool {
+    let mut config = layer.config.clone();
+    config.remove(name);
+    let node = layer.nodes.first().cloned().unwrap_or_default();
+    matches!(
+        kind.parse(&CallSite { config: &config, node: &node, dtype }),
+        Err(ParamError::Unsupported(u)) if u.parameter == name
+    )
+}
+
+/// A random layer whose class declares arguments, with its class.
+fn layer_with_params(case: &Case, rng: &mut Rng) -> EditResult<(usize, &'static dyn LayerKind)> {
+    let candidates: Vec<(usize, &'static dyn LayerKind)> = inner_layers(case)
+        .into_iter()
+        .filter_map(|i| kind_of(&case.model.layers[i]).map(|k| (i, k)))
+        .filter(|(i, k)| !k.params().is_empty() && !case.model.layers[*i].nodes.is_empty())
+        .collect();
+    candidates
+        .choose(rng)
+        .copied()
+        .ok_or(Skipped("no layer with arguments"))
+}
+
+/// Changes `count` arguments of layer `li` (of class `kind`; a layer of the case): each gets a new value from its
+/// parameter space or, sometimes, goes back to its default (unless the class requires it).
+/// Refuses when no argument came out different.
+pub fn change_args_of(
+    case: &mut Case,
+    li: usize,
+    kind: &dyn LayerKind,
+    count: usize,
+    sample: &mut dyn FnMut(&ParamDef, Option<&Dims>, &mut Rng) -> Value,
+    rng: &mut Rng,
+) -> EditResult {
+    let analysis = analysis_of(case);
+    let layer = &case.model.layers[li];
+    let first = input_dims(case, analysis.as_ref(), layer)
+        .into_iter()
+        .next()
+        .flatten();
+    let before = sampled_params(layer);
+    let mut params = before.clone();
+    let defs: Vec<&ParamDef> = kind.params().choose_multiple(rng, count).collect();
+    for def in defs {
+        let name = def.name();
+        for _ in 0..8 {
+            if params.contains_key(name)
+                && rng.random_bool(0.2)
+                && !is_required(kind, layer, name, case.dtype)
+            {
+                params.remove(name);
+            } else {
+                params.insert(name.to_owned(), sample(def, first.as_ref(), rng));
+            }
+            if params.get(name) != before.get(name) {
+                break;
+            }
+        }
+    }
+    if params == before {
+        return Err(Skipped("no argument changed"));
+    }
+    set_params(&mut case.model.layers[li], &params);
+    Ok(())
+}
+
+/// Changes one argument (70%) or several of a random layer.
+pub fn change_args(case: &mut Case, rng: &mut Rng) -> EditResult {
+    let (li, kind) = layer_with_params(case, rng)?;
+    let n = kind.params().len();
+    let count = if n == 1 || rng.random_bool(0.7) {
+        1
+    } else {
+        rng.random_range(2..=n)
+    };
+    change_args_of(case, li, kind, count, &mut sample_param, rng)
+}
+
+/// Changes exactly one argument of a random layer.
+pub fn change_arg(case: &mut Case, rng: &mut Rng) -> EditResult {
+    let (li, kind) = layer_with_params(case, rng)?;
+    change_args_of(case, li, kind, 1, &mut sample_param, rng)
+}
+
+/// A new declared shape for an input: one dimension changed (70%), else one trailing
+/// dimension added or removed (rank 2..=6, batch included). Within the generator's element
+/// bound.
+fn new_input_shape(old: &Dims, rng: &mut Rng) -> Option<Dims> {
+    let opts = RepairOptions::default();
+    let budget = opts.max_elements / opts.batch.max(1);
+    for _ in 0..8 {
+        let mut dims = old.clone();
+        if dims.len() > 1 && rng.random_bool(0.7) {
+            let i = rng.random_range(1..dims.len());
+            let sizes: Vec<usize> = (1..=8).filter(|&n| dims[i] != Some(n)).collect();
+            dims[i] = sizes.choose(rng).copied();
+        } else if dims.len() <= 2 || (dims.len() < 6 && rng.random_bool(0.5)) {
+            dims.push(Some(rng.random_range(1..=8)));
+        } else {
+            dims.pop();
+        }
+        let elements: usize = dims[1.min(dims.len())..]
+            .iter()
+            .map(|d| d.unwrap_or(1))
+            .product();
+        if elements <= budget && dims != *old {
+            return Some(dims);
+        }
+    }
+    None
+}
+
+/// Changes one dimension, or the rank, of a model input's declared shape. The input's array,
+/// when the case has arrays, is drawn anew in the new shape.
+pub fn change_input_shape(case: &mut Case, rng: &mut Rng) -> EditResult {
+    edit::require_flat(case)?;
+    let refs = case.model.input_refs();
+    let k = rng.random_range(0..refs.len().max(1));
+    let r = refs.get(k).ok_or(Skipped("no model input"))?;
+    let li = edit::position(case, &r.layer).ok_or(Skipped("no such input layer"))?;
+    let old = case.model.layers[li]
+        .input_batch_shape()
+        .ok_or(Skipped("an input without a shape"))?;
+    let dims = new_input_shape(&old, rng).ok_or(Skipped("no other shape within bound"))?;
+    let mut edited = case.clone();
+    let config = &mut edited.model.layers[li].config;
+    config.remove("shape");
+    config.insert("batch_shape".into(), json!(dims));
+    if let Some(old_array) = edited.inputs.get(k) {
+        let batch = old_array.shape().first().copied().unwrap_or(2);
+        let shape: Vec<usize> = dims
+            .iter()
+            .enumerate()
+            .map(|(i, d)| d.unwrap_or(if i == 0 { batch } else { 4 }))
+            .collect();
+        let data = values::array(
+            &shape,
+            Distribution::pick(rng),
+            WeightDomain::Any,
+            &ValueOptions::default(),
+            rng,
+        );
+        let dtype = old_array.dtype;
+        edited.inputs[k] = Tensor {
+            dtype,
+            ..Tensor::new(data)
+        };
+    }
+    *case = edited;
+    Ok(())
+}
+
+/// One tensor argument of a random layer becomes another tensor produced before it; what no
+/// longer reaches an output goes.
+pub fn rewire_edge(case: &mut Case, rng: &mut Rng) -> EditResult {
+    edit::require_flat(case)?;
+    let candidates: Vec<usize> = inner_layers(case)
+        .into_iter()
+        .filter(|&i| !call_inputs(&case.model.layers[i]).is_empty())
+        .collect();
+    let li = *candidates
+        .choose(rng)
+        .ok_or(Skipped("no layer with inputs"))?;
+    let analysis = analysis_of(case);
+    let mut edited = case.clone();
+    repair::replace_input(&mut edited, li, analysis.as_ref(), rng)?;
+    *case = edited;
+    Ok(())
+}
+
+/// Copies a chain of 1..=4 single-input layers of `donor` (each consuming the previous one's
+/// output) onto a random tensor of the case, renamed to be unique, in the case's dtype; the
+/// chain's end becomes a new model output. Weights are not copied.
+pub fn splice(case: &mut Case, donor: &Case, rng: &mut Rng) -> EditResult {
+    edit::require_flat(case)?;
+    edit::require_flat(donor)?;
+    let single = |l: &Layer| {
+        !l.is_input()
+            && kind_of(l).is_some_and(|k| k.arity() == Arity::One)
+            && call_inputs(l).len() == 1
+    };
+    let layers = &donor.model.layers;
+    let starts: Vec<usize> = (0..layers.len()).filter(|&i| single(&layers[i])).collect();
+    let mut chain = vec![
+        *starts
+            .choose(rng)
+            .ok_or(Skipped("no single-input layer in the donor"))?,
+    ];
+    let want = rng.random_range(1..=4);
+    while chain.len() < want {
+        let prev = &layers[*chain.last().expect("not empty")].name;
+        let next: Vec<usize> = (0..layers.len())
+            .filter(|&i| single(&layers[i]) && call_inputs(&layers[i])[0].layer == *prev)
+            .collect();
+        match next.choose(rng) {
+            Some(&n) => chain.push(n),
+            None => break,
+        }
+    }
+    let (pos, t) = edit::tensors(case)
+        .choose(rng)
+        .cloned()
+        .ok_or(Skipped("no tensor"))?;
+    let mut edited = case.clone();
+    let mut source = t;
+    for (at, &di) in (pos + 1..).zip(&chain) {
+        let mut layer = layers[di].clone();
+        let name = unique_name(&edited.model, &snake(&layer.class_name));
+        layer.name = name.clone();
+        if layer.config.contains_key("name") {
+            layer.config.insert("name".into(), json!(name));
+        }
+        set_input(&mut layer, 0, &source);
+        retype_layer(&mut layer, donor.dtype, edited.dtype);
+        edit::insert_layer(&mut edited, at, layer);
+        source = TensorRef::new(name, 0, 0);
+    }
+    edit::add_output(&mut edited, source);
+    edit::prune(&mut edited);
+    *case = edited;
+    Ok(())
+}
+
+/// Changes some values of one array: a few entries (75%) or the whole array, from a random
+/// distribution. An array without negative values stays without (it may be a variance).
+fn perturb(t: &mut Tensor, rng: &mut Rng) -> EditResult {
+    let n = t.data.len();
+    if n == 0 {
+        return Err(Skipped("an empty array"));
+    }
+    #[allow(clippy::neg_cmp_op_on_partial_ord)] // NaN counts as non-negative here
+    let non_negative = t.data.iter().all(|&x| !(x < 0.0));
+    let domain = if non_negative {
+        WeightDomain::NonNegative
+    } else {
+        WeightDomain::Any
+    };
+    let dist = Distribution::pick(rng);
+    let opts = ValueOptions::default();
+    let shape = t.data.shape().to_vec();
+    let data = if rng.random_bool(0.25) {
+        values::array(&shape, dist, domain, &opts, rng)
+    } else {
+        let mut flat: Vec<f64> = t.data.iter().copied().collect();
+        let k = rng.random_range(1..=n.div_ceil(4));
+        for x in values::array(&[k], dist, domain, &opts, rng) {
+            let i = rng.random_range(0..n);
+            flat[i] = x;
+        }
+        ndarray::ArrayD::from_shape_vec(shape, flat).expect("same length")
+    };
+    t.data = data;
+    // The values now live inline.
+    t.npz_key = None;
+    Ok(())
+}
+
+/// Changes some values of one weight array.
+pub fn perturb_weights(case: &mut Case, rng: &mut Rng) -> EditResult {
+    let arrays: Vec<(usize, usize)> = case
+        .weights
+        .values()
+        .enumerate()
+        .flat_map(|(i, ts)| {
+            ts.iter()
+                .enumerate()
+                .filter(|(_, t)| !t.data.is_empty())
+                .map(move |(j, _)| (i, j))
+        })
+        .collect();
+    let &(i, j) = arrays.choose(rng).ok_or(Skipped("no weights"))?;
+    let mut t = case.weights[i][j].clone();
+    perturb(&mut t, rng)?;
+    case.weights[i][j] = t;
+    Ok(())
+}
+
+/// Changes some values of one input array.
+pub fn perturb_inputs(case: &mut Case, rng: &mut Rng) -> EditResult {
+    let arrays: Vec<usize> = (0..case.inputs.len())
+        .filter(|&i| !case.inputs[i].data.is_empty())
+        .collect();
+    let &i = arrays.choose(rng).ok_or(Skipped("no input arrays"))?;
+    let mut t = case.inputs[i].clone();
+    perturb(&mut t, rng)?;
+    case.inputs[i] = t;
+    Ok(())
+}
+
+/// Rewrites a dtype written as `from` (a name, or a dtype policy's `config.name`) to `to`.
+fn retype_value(v: &mut Value, from: DType, to: DType) {
+    match v {
+        Value::String(s) if s == from.name() => *s = to.name().to_owned(),
+        Value::Object(o) => {
+            if let Some(Value::Object(c)) = o.get_mut("config") {
+                retype_map(c, from, to);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn retype_map(config: &mut Map<String, Value>, from: DType, to: DType) {
+    if let Some(Value::String(s)) = config.get_mut("name")
+        && s == from.name()
+    {
+        *s = to.name().to_owned();
+    }
+}
+
+fn retype_arg(arg: &mut Arg, from: DType, to: DType) {
+    match arg {
+        Arg::Tensor { dtype: Some(d), .. } => retype_value(d, from, to),
+        Arg::List(v) => v.iter_mut().for_each(|a| retype_arg(a, from, to)),
+        Arg::Object(v) => v.iter_mut().for_each(|(_, a)| retype_arg(a, from, to)),
+        Arg::Tensor { dtype: None, .. } | Arg::Literal(_) => {}
+    }
+}
+
+/// A layer's dtypes written as `from` (its config's dtype or dtype policy, its call's tensors,
+/// a nested model's layers) become `to`.
+fn retype_layer(layer: &mut Layer, from: DType, to: DType) {
+    if let Some(d) = layer.config.get_mut("dtype") {
+        retype_value(d, from, to);
+    }
+    for n in &mut layer.nodes {
+        n.args.iter_mut().for_each(|a| retype_arg(a, from, to));
+        n.kwargs
+            .iter_mut()
+            .for_each(|(_, a)| retype_arg(a, from, to));
+    }
+    if let Some(inner) = &mut layer.nested {
+        retype_model(inner, from, to);
+    }
+}
+
+fn retype_model(model: &mut Model, from: DType, to: DType) {
+    if let Some(d) = model.extra.get_mut("dtype") {
+        retype_value(d, from, to);
+    }
+    for l in &mut model.layers {
+        retype_layer(l, from, to);
+    }
+}
+
+/// Switches the case between float32 and float64: its compute dtype, the input layers' dtypes
+/// and every layer's dtype policy.
+pub fn change_dtype(case: &mut Case, _rng: &mut Rng) -> EditResult {
+    let to = match case.dtype {
+        DType::Float32 => DType::Float64,
+        DType::Float64 => DType::Float32,
+        _ => return Err(Skipped("neither float32 nor float64")),
+    };
+    let from = case.dtype;
+    case.dtype = to;
+    retype_model(&mut case.model, from, to);
+    Ok(())
+}

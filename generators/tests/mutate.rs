@@ -1,0 +1,330 @@
+//! Mutations never corrupt a case, refuse without a trace, all apply, are undone by repair
+//! without loss, and are deterministic; minimally-invalid cases break exactly one
+//! precondition.
+
+use std::collections::BTreeMap;
+
+use generators::edit::{self, call_inputs};
+use generators::mutate::{self, MUTATIONS, SPLICE_WEIGHT};
+use generators::{
+    GenOptions, RepairOptions, Rng, diagnose, generate, make_minimally_invalid, repair, rng,
+};
+use oracle::case::DeclaredInputShapes;
+use oracle::check::{CheckedShapes, check_all};
+use oracle::{Case, DType};
+
+/// `n` generated cases that ended valid, from seeds `seed..`.
+fn valid_cases(n: usize, seed: u64) -> Vec<Case> {
+    let opts = GenOptions::default();
+    let mut out = Vec::new();
+    let mut s = seed;
+    while out.len() < n {
+        let g = generate(&opts, &mut rng(s));
+        s += 1;
+        if g.repair.valid {
+            out.push(g.case);
+        }
+    }
+    out
+}
+
+fn json(case: &Case) -> String {
+    serde_json::to_string(&case.to_json(&DeclaredInputShapes)).expect("serialisable")
+}
+
+/// The case is well-formed: it reads back (references resolve, no cycle, one array per model
+/// input or none), its layers come after their inputs' producers, and every layer reaches an
+/// output and every input is consumed (pruning changes nothing).
+fn assert_well_formed(case: &Case, what: &str) {
+    let text = serde_json::to_string(&case.to_json(&CheckedShapes::of(case))).expect("json");
+    if let Err(e) = Case::from_json_str(&text, "x") {
+        panic!("{what}: the case does not read back: {e}\n{text}");
+    }
+    for (i, l) in case.model.layers.iter().enumerate() {
+        for r in call_inputs(l) {
+            let p = edit::position(case, &r.layer).expect("resolves");
+            assert!(
+                p < i,
+                "{what}: `{}` consumes the later `{}`",
+                l.name,
+                r.layer
+            );
+        }
+    }
+    let mut pruned = case.clone();
+    edit::prune(&mut pruned);
+    assert_eq!(
+        pruned.model.layers.len(),
+        case.model.layers.len(),
+        "{what}: a layer reaches no output, or an input is unused"
+    );
+    assert!(
+        case.inputs.is_empty() || case.inputs.len() == case.model.input_count(),
+        "{what}: {} arrays for {} inputs",
+        case.inputs.len(),
+        case.model.input_count()
+    );
+    assert!(!edit::outputs(case).is_empty(), "{what}: no output");
+}
+
+/// Every mutation, the splice with a donor included.
+fn apply(
+    name: &str,
+    case: &mut Case,
+    donor: &Case,
+    rng: &mut Rng,
+) -> Result<(), generators::Skipped> {
+    match MUTATIONS.iter().find(|m| m.0 == name) {
+        Some((_, _, f)) => f(case, rng),
+        None => mutate::splice(case, donor, rng),
+    }
+}
+
+fn names() -> Vec<&'static str> {
+    MUTATIONS.iter().map(|m| m.0).chain(["splice"]).collect()
+}
+
+#[test]
+fn mutations_keep_cases_well_formed_and_skips_leave_them_unchanged() {
+    let cases = valid_cases(300, 1000);
+    let mut r = rng(7);
+    let mut applied: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut skipped: BTreeMap<&str, usize> = BTreeMap::new();
+    for (k, case) in cases.iter().enumerate() {
+        let donor = &cases[(k + 1) % cases.len()];
+        for name in names() {
+            // Repeated on the same case: later rounds mutate already-mutated cases.
+            let mut m = case.clone();
+            for round in 0..3 {
+                let before = m.clone();
+                let what = format!("case {k}, {name}, round {round}");
+                match apply(name, &mut m, donor, &mut r) {
+                    Ok(()) => *applied.entry(name).or_default() += 1,
+                    Err(_) => {
+                        *skipped.entry(name).or_default() += 1;
+                        assert_eq!(json(&m), json(&before), "{what}: a skip changed the case");
+                    }
+                }
+                assert_well_formed(&m, &what);
+            }
+        }
+        // A run of drawn mutations, with a donor.
+        let mut m = case.clone();
+        for step in 0..10 {
+            let before = json(&m);
+            if mutate::mutate(&mut m, &mut r, Some(donor)).is_err() {
+                assert_eq!(
+                    json(&m),
+                    before,
+                    "case {k}, step {step}: a skip changed the case"
+                );
+            }
+            assert_well_formed(&m, &format!("case {k}, drawn mutation {step}"));
+        }
+    }
+    for name in names() {
+        let ok = applied.get(name).copied().unwrap_or(0);
+        assert!(
+            ok >= 50,
+            "{name} applied only {ok} times (skipped {:?})",
+            skipped.get(name)
+        );
+    }
+}
+
+#[test]
+fn mutate_draws_every_mutation_and_names_it() {
+    let cases = valid_cases(60, 5000);
+    let mut r = rng(11);
+    let mut drawn: BTreeMap<&str, usize> = BTreeMap::new();
+    for (k, case) in cases.iter().enumerate() {
+        let donor = &cases[(k + 7) % cases.len()];
+        for _ in 0..20 {
+            let mut m = case.clone();
+            if let Ok(name) = mutate::mutate(&mut m, &mut r, Some(donor)) {
+                *drawn.entry(name).or_default() += 1;
+            }
+        }
+    }
+    for name in names() {
+        assert!(
+            drawn.get(name).copied().unwrap_or(0) > 0,
+            "{name} never drawn: {drawn:?}"
+        );
+    }
+    // Value mutations are about 40% of the draws.
+    let values = drawn["perturb_weights"] + drawn["perturb_inputs"];
+    let total: usize = drawn.values().sum();
+    let share = values as f64 / total as f64;
+    assert!(
+        (0.3..0.55).contains(&share),
+        "value mutations are {share} of {drawn:?}"
+    );
+    let weight: u32 = MUTATIONS.iter().map(|m| m.1).sum::<u32>() + SPLICE_WEIGHT;
+    assert_eq!(weight, 100);
+}
+
+#[test]
+fn repair_after_a_mutation_never_makes_a_case_worse() {
+    let cases = valid_cases(120, 9000);
+    let opts = RepairOptions::default();
+    let mut r = rng(3);
+    let mut invalid_after_mutation = 0;
+    let mut repaired = 0;
+    for (k, case) in cases.iter().enumerate() {
+        let mut m = case.clone();
+        let donor = &cases[(k + 1) % cases.len()];
+        for _ in 0..3 {
+            let _ = mutate::mutate(&mut m, &mut r, Some(donor));
+        }
+        let before = diagnose(&m, &opts).score;
+        if !before.is_valid() {
+            invalid_after_mutation += 1;
+        }
+        let stats = repair(&mut m, &opts, &mut r);
+        let after = diagnose(&m, &opts).score;
+        assert!(
+            !before.better_than(&after),
+            "case {k}: repair went from {before:?} to {after:?}"
+        );
+        assert_eq!(stats.valid, after.is_valid());
+        if !before.is_valid() && after.is_valid() {
+            repaired += 1;
+        }
+        assert_well_formed(&m, &format!("case {k} after repair"));
+    }
+    // Structural mutations do break cases, and repair mends most of them.
+    assert!(invalid_after_mutation >= 10, "{invalid_after_mutation}");
+    assert!(
+        repaired * 2 >= invalid_after_mutation,
+        "{repaired} of {invalid_after_mutation}"
+    );
+}
+
+#[test]
+fn minimally_invalid_cases_break_exactly_one_precondition() {
+    let cases = valid_cases(100, 20_000);
+    let mut r = rng(5);
+    let mut made = 0;
+    let mut keras_enforced = 0;
+    for (k, case) in cases.iter().enumerate() {
+        let Ok((invalid, v)) = make_minimally_invalid(case, &mut r) else {
+            continue;
+        };
+        made += 1;
+        let found = check_all(&invalid).expect("modelled");
+        assert_eq!(found, vec![v.clone()], "case {k}");
+        assert!(!invalid.model.layers.is_empty());
+        assert_ne!(json(&invalid), json(case), "case {k}: nothing changed");
+        assert_well_formed(&invalid, &format!("invalid case {k}"));
+        if v.tag == oracle::Tag::KerasEnforced {
+            keras_enforced += 1;
+        }
+    }
+    assert!(made >= 80, "only {made} of 100");
+    assert!(keras_enforced * 3 >= made, "{keras_enforced} of {made}");
+}
+
+#[test]
+fn an_invalid_case_is_refused() {
+    let mut case = valid_cases(1, 42).remove(0);
+    let (invalid, _) = make_minimally_invalid(&case, &mut rng(1)).expect("made");
+    case = invalid;
+    assert_eq!(
+        make_minimally_invalid(&case, &mut rng(1)).map(|_| ()),
+        Err(generators::Skipped("not a valid case"))
+    );
+}
+
+#[test]
+fn the_same_seed_gives_the_same_mutants() {
+    let cases = valid_cases(20, 300);
+    let run = |seed: u64| -> Vec<String> {
+        let mut r = rng(seed);
+        let mut out = Vec::new();
+        for (k, case) in cases.iter().enumerate() {
+            let mut m = case.clone();
+            for _ in 0..5 {
+                let name = mutate::mutate(&mut m, &mut r, Some(&cases[(k + 1) % cases.len()]));
+                out.push(format!("{name:?}"));
+            }
+            out.push(json(&m));
+            if let Ok((c, v)) = make_minimally_invalid(case, &mut r) {
+                out.push(format!("{v:?}"));
+                out.push(json(&c));
+            }
+        }
+        out
+    };
+    let a = run(99);
+    assert_eq!(a, run(99));
+    assert_ne!(a, run(100));
+}
+
+#[test]
+fn change_dtype_twice_is_the_identity_and_retypes_every_layer() {
+    for case in valid_cases(20, 700) {
+        let mut m = case.clone();
+        mutate::change_dtype(&mut m, &mut rng(0)).expect("float64 case");
+        assert_eq!(m.dtype, DType::Float32);
+        let text = json(&m);
+        assert!(!text.contains("float64"), "a float64 left: {text}");
+        mutate::change_dtype(&mut m, &mut rng(0)).expect("float32 case");
+        assert_eq!(json(&m), json(&case));
+    }
+}
+
+#[test]
+fn perturbing_keeps_non_negative_arrays_non_negative() {
+    let cases = valid_cases(150, 40_000);
+    let mut r = rng(2);
+    let mut checked = 0;
+    for case in cases {
+        let non_negative: Vec<String> = case
+            .weights
+            .iter()
+            .filter(|(_, ts)| ts.iter().any(|t| t.data.iter().all(|&x| x >= 0.0)))
+            .map(|(k, _)| k.clone())
+            .collect();
+        if non_negative.is_empty() {
+            continue;
+        }
+        let mut m = case.clone();
+        for _ in 0..30 {
+            mutate::perturb_weights(&mut m, &mut r).expect("has weights");
+        }
+        for name in &non_negative {
+            for (old, new) in case.weights[name].iter().zip(&m.weights[name]) {
+                if old.data.iter().all(|&x| x >= 0.0) {
+                    assert!(new.data.iter().all(|&x| x >= 0.0 || x.is_nan()), "{name}");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 0);
+}
+
+#[test]
+fn splice_adds_a_chain_from_the_donor_as_a_new_output() {
+    let cases = valid_cases(40, 800);
+    let mut r = rng(4);
+    let mut spliced = 0;
+    for pair in cases.chunks(2) {
+        let [case, donor] = pair else { continue };
+        let mut m = case.clone();
+        if mutate::splice(&mut m, donor, &mut r).is_err() {
+            continue;
+        }
+        spliced += 1;
+        let added = m.model.layers.len() - case.model.layers.len();
+        assert!((1..=4).contains(&added), "{added} layers added");
+        assert_eq!(edit::outputs(&m).len(), edit::outputs(case).len() + 1);
+        let last = edit::outputs(&m).pop().expect("an output");
+        assert!(
+            case.model.layer(&last.layer).is_none(),
+            "the new output is a copied layer"
+        );
+    }
+    assert!(spliced >= 10, "{spliced}");
+}
