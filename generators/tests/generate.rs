@@ -1,0 +1,93 @@
+//! Generation and repair: validity, graph features, determinism, and that repair never keeps
+//! a worse case. Deterministic (fixed seeds and counts).
+
+use generators::stats::Summary;
+use generators::{GenOptions, RepairOptions, diagnose, generate, generate_structure, repair};
+use oracle::check::CheckedShapes;
+
+fn json(case: &oracle::Case) -> String {
+    serde_json::to_string(&case.to_json(&CheckedShapes::of(case))).unwrap()
+}
+
+#[test]
+fn generated_models_are_valid_diverse_dags_with_arrays() {
+    let opts = GenOptions::default();
+    let mut rng = generators::rng(7);
+    let mut summary = Summary::default();
+    for _ in 0..500 {
+        let g = generate(&opts, &mut rng);
+        summary.add(&g.case, &g.repair);
+        if !g.repair.valid {
+            continue;
+        }
+        // Valid per the oracle as written to disk and read back, with every array.
+        let back = oracle::Case::from_json_str(&json(&g.case), "generated.case.json").unwrap();
+        assert!(oracle::check(&back).is_ok(), "{}", json(&g.case));
+        assert_eq!(back.inputs.len(), back.model.input_count());
+        let analysis = oracle::check(&back).unwrap();
+        assert!(oracle::eval(&back, &analysis).is_ok());
+    }
+    assert!(
+        summary.valid >= 495,
+        "{} of 500 valid\n{}",
+        summary.valid,
+        summary.to_text()
+    );
+    for (what, n) in [
+        ("multi-input", summary.multi_input),
+        ("multi-output", summary.multi_output),
+        ("fan-out", summary.fan_out),
+        ("merge", summary.merge),
+    ] {
+        assert!(n >= 50, "{what} in only {n} of 500 models");
+    }
+    let available = generators::generate::classes_for(opts.dtype).len();
+    assert!(
+        summary.classes.len() + 2 >= available,
+        "{} of {available} classes appear\n{}",
+        summary.classes.len(),
+        summary.to_text()
+    );
+}
+
+#[test]
+fn the_same_seed_generates_the_same_models() {
+    let opts = GenOptions::default();
+    let run = |seed| {
+        let mut rng = generators::rng(seed);
+        (0..20)
+            .map(|_| json(&generate(&opts, &mut rng).case))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(run(3), run(3));
+    assert_ne!(run(3), run(4));
+}
+
+#[test]
+fn repair_never_keeps_a_worse_case_and_mostly_ends_valid() {
+    let opts = GenOptions::default();
+    let repair_opts = RepairOptions::default();
+    let mut rng = generators::rng(11);
+    let mut needed = 0;
+    let mut fixed = 0;
+    for _ in 0..300 {
+        let mut case = generate_structure(&opts, &mut rng);
+        let before = diagnose(&case, &repair_opts).score;
+        let stats = repair(&mut case, &repair_opts, &mut rng);
+        let after = diagnose(&case, &repair_opts).score;
+        assert!(!before.better_than(&after), "{before:?} -> {after:?}");
+        assert_eq!(stats.valid, after.is_valid());
+        if !before.is_valid() {
+            needed += 1;
+            fixed += after.is_valid() as usize;
+        }
+    }
+    assert!(
+        needed >= 100,
+        "only {needed} of 300 structures needed repair"
+    );
+    assert!(
+        fixed * 100 >= needed * 99,
+        "repair fixed {fixed} of {needed}"
+    );
+}
