@@ -33,7 +33,8 @@ fn framework_problem(case: &Value, verdict: &Value) -> Option<&'static str> {
         .map(|l| (l["class_name"].as_str().unwrap_or_default(), &l["config"]));
     match (kind, config) {
         // Keras's ReLU casts max_value and threshold through float32 (ops.cast of a Python
-        // float), so a float64 model clips and thresholds at the rounded values.
+        // float), so a float64 model clips and thresholds at the rounded values
+        // (crashes/mismatch-ReLU-float64-max-value).
         ("mismatch", Some(("ReLU", c)))
             if c.get("max_value").is_some_and(|v| !v.is_null())
                 || c.get("threshold").is_some_and(|v| v.as_f64() != Some(0.0)) =>
