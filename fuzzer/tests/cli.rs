@@ -146,11 +146,13 @@ fn bad_usage_exits_2() {
     assert_eq!(semfuzz(&["frobnicate"]).status.code(), Some(2));
     assert_eq!(semfuzz(&["run"]).status.code(), Some(2));
     assert_eq!(semfuzz(&["fuzz", "--hours", "many"]).status.code(), Some(2));
+    assert_eq!(semfuzz(&["gen", "--format", "onnx"]).status.code(), Some(2));
+    assert_eq!(semfuzz(&["gen", "--layers", "0"]).status.code(), Some(2));
 }
 
 #[test]
 fn subcommands_not_built_yet_say_so_and_exit_3() {
-    for args in [&["fuzz"][..], &["gen"], &["triage", "x"]] {
+    for args in [&["fuzz"][..], &["gen", "--format", "keras"], &["triage", "x"]] {
         let out = semfuzz(args);
         assert_eq!(out.status.code(), Some(3), "{args:?}");
         assert!(
