@@ -152,7 +152,11 @@ fn bad_usage_exits_2() {
 
 #[test]
 fn subcommands_not_built_yet_say_so_and_exit_3() {
-    for args in [&["fuzz"][..], &["gen", "--format", "keras"], &["triage", "x"]] {
+    for args in [
+        &["fuzz"][..],
+        &["gen", "--format", "keras"],
+        &["triage", "x"],
+    ] {
         let out = semfuzz(args);
         assert_eq!(out.status.code(), Some(3), "{args:?}");
         assert!(
