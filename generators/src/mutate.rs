@@ -8,8 +8,7 @@
 
 use oracle::case::{Arg, Dims, Layer, Model, Tensor, TensorRef};
 use oracle::check::ModelAnalysis;
-use oracle::layers::{Arity, CallSite, LayerKind, ParamDef, WeightDomain, lookup};
-use oracle::params::ParamError;
+use oracle::layers::{Arity, LayerKind, ParamDef, WeightDomain};
 use oracle::{Case, DType};
 use rand::Rng as _;
 use rand::seq::{IndexedRandom, SliceRandom};
@@ -20,7 +19,7 @@ use crate::build::{
     Operand, call_node, layer_entry, sampled_params, set_params, snake, unique_name,
 };
 use crate::edit::{self, EditResult, Skipped, call_inputs};
-use crate::repair::{self, RepairOptions, diagnose, input_dims, set_input};
+use crate::repair::{self, RepairOptions, diagnose, input_dims, kind_of, set_input};
 use crate::sample::{sample_config, sample_param};
 use crate::values::{self, Distribution, ValueOptions};
 
@@ -77,10 +76,6 @@ pub fn mutate(
         }
     }
     Err(last)
-}
-
-fn kind_of(layer: &Layer) -> Option<&'static dyn LayerKind> {
-    lookup(&layer.class_name, layer.module.as_deref())
 }
 
 /// The calls the oracle could check (all of them for a valid case), for tensors' shapes.
@@ -199,18 +194,6 @@ pub fn replace_class(case: &mut Case, rng: &mut Rng) -> EditResult {
     Ok(())
 }
 
-/// Whether the class cannot do without this argument: the layer's config without it is
-/// refused as unsupported on that very parameter.
-fn is_required(kind: &dyn LayerKind, layer: &Layer, name: &str, dtype: DType) -> bool {
-    let mut config = layer.config.clone();
-    config.remove(name);
-    let node = layer.nodes.first().cloned().unwrap_or_default();
-    matches!(
-        kind.parse(&CallSite { config: &config, node: &node, dtype }),
-        Err(ParamError::Unsupported(u)) if u.parameter == name
-    )
-}
-
 /// A random layer whose class declares arguments, with its class.
 fn layer_with_params(case: &Case, rng: &mut Rng) -> EditResult<(usize, &'static dyn LayerKind)> {
     let candidates: Vec<(usize, &'static dyn LayerKind)> = inner_layers(case)
@@ -249,7 +232,7 @@ pub fn change_args_of(
         for _ in 0..8 {
             if params.contains_key(name)
                 && rng.random_bool(0.2)
-                && !is_required(kind, layer, name, case.dtype)
+                && !crate::sample::required(kind).contains(&name)
             {
                 params.remove(name);
             } else {

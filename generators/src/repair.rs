@@ -281,7 +281,8 @@ fn propose(case: &mut Case, d: &Diagnosis, rng: &mut Rng) -> edit::EditResult {
     }
 }
 
-fn kind_of(layer: &Layer) -> Option<&'static dyn LayerKind> {
+/// The registered class of a layer.
+pub fn kind_of(layer: &Layer) -> Option<&'static dyn LayerKind> {
     lookup(&layer.class_name, layer.module.as_deref())
 }
 

@@ -112,7 +112,7 @@ fn target_shape(input: Option<&Dims>, wild: bool, rng: &mut Rng) -> Vec<i64> {
 
 /// The parameters a class cannot do without (Keras has no default for them): found once per
 /// class, by parsing a config without each parameter.
-fn required(kind: &dyn LayerKind) -> &'static [&'static str] {
+pub fn required(kind: &dyn LayerKind) -> &'static [&'static str] {
     type Cache = Mutex<HashMap<(&'static str, Family), &'static [&'static str]>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);

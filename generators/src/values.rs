@@ -175,16 +175,16 @@ pub fn realize(
         if wanted.is_empty() {
             continue;
         }
-        let old = case.weights.get(&layer.name);
+        // Arrays are kept only from a weight list of the same length (the same layout).
+        let old = case
+            .weights
+            .get(&layer.name)
+            .filter(|o| o.len() == wanted.len());
         let arrays: Vec<Tensor> = wanted
             .iter()
             .enumerate()
             .map(|(i, w)| match old.and_then(|o| o.get(i)) {
-                Some(t)
-                    if t.shape() == w.shape.as_slice() && old.unwrap().len() == wanted.len() =>
-                {
-                    t.clone()
-                }
+                Some(t) if t.shape() == w.shape.as_slice() => t.clone(),
                 _ => Tensor::new(array(
                     &w.shape,
                     Distribution::pick(rng),
