@@ -56,17 +56,72 @@ pub struct PythonArgs {
 
 #[derive(Debug, Args)]
 pub struct FuzzArgs {
-    /// How long to fuzz.
-    #[arg(long, default_value_t = 1.0)]
-    pub hours: f64,
+    /// Fuzz for this many hours (without --hours, --minutes or --runs: until Ctrl-C/SIGTERM).
+    #[arg(long, conflicts_with = "minutes")]
+    pub hours: Option<f64>,
+    /// Fuzz for this many minutes.
+    #[arg(long)]
+    pub minutes: Option<f64>,
+    /// Stop each client after this many executions (with --seed and --jobs 1: a
+    /// reproducible campaign).
+    #[arg(long)]
+    pub runs: Option<u64>,
+    /// Clients, one per core, each with its own TensorFlow worker, sharing the corpus.
+    #[arg(long, default_value_t = 1)]
+    pub jobs: usize,
+    /// The LLMP broker's port for --jobs > 1 (default: a free one).
+    #[arg(long)]
+    pub broker_port: Option<u16>,
     /// Where the corpus, findings and stats go.
-    #[arg(long, short, default_value = "out")]
+    #[arg(long, short, default_value = "fuzz-out")]
     pub out: PathBuf,
-    /// Continue the campaign found in --out.
+    /// Continue the campaign found in --out (corpus, findings and counters).
     #[arg(long)]
     pub resume: bool,
+    /// Seed of the campaign's randomness (default: from the clock; printed at the start).
+    #[arg(long)]
+    pub seed: Option<u64>,
     #[command(flatten)]
     pub python: PythonArgs,
+    /// The modes a case may run in; the first runs every time, another one is added to a
+    /// share of runs (--second-mode-share) to compare TF's modes.
+    #[arg(long, value_delimiter = ',', default_value = "eager,graph,xla")]
+    pub modes: Vec<harness_py::Mode>,
+    /// Share of runs that add a second mode.
+    #[arg(long, default_value_t = 0.2)]
+    pub second_mode_share: f64,
+    /// The dtypes cases run in, drawn per mutation.
+    #[arg(long, value_delimiter = ',', value_parser = parse_dtype, default_value = "float32,float64")]
+    pub dtype: Vec<oracle::DType>,
+    /// Share of executions that send a minimally-invalid case, to test TF's validation.
+    #[arg(long, default_value_t = 0.1)]
+    pub invalid_share: f64,
+    /// Layers per generated model.
+    #[arg(long, default_value_t = 10)]
+    pub layers: usize,
+    /// Seed corpus: folders of case files added at the start (default: the repository's
+    /// `seeds/`, when present).
+    #[arg(long, value_name = "DIR")]
+    pub seeds: Vec<PathBuf>,
+    /// Another campaign's output folder (or corpus folder) to import test cases from
+    /// periodically, as independent campaigns sharing a corpus do. Repeatable.
+    #[arg(long, value_name = "DIR")]
+    pub sync_from: Vec<PathBuf>,
+    /// Seconds between imports from --sync-from.
+    #[arg(long, default_value_t = 60.0)]
+    pub sync_every: f64,
+    /// Add the worker's Python line coverage of Keras and TF to the coverage map.
+    #[arg(long)]
+    pub python_coverage: bool,
+    /// Seconds one case may run before it counts as a hang.
+    #[arg(long, default_value_t = 10.0)]
+    pub timeout: f64,
+    /// Worker memory (MiB) above which a case counts as a memory blow-up.
+    #[arg(long, default_value_t = 4096)]
+    pub memory_mib: u64,
+    /// No status line (findings and the summary are still printed).
+    #[arg(long)]
+    pub no_status: bool,
 }
 
 #[derive(Debug, Args)]

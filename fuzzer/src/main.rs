@@ -4,6 +4,7 @@
 mod cli;
 mod commands;
 mod exit;
+mod fuzz;
 
 use std::process::ExitCode;
 
@@ -32,7 +33,7 @@ fn main() -> ExitCode {
         Command::Version(args) => commands::version::run(&args),
         Command::Run(args) => commands::run::run(&args),
         Command::Check(args) => commands::check::run(&args),
-        Command::Fuzz(_) => Outcome::not_built("fuzz"),
+        Command::Fuzz(args) => fuzz::run(&args),
         Command::Gen(args) => commands::gen_cmd::run(&args),
         Command::Triage(_) => Outcome::not_built("triage"),
         Command::Layers(args) => commands::layers::run(&args),

@@ -148,12 +148,38 @@ fn bad_usage_exits_2() {
     assert_eq!(semfuzz(&["fuzz", "--hours", "many"]).status.code(), Some(2));
     assert_eq!(semfuzz(&["gen", "--format", "onnx"]).status.code(), Some(2));
     assert_eq!(semfuzz(&["gen", "--layers", "0"]).status.code(), Some(2));
+    assert_eq!(semfuzz(&["fuzz", "--jobs", "0"]).status.code(), Some(2));
+    assert_eq!(
+        semfuzz(&["fuzz", "--invalid-share", "1.5"]).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn fuzz_refuses_a_used_output_folder_without_resume_and_an_empty_one_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("something"), "x").unwrap();
+    let out = semfuzz(&["fuzz", "--runs", "1", "--out", dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("already holds a campaign: pass --resume"),
+        "{}",
+        text(&out.stderr)
+    );
+    let empty = tempfile::tempdir().unwrap();
+    let out = semfuzz(&["fuzz", "--resume", "--out", empty.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("holds no campaign to continue"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
 fn subcommands_not_built_yet_say_so_and_exit_3() {
     for args in [
-        &["fuzz"][..],
+        &["fuzz", "--python-coverage", "--out", "/nonexistent/x"][..],
         &["gen", "--format", "keras"],
         &["triage", "x"],
     ] {

@@ -40,6 +40,10 @@ def setup(python, sys_path):
     tensorflow.config.threading.set_intra_op_parallelism_threads(int(os.environ.get("SEMFUZZ_TF_INTRA", "1")))
     tensorflow.config.threading.set_inter_op_parallelism_threads(int(os.environ.get("SEMFUZZ_TF_INTER", "1")))
     keras.utils.set_random_seed(0)
+    # TF's Python warnings (AutoGraph, retracing) would crowd out what matters in the stderr
+    # tail a crash report keeps.
+    tensorflow.get_logger().setLevel("ERROR")
+    tensorflow.autograph.set_verbosity(0)
     # TensorFlow and Keras leave hundreds of thousands of long-lived objects; scanning them
     # on every collection took a quarter of the worker's time. Freeze them, and collect the
     # young generation less often.

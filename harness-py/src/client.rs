@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, BufWriter};
 use std::os::fd::AsRawFd;
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
@@ -204,6 +204,20 @@ impl Worker {
         }
         if std::env::var_os("TF_CPP_MIN_LOG_LEVEL").is_none() {
             command.env("TF_CPP_MIN_LOG_LEVEL", "2");
+        }
+        // Its own process group: a Ctrl-C at the terminal reaches the fuzzer, which stops
+        // cleanly, not the worker in the middle of a case. It dies with the process that
+        // started it, however that process ends.
+        command.process_group(0);
+        // SAFETY: the closure runs in the child between fork and exec and calls only prctl,
+        // which is async-signal-safe.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
         }
         let spawn_err = |source| WorkerError::Spawn {
             program: cmd.program.clone(),

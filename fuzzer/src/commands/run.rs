@@ -107,7 +107,7 @@ fn reference_report(
     json!({"case": path.display().to_string(), "status": status, "valid": status == "valid", "violation": violation, "reference": reference})
 }
 
-fn tf_report(case: &Case, tf: &TfOutcome) -> Value {
+pub(crate) fn tf_report(case: &Case, tf: &TfOutcome) -> Value {
     match tf {
         TfOutcome::Ran { modes, .. } => {
             let mut o = serde_json::Map::new();

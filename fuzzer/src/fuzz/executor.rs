@@ -1,0 +1,246 @@
+//! The executor: runs a case in TensorFlow through the client's worker, judges it against the
+//! reference, fills the coverage map and hands the verdicts to the objective.
+
+use std::borrow::Cow;
+use std::marker::PhantomData;
+use std::time::{Duration, Instant};
+
+use harness_py::{Harness, Kind, Mode, RunOptions, TfOutcome, Verdict, judge};
+use libafl::Error;
+use libafl::events::{Event, EventFirer, EventWithStats};
+use libafl::executors::{Executor, ExitKind, HasObservers};
+use libafl::monitors::stats::{AggregatorOps, UserStats, UserStatsValue};
+use libafl::observers::{Observer, OwnedMapObserver};
+use libafl::state::{HasExecutions, HasRand};
+use libafl_bolts::Named;
+use libafl_bolts::rands::Rand;
+use libafl_bolts::tuples::{RefIndexable, tuple_list_type};
+use oracle::check::{CheckError, check_in};
+use rand::Rng as _;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::features::{Features, Observed, collect};
+use super::input::CaseInput;
+
+/// What the last execution found, for the objective. It is not sent to other clients with
+/// the observers (`serde(skip)`): each finding is recorded once, by the client that ran it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct VerdictObserver {
+    #[serde(skip)]
+    pub last: Option<Execution>,
+}
+
+/// One execution's verdicts and what TF did.
+#[derive(Debug, Clone)]
+pub struct Execution {
+    pub verdicts: Vec<Verdict>,
+    pub modes: Vec<Mode>,
+    pub tensorflow: Value,
+}
+
+impl Named for VerdictObserver {
+    fn name(&self) -> &Cow<'static, str> {
+        static NAME: Cow<'static, str> = Cow::Borrowed("verdicts");
+        &NAME
+    }
+}
+
+impl<I, S> Observer<I, S> for VerdictObserver {
+    fn pre_exec(&mut self, _state: &mut S, _input: &I) -> Result<(), Error> {
+        self.last = None;
+        Ok(())
+    }
+}
+
+pub type Observers = tuple_list_type!(OwnedMapObserver<u8>, VerdictObserver);
+
+/// How executions sample modes.
+#[derive(Debug, Clone)]
+pub struct ExecOptions {
+    /// The modes a run may use; the first is always run.
+    pub modes: Vec<Mode>,
+    /// Share of runs that add one more mode from `modes`, for mode-mismatch verdicts.
+    pub second_mode_share: f64,
+    pub run: RunOptions,
+}
+
+/// Counters a client reports to the monitor (as user stats, summed over clients).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Counters {
+    pub execs: u64,
+    /// Cases the reference called valid.
+    pub valid: u64,
+    /// Minimally-invalid cases sent to TF.
+    pub invalid: u64,
+    /// Milliseconds the worker spent inside Keras/TF.
+    pub tf_ms: u64,
+    /// Milliseconds spent in executions (reference, TF, judging, features).
+    pub exec_ms: u64,
+    /// Workers started (1 + restarts after crashes, hangs and memory blow-ups).
+    pub worker_starts: u64,
+}
+
+pub const STAT_NAMES: [&str; 5] = ["valid", "invalid", "tf_ms", "exec_ms", "worker_starts"];
+
+impl Counters {
+    fn values(&self) -> [u64; 5] {
+        [
+            self.valid,
+            self.invalid,
+            self.tf_ms,
+            self.exec_ms,
+            self.worker_starts,
+        ]
+    }
+}
+
+pub struct CaseExecutor {
+    harness: Harness,
+    observers: Observers,
+    opts: ExecOptions,
+    pub counters: Counters,
+    last_report: Option<Instant>,
+}
+
+impl CaseExecutor {
+    pub fn new(harness: Harness, observers: Observers, opts: ExecOptions) -> Self {
+        CaseExecutor {
+            harness,
+            observers,
+            opts,
+            counters: Counters::default(),
+            last_report: None,
+        }
+    }
+
+    fn sample_modes<S: HasRand>(&self, state: &mut S) -> Vec<Mode> {
+        let mut modes = vec![self.opts.modes[0]];
+        let others = &self.opts.modes[1..];
+        if !others.is_empty() {
+            let mut rng = generators::rng(state.rand_mut().next());
+            if rng.random_bool(self.opts.second_mode_share.clamp(0.0, 1.0)) {
+                modes.push(others[rng.random_range(0..others.len())]);
+            }
+        }
+        modes
+    }
+
+    /// Sends the counters to the monitor, at most every two seconds (or when `force`).
+    pub fn report<EM, S>(&mut self, mgr: &mut EM, state: &mut S, force: bool) -> Result<(), Error>
+    where
+        EM: EventFirer<CaseInput, S>,
+        S: HasExecutions,
+    {
+        if !force
+            && self
+                .last_report
+                .is_some_and(|t| t.elapsed() < Duration::from_secs(2))
+        {
+            return Ok(());
+        }
+        self.last_report = Some(Instant::now());
+        self.counters.worker_starts = self.harness.starts as u64;
+        for (name, value) in STAT_NAMES.iter().zip(self.counters.values()) {
+            mgr.fire(
+                state,
+                EventWithStats::with_current_time(
+                    Event::UpdateUserStats {
+                        name: Cow::Borrowed(name),
+                        value: UserStats::new(UserStatsValue::Number(value), AggregatorOps::Sum),
+                        phantom: PhantomData,
+                    },
+                    *state.executions(),
+                ),
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl HasObservers for CaseExecutor {
+    type Observers = Observers;
+    fn observers(&self) -> RefIndexable<&Self::Observers, Self::Observers> {
+        RefIndexable::from(&self.observers)
+    }
+    fn observers_mut(&mut self) -> RefIndexable<&mut Self::Observers, Self::Observers> {
+        RefIndexable::from(&mut self.observers)
+    }
+}
+
+impl<EM, S, Z> Executor<EM, CaseInput, S, Z> for CaseExecutor
+where
+    EM: EventFirer<CaseInput, S>,
+    S: HasExecutions + HasRand,
+{
+    fn run_target(
+        &mut self,
+        _fuzzer: &mut Z,
+        state: &mut S,
+        mgr: &mut EM,
+        input: &CaseInput,
+    ) -> Result<ExitKind, Error> {
+        *state.executions_mut() += 1;
+        let started = Instant::now();
+        let case = input
+            .case()
+            .map_err(|e| Error::illegal_state(format!("a test case does not parse: {e}")))?;
+        let modes = self.sample_modes(state);
+        let opts = RunOptions {
+            modes: modes.clone(),
+            ..self.opts.run.clone()
+        };
+        let oracle = check_in(&case, case.dtype);
+        let tf = match self.harness.run(&case, &opts) {
+            Ok(tf) => tf,
+            Err(e) => {
+                // The worker could not be started or the protocol broke: once is noise (the
+                // machine was short of memory), twice in a row is a failure of semfuzz.
+                tracing::warn!("the TensorFlow worker failed ({e}); starting a new one");
+                self.harness.run(&case, &opts).map_err(|e| {
+                    Error::unknown(format!("the TensorFlow worker failed twice: {e}"))
+                })?
+            }
+        };
+        let verdicts = judge(&case, case.dtype, &oracle, &tf);
+        let modes_name: Vec<&str> = modes.iter().map(|m| m.name()).collect();
+        collect(
+            &mut Features::new(&mut self.observers.0),
+            &Observed {
+                case: &case,
+                oracle: &oracle,
+                tf: &tf,
+                verdicts: &verdicts,
+                modes: &modes_name.join(","),
+            },
+        );
+        self.counters.execs += 1;
+        match &oracle {
+            Ok(_) => self.counters.valid += 1,
+            Err(CheckError::Invalid(_)) => self.counters.invalid += 1,
+            Err(CheckError::Unsupported(_)) => {}
+        }
+        if let TfOutcome::Ran { tf_seconds, .. } = &tf {
+            self.counters.tf_ms += (tf_seconds * 1000.0) as u64;
+        }
+        let exit = if verdicts.iter().any(|v| v.kind == Kind::Crash) {
+            ExitKind::Crash
+        } else if verdicts.iter().any(|v| v.kind == Kind::Timeout) {
+            ExitKind::Timeout
+        } else if verdicts.iter().any(|v| v.kind == Kind::Oom) {
+            ExitKind::Oom
+        } else {
+            ExitKind::Ok
+        };
+        if verdicts.iter().any(Verdict::is_finding) {
+            self.observers.1.0.last = Some(Execution {
+                tensorflow: crate::commands::run::tf_report(&case, &tf),
+                verdicts,
+                modes,
+            });
+        }
+        self.counters.exec_ms += started.elapsed().as_millis() as u64;
+        self.report(mgr, state, false)?;
+        Ok(exit)
+    }
+}

@@ -1,0 +1,377 @@
+//! The findings store: `<out>/findings/<verdict>/<signature>/` with the case, its outcome,
+//! a standalone `repro.py` and a short `report.md`. The same signature found again is one
+//! finding with a count, and keeps the smallest example seen. Many clients (and resumed
+//! campaigns) share the store: a finding's folder is created atomically by whoever finds it
+//! first, and updates to it happen under a lock on its `.lock` file.
+
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use harness_py::{Mode, Verdict};
+use oracle::Case;
+use oracle::case::WriteOptions;
+use oracle::check::CheckedShapes;
+use serde_json::{Value, json};
+
+/// What is known about a finding when it is recorded.
+pub struct Hit<'a> {
+    pub verdict: &'a Verdict,
+    pub case: &'a Case,
+    /// The modes the case ran in.
+    pub modes: &'a [Mode],
+    /// What TensorFlow did, as JSON (exception, crash, timeout).
+    pub tensorflow: Value,
+    /// TensorFlow's and Keras's versions.
+    pub versions: &'a Value,
+}
+
+/// A new finding, for the caller to announce.
+pub struct NewFinding {
+    pub dir: PathBuf,
+    pub line: String,
+    pub reproduce: String,
+}
+
+/// Per signature, what this process knows and has not written yet.
+#[derive(Default)]
+struct Known {
+    /// The size of the example on disk (layers, then bytes), once read.
+    best: Option<(usize, usize)>,
+    unflushed: u64,
+}
+
+pub struct FindingsStore {
+    root: PathBuf,
+    known: HashMap<String, Known>,
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// A signature as a folder name: `mismatch/ReLU/tolerance` → `mismatch/ReLU-tolerance`.
+pub fn folder_of(signature: &str) -> PathBuf {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect::<String>()
+    };
+    // Never `.`, `..` or empty: the folder stays inside the store.
+    let safe = |s: String| {
+        if s.chars().all(|c| c == '.') {
+            format!("_{s}")
+        } else {
+            s
+        }
+    };
+    let clean = |s: &str| safe(clean(s));
+    match signature.split_once('/') {
+        Some((verdict, rest)) => Path::new(&clean(verdict)).join(clean(&rest.replace('/', "-"))),
+        None => PathBuf::from(clean(signature)),
+    }
+}
+
+/// The first line of a detail, cut to a terminal line's length.
+fn short(detail: &str) -> String {
+    let line = detail.lines().next().unwrap_or("");
+    match line.char_indices().nth(160) {
+        Some((i, _)) => format!("{}…", &line[..i]),
+        None => line.to_owned(),
+    }
+}
+
+/// A held `flock` on a finding's lock file, released on drop.
+struct Lock(File);
+
+impl Lock {
+    fn take(dir: &Path) -> io::Result<Lock> {
+        let f = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join(".lock"))?;
+        // SAFETY: flock on a file descriptor this struct owns.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Lock(f))
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        // SAFETY: as above.
+        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+    }
+}
+
+/// Writes a file so that a reader never sees half of it, and it survives a crash.
+fn write_durable(path: &Path, text: &str) -> io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    let mut f = File::create(&tmp)?;
+    f.write_all(text.as_bytes())?;
+    f.sync_all()?;
+    fs::rename(&tmp, path)
+}
+
+fn size_of(case: &Case) -> (usize, usize) {
+    let bytes = case.to_json(&CheckedShapes::of(case)).to_string().len();
+    (case.model.layers.len(), bytes)
+}
+
+/// The command that replays a finding (modes beyond eager must be asked for).
+fn reproduce_command(case_path: &Path, modes: &[Mode]) -> String {
+    let modes: Vec<&str> = modes.iter().map(|m| m.name()).collect();
+    let flag = if modes == ["eager"] {
+        String::new()
+    } else {
+        format!("--modes {} ", modes.join(","))
+    };
+    format!("semfuzz run {flag}{}", case_path.display())
+}
+
+impl FindingsStore {
+    pub fn new(out: &Path) -> io::Result<Self> {
+        let root = out.join("findings");
+        fs::create_dir_all(&root)?;
+        Ok(FindingsStore {
+            root,
+            known: HashMap::new(),
+        })
+    }
+
+    /// Records one hit; returns the finding when it is new.
+    pub fn record(&mut self, hit: &Hit) -> io::Result<Option<NewFinding>> {
+        let signature = &hit.verdict.signature;
+        let dir = self.root.join(folder_of(signature));
+        if let Some(parent) = dir.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        match fs::create_dir(&dir) {
+            Ok(()) => {
+                let _lock = Lock::take(&dir)?;
+                self.write_example(&dir, hit, 1, now())?;
+                self.known.insert(
+                    signature.clone(),
+                    Known {
+                        best: Some(size_of(hit.case)),
+                        unflushed: 0,
+                    },
+                );
+                let v = hit.verdict;
+                let place = v
+                    .layer
+                    .as_deref()
+                    .map(|l| format!(" at layer '{l}'"))
+                    .unwrap_or_default();
+                let mode = v.mode.map(|m| format!(" [{m}]")).unwrap_or_default();
+                Ok(Some(NewFinding {
+                    line: format!(
+                        "new finding {signature}{place}{mode} ({}): {}",
+                        hit.case.dtype.name(),
+                        short(&v.detail)
+                    ),
+                    reproduce: reproduce_command(&dir.join("case.case.json"), hit.modes),
+                    dir,
+                }))
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                let known = self.known.entry(signature.clone()).or_default();
+                known.unflushed += 1;
+                let size = size_of(hit.case);
+                let best = match known.best {
+                    Some(b) => b,
+                    None => {
+                        let _lock = Lock::take(&dir)?;
+                        let b = read_outcome(&dir)
+                            .and_then(|o| {
+                                Some((
+                                    o["example"]["layers"].as_u64()? as usize,
+                                    o["example"]["bytes"].as_u64()? as usize,
+                                ))
+                            })
+                            .unwrap_or((usize::MAX, usize::MAX));
+                        known.best = Some(b);
+                        b
+                    }
+                };
+                if size < best {
+                    let _lock = Lock::take(&dir)?;
+                    let previous = read_outcome(&dir);
+                    let count = previous
+                        .as_ref()
+                        .and_then(|o| o["count"].as_u64())
+                        .unwrap_or(0)
+                        + std::mem::take(&mut known.unflushed);
+                    let first = previous
+                        .as_ref()
+                        .and_then(|o| o["first_seen"].as_u64())
+                        .unwrap_or_else(now);
+                    known.best = Some(size);
+                    self.write_example(&dir, hit, count, first)?;
+                }
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Adds the hits counted since the last flush to each finding's `outcome.json`.
+    pub fn flush(&mut self) -> io::Result<()> {
+        for (signature, known) in &mut self.known {
+            if known.unflushed == 0 {
+                continue;
+            }
+            let dir = self.root.join(folder_of(signature));
+            let _lock = Lock::take(&dir)?;
+            let Some(mut outcome) = read_outcome(&dir) else {
+                continue;
+            };
+            let count = outcome["count"].as_u64().unwrap_or(0) + known.unflushed;
+            outcome["count"] = json!(count);
+            outcome["last_seen"] = json!(now());
+            write_durable(
+                &dir.join("outcome.json"),
+                &serde_json::to_string_pretty(&outcome).expect("JSON values serialize"),
+            )?;
+            known.unflushed = 0;
+        }
+        Ok(())
+    }
+
+    fn write_example(&self, dir: &Path, hit: &Hit, count: u64, first_seen: u64) -> io::Result<()> {
+        let v = hit.verdict;
+        let case_path = dir.join("case.case.json");
+        hit.case
+            .write(
+                &case_path,
+                &CheckedShapes::of(hit.case),
+                WriteOptions { fsync: true },
+            )
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        let (layers, bytes) = size_of(hit.case);
+        let reproduce = reproduce_command(&case_path, hit.modes);
+        let outcome = json!({
+            "verdict": v.kind.name(),
+            "signature": v.signature,
+            "layer": v.layer,
+            "class": v.layer.as_deref().and_then(|l| hit.case.model.layer(l)).map(|l| l.class_name.clone()),
+            "mode": v.mode.map(|m| m.name()),
+            "modes": hit.modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
+            "dtype": hit.case.dtype.name(),
+            "detail": v.detail,
+            "tensorflow": hit.tensorflow,
+            "versions": hit.versions,
+            "count": count,
+            "first_seen": first_seen,
+            "last_seen": now(),
+            "example": {"layers": layers, "bytes": bytes},
+            "reproduce": reproduce,
+        });
+        write_durable(
+            &dir.join("outcome.json"),
+            &serde_json::to_string_pretty(&outcome).expect("JSON values serialize"),
+        )?;
+        let source = case_path.display().to_string();
+        write_durable(
+            &dir.join("repro.py"),
+            &harness_py::export::python_script(hit.case, &source),
+        )?;
+        write_durable(&dir.join("report.md"), &report(hit, &reproduce, dir))
+    }
+}
+
+fn read_outcome(dir: &Path) -> Option<Value> {
+    serde_json::from_str(&fs::read_to_string(dir.join("outcome.json")).ok()?).ok()
+}
+
+/// A short report a framework developer can act on.
+fn report(hit: &Hit, reproduce: &str, dir: &Path) -> String {
+    let v = hit.verdict;
+    let class = v
+        .layer
+        .as_deref()
+        .and_then(|l| hit.case.model.layer(l))
+        .map(|l| l.class_name.as_str())
+        .unwrap_or("the model");
+    let layers: Vec<&str> = hit
+        .case
+        .model
+        .layers
+        .iter()
+        .filter(|l| !l.is_input())
+        .map(|l| l.class_name.as_str())
+        .collect();
+    let mut s = format!("# {}: {class}\n\n", v.kind.name());
+    s += &format!("- signature: `{}`\n", v.signature);
+    if let Some(l) = &v.layer {
+        s += &format!("- layer: `{l}` ({class})\n");
+    }
+    if let Some(m) = v.mode {
+        s += &format!("- mode: {m}\n");
+    }
+    s += &format!(
+        "- dtype: {}; modes run: {}\n",
+        hit.case.dtype.name(),
+        hit.modes
+            .iter()
+            .map(|m| m.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    s += &format!(
+        "- versions: TensorFlow {}, Keras {}, NumPy {}\n",
+        hit.versions["tensorflow"].as_str().unwrap_or("?"),
+        hit.versions["keras"].as_str().unwrap_or("?"),
+        hit.versions["numpy"].as_str().unwrap_or("?")
+    );
+    s += &format!(
+        "- model: {} layers: {}\n\n",
+        layers.len(),
+        layers.join(", ")
+    );
+    s += &format!("## What happened\n\n```\n{}\n```\n\n", v.detail.trim_end());
+    s += "## Reproduce\n\n";
+    s += &format!("- `{reproduce}`\n");
+    s += &format!(
+        "- standalone, with only TensorFlow, Keras and NumPy: `python {}`\n",
+        dir.join("repro.py").display()
+    );
+    s += &format!(
+        "- minimise: `semfuzz triage --minimize {}`\n",
+        dir.display()
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_become_two_level_folders() {
+        assert_eq!(
+            folder_of("mismatch/ReLU/tolerance"),
+            Path::new("mismatch/ReLU-tolerance")
+        );
+        assert_eq!(
+            folder_of("crash/model/SIGABRT"),
+            Path::new("crash/model-SIGABRT")
+        );
+        assert_eq!(folder_of("odd name"), Path::new("odd_name"));
+        assert_eq!(folder_of("a/../b"), Path::new("a/..-b"));
+        assert_eq!(folder_of("../.."), Path::new("_../_.."));
+    }
+}

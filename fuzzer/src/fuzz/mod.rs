@@ -1,0 +1,512 @@
+//! `semfuzz fuzz`: the LibAFL loop. Random models are mutated and repaired, run in TensorFlow
+//! by one worker per client, judged against the reference, and kept in the corpus when they
+//! show new behaviour; findings go to `<out>/findings/`, deduplicated by signature.
+//!
+//! LibAFL types stay inside this module.
+
+pub mod executor;
+pub mod features;
+pub mod findings;
+pub mod input;
+pub mod monitor;
+pub mod mutator;
+pub mod objective;
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use generators::RepairOptions;
+use generators::values::ValueOptions;
+use harness_py::{Harness, PythonEnv, RunOptions, WorkerCommand};
+use libafl::corpus::{Corpus, InMemoryCorpus, InMemoryOnDiskCorpus};
+use libafl::events::{
+    ClientDescription, EventConfig, EventFirer, EventReceiver, Launcher, ProgressReporter,
+    SendExiting, SimpleEventManager,
+};
+use libafl::feedbacks::MaxMapFeedback;
+use libafl::inputs::Input;
+use libafl::observers::OwnedMapObserver;
+use libafl::schedulers::QueueScheduler;
+use libafl::stages::{StdMutationalStage, SyncFromDiskStage};
+use libafl::state::{HasCorpus, HasExecutions, StdState};
+use libafl::{Error, Fuzzer, HasObjective, StdFuzzer};
+use libafl_bolts::core_affinity::Cores;
+use libafl_bolts::rands::StdRand;
+use libafl_bolts::shmem::{ShMemProvider, StdShMemProvider};
+use libafl_bolts::{nonzero, tuples::tuple_list};
+use oracle::DType;
+use serde_json::json;
+
+use crate::cli::FuzzArgs;
+use crate::exit::{Failure, Outcome};
+use executor::{CaseExecutor, ExecOptions, VerdictObserver};
+use features::MAP_SIZE;
+use findings::FindingsStore;
+use input::CaseInput;
+use monitor::{StatusMonitor, Totals};
+use mutator::{CaseMutator, MutateOptions};
+use objective::FindingFeedback;
+
+type State =
+    StdState<InMemoryOnDiskCorpus<CaseInput>, CaseInput, StdRand, InMemoryCorpus<CaseInput>>;
+
+/// Fresh models each client starts with (besides the seed corpus).
+const INITIAL_MODELS: usize = 8;
+
+/// Set by SIGINT/SIGTERM: every client finishes its current case and stops.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_sig: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+fn install_stop_handler() {
+    let handler = on_signal as extern "C" fn(libc::c_int);
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGINT, handler as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
+    }
+}
+
+/// Everything a client needs; the same in every client.
+#[derive(Clone)]
+struct Campaign {
+    out: PathBuf,
+    seed: u64,
+    deadline: Option<Instant>,
+    runs: Option<u64>,
+    exec: ExecOptions,
+    mutate: MutateOptions,
+    seeds: Vec<PathBuf>,
+    sync_from: Vec<PathBuf>,
+    sync_every: Duration,
+    command: WorkerCommand,
+    env: PythonEnv,
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The repository's seed corpus, when semfuzz runs from its checkout.
+fn default_seeds() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../seeds");
+    if dir.is_dir() { vec![dir] } else { vec![] }
+}
+
+fn is_empty_dir(dir: &Path) -> bool {
+    std::fs::read_dir(dir).map_or(true, |mut it| it.next().is_none())
+}
+
+pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
+    if args.python_coverage {
+        return Outcome::not_built("fuzz --python-coverage");
+    }
+    let share = |name: &str, v: f64| {
+        if (0.0..=1.0).contains(&v) {
+            Ok(())
+        } else {
+            Err(Failure::usage(format!(
+                "--{name} {v}: expected a share between 0 and 1"
+            )))
+        }
+    };
+    share("invalid-share", args.invalid_share)?;
+    share("second-mode-share", args.second_mode_share)?;
+    if args.jobs == 0 {
+        return Err(Failure::usage("--jobs 0: expected at least one client"));
+    }
+    if args.modes.is_empty() || args.dtype.is_empty() {
+        return Err(Failure::usage(
+            "--modes and --dtype need at least one value each",
+        ));
+    }
+    if let Some(d) = args
+        .dtype
+        .iter()
+        .find(|d| !matches!(d, DType::Float32 | DType::Float64))
+    {
+        return Err(Failure::usage(format!(
+            "--dtype {}: expected float32 or float64",
+            d.name()
+        )));
+    }
+    let out = &args.out;
+    if out.exists() && !is_empty_dir(out) && !args.resume {
+        return Err(Failure::usage(format!(
+            "{} already holds a campaign: pass --resume to continue it, or choose another --out",
+            out.display()
+        )));
+    }
+    if args.resume && !out.join("corpus").is_dir() {
+        return Err(Failure::usage(format!(
+            "--resume: {} holds no campaign to continue (no corpus/ folder)",
+            out.display()
+        )));
+    }
+    let mut sync_from = Vec::new();
+    for d in &args.sync_from {
+        let corpus = d.join("corpus");
+        let dir = if corpus.is_dir() { corpus } else { d.clone() };
+        if !dir.is_dir() {
+            return Err(Failure::usage(format!(
+                "--sync-from {}: no such folder",
+                d.display()
+            )));
+        }
+        sync_from.push(dir);
+    }
+    let seeds = if args.seeds.is_empty() {
+        default_seeds()
+    } else {
+        args.seeds.clone()
+    };
+    if let Some(d) = seeds.iter().find(|d| !d.is_dir()) {
+        return Err(Failure::usage(format!(
+            "--seeds {}: no such folder",
+            d.display()
+        )));
+    }
+    for dir in ["corpus", "findings", ".running"] {
+        std::fs::create_dir_all(out.join(dir)).map_err(|e| {
+            Failure::failed(format!("cannot create {}: {e}", out.join(dir).display()))
+        })?;
+    }
+
+    let python = PythonEnv::select(args.python.python.as_deref())
+        .map_err(|e| Failure::usage(e.to_string()))?;
+    let env = PythonEnv::probe(&python).map_err(|e| Failure::usage(e.to_string()))?;
+    let command = WorkerCommand::current_exe()
+        .map_err(|e| Failure::failed(format!("cannot find the semfuzz executable: {e}")))?;
+
+    let seed = args.seed.unwrap_or_else(|| {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+    });
+    let limit = match (args.hours, args.minutes) {
+        (Some(h), _) => Some(Duration::from_secs_f64(h.max(0.0) * 3600.0)),
+        (None, Some(m)) => Some(Duration::from_secs_f64(m.max(0.0) * 60.0)),
+        (None, None) => None,
+    };
+    let mut run = RunOptions::default();
+    run.limits.timeout = Duration::from_secs_f64(args.timeout);
+    run.limits.memory_mib = args.memory_mib;
+    let campaign = Campaign {
+        out: out.clone(),
+        seed,
+        deadline: limit.map(|l| Instant::now() + l),
+        runs: args.runs,
+        exec: ExecOptions {
+            modes: args.modes.clone(),
+            second_mode_share: args.second_mode_share,
+            run,
+        },
+        mutate: MutateOptions {
+            dtypes: args.dtype.clone(),
+            invalid_share: args.invalid_share,
+            fresh_share: 0.02,
+            layers: args.layers,
+            repair: RepairOptions::default(),
+            values: ValueOptions::default(),
+        },
+        seeds,
+        sync_from,
+        sync_every: Duration::from_secs_f64(args.sync_every.max(0.0)),
+        command,
+        env,
+    };
+    record_run(out, args, seed).map_err(|e| {
+        Failure::failed(format!(
+            "cannot write {}: {e}",
+            out.join("campaign.json").display()
+        ))
+    })?;
+
+    let base = if args.resume {
+        Totals::read(out)
+    } else {
+        Totals::default()
+    };
+    println!(
+        "[semfuzz] fuzzing {} into {} (seed {seed}, {} job{}, {}){}",
+        python.display(),
+        out.display(),
+        args.jobs,
+        if args.jobs == 1 { "" } else { "s" },
+        match (limit, args.runs) {
+            (Some(l), _) => format!("for {:.0} s", l.as_secs_f64()),
+            (None, Some(r)) => format!("{r} executions per client"),
+            (None, None) => "until stopped".to_owned(),
+        },
+        if args.resume {
+            format!(", resuming after {} executions", base.execs)
+        } else {
+            String::new()
+        }
+    );
+    let monitor = StatusMonitor::new(out, base, limit, !args.no_status);
+    let view = monitor.view.clone();
+    let main_pid = std::process::id();
+    let result = if args.jobs == 1 {
+        install_stop_handler();
+        run_client(&campaign, 0, None, SimpleEventManager::new(monitor))
+    } else {
+        launch(&campaign, args, monitor)
+    };
+    if std::process::id() != main_pid {
+        // A forked client or respawner of the launcher: its work is done.
+        std::process::exit(0);
+    }
+    match result {
+        Ok(()) | Err(Error::ShuttingDown) => {}
+        Err(e) => return Err(Failure::failed(format!("the fuzzer failed: {e}"))),
+    }
+    let mut totals = view.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    if let Err(e) = monitor::write_stats(out, &mut totals) {
+        tracing::warn!("cannot write the stats files: {e}");
+    }
+    let why = if STOP.load(Ordering::SeqCst) {
+        "interrupted"
+    } else if limit.is_some() {
+        "time is up"
+    } else {
+        "runs done"
+    };
+    print!("{}", monitor::summary(out, &totals, why));
+    Ok(Outcome::Clean)
+}
+
+/// Appends this run's settings to `<out>/campaign.json`.
+fn record_run(out: &Path, args: &FuzzArgs, seed: u64) -> std::io::Result<()> {
+    let path = out.join("campaign.json");
+    let mut campaign: serde_json::Value = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_else(|| json!({"runs": []}));
+    if let Some(runs) = campaign["runs"].as_array_mut() {
+        runs.push(json!({
+            "started": now_secs(), "seed": seed, "jobs": args.jobs, "resume": args.resume,
+            "modes": args.modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
+            "dtypes": args.dtype.iter().map(|d| d.name()).collect::<Vec<_>>(),
+            "invalid_share": args.invalid_share, "second_mode_share": args.second_mode_share,
+            "layers": args.layers, "semfuzz": env!("CARGO_PKG_VERSION"),
+        }));
+    }
+    std::fs::write(
+        &path,
+        serde_json::to_string_pretty(&campaign).expect("JSON values serialize"),
+    )
+}
+
+/// One client per job through LibAFL's launcher: it forks the clients and runs the broker
+/// in this process.
+fn launch(campaign: &Campaign, args: &FuzzArgs, monitor: StatusMonitor) -> Result<(), Error> {
+    let port = match args.broker_port {
+        Some(p) => p,
+        None => TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .map_err(|e| Error::os_error(e, "cannot find a free port for the broker"))?,
+    };
+    let ncpu = libafl_bolts::core_affinity::get_core_ids()
+        .map(|c| c.len())
+        .unwrap_or(1)
+        .max(1);
+    let cores = Cores::from((0..args.jobs.min(ncpu)).collect::<Vec<usize>>());
+    let overcommit = args.jobs.div_ceil(ncpu).max(1);
+    if args.jobs > ncpu && !args.jobs.is_multiple_of(ncpu) {
+        tracing::warn!(
+            "--jobs {} on {ncpu} cores: running {} clients ({overcommit} per core)",
+            args.jobs,
+            ncpu * overcommit
+        );
+    }
+    let shmem = StdShMemProvider::new()?;
+    Launcher::builder()
+        .shmem_provider(shmem)
+        .configuration(EventConfig::from_name("semfuzz"))
+        .monitor(monitor)
+        .run_client(|restored: Option<State>, mgr, desc: ClientDescription| {
+            install_stop_handler();
+            run_client(campaign, desc.id(), restored, mgr)
+        })
+        .cores(&cores)
+        .overcommit(overcommit)
+        .broker_port(port)
+        .build()
+        .launch()
+}
+
+/// Loads a file another campaign wrote; dot files (locks, metadata) are not test cases.
+fn load_synced<Z>(_fuzzer: &mut Z, _state: &mut State, path: &Path) -> Result<CaseInput, Error> {
+    let hidden = path
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with('.'));
+    if hidden || !path.to_string_lossy().ends_with(".case.json") {
+        return Err(Error::invalid_input(format!(
+            "{} is not a case file",
+            path.display()
+        )));
+    }
+    CaseInput::from_file(path)
+}
+
+/// The case files in a folder, sorted (so a campaign is reproducible).
+fn case_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|it| it.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.to_string_lossy().ends_with(".case.json"));
+    files.sort();
+    files
+}
+
+/// What one client does, under either event manager.
+fn run_client<EM>(
+    c: &Campaign,
+    client: usize,
+    restored: Option<State>,
+    mut mgr: EM,
+) -> Result<(), Error>
+where
+    EM: EventFirer<CaseInput, State>
+        + EventReceiver<CaseInput, State>
+        + ProgressReporter<State>
+        + SendExiting,
+{
+    let corpus_dir = c.out.join("corpus");
+    let mut harness = Harness::new(c.command.clone(), c.env.clone());
+    harness.journal = Some(
+        c.out
+            .join(".running")
+            .join(format!("client-{client}.case.json")),
+    );
+    let v = harness
+        .versions()
+        .map_err(|e| Error::unknown(format!("cannot start the TensorFlow worker: {e}")))?;
+    let versions =
+        json!({"python": v.python, "tensorflow": v.tensorflow, "keras": v.keras, "numpy": v.numpy});
+
+    let map_observer = OwnedMapObserver::new("features", vec![0u8; MAP_SIZE]);
+    let verdict_observer = VerdictObserver::default();
+    let mut feedback = MaxMapFeedback::new(&map_observer);
+    let store = FindingsStore::new(&c.out)
+        .map_err(|e| Error::os_error(e, "cannot create the findings folder"))?;
+    let mut objective = FindingFeedback::new(&verdict_observer, store, versions, true);
+    let resumed = restored.is_some();
+    let mut state = match restored {
+        Some(s) => s,
+        None => StdState::new(
+            StdRand::with_seed(c.seed ^ (client as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+            InMemoryOnDiskCorpus::no_meta(&corpus_dir)?,
+            InMemoryCorpus::new(),
+            &mut feedback,
+            &mut objective,
+        )?,
+    };
+    let mut fuzzer = StdFuzzer::new(QueueScheduler::new(), feedback, objective);
+    let mut executor = CaseExecutor::new(
+        harness,
+        tuple_list!(map_observer, verdict_observer),
+        c.exec.clone(),
+    );
+    let sync_dirs = if client == 0 {
+        c.sync_from.clone()
+    } else {
+        Vec::new()
+    };
+    let mut stages = tuple_list!(
+        StdMutationalStage::with_max_iterations(CaseMutator::new(c.mutate.clone()), nonzero!(8)),
+        SyncFromDiskStage::new(sync_dirs, load_synced, c.sync_every, "sync"),
+    );
+
+    if !resumed && state.corpus().count() == 0 {
+        if case_files(&corpus_dir).is_empty() {
+            add_initial(c, client, &mut state, &mut fuzzer, &mut executor, &mut mgr)?;
+        } else {
+            state.load_initial_inputs_forced(
+                &mut fuzzer,
+                &mut executor,
+                &mut mgr,
+                std::slice::from_ref(&corpus_dir),
+            )?;
+            tracing::info!(
+                client,
+                "loaded {} test cases from {}",
+                state.corpus().count(),
+                corpus_dir.display()
+            );
+        }
+    }
+
+    let stop_reason = loop {
+        if STOP.load(Ordering::SeqCst) {
+            break "interrupted";
+        }
+        if c.deadline.is_some_and(|d| Instant::now() >= d) {
+            break "time is up";
+        }
+        if c.runs.is_some_and(|r| *state.executions() >= r) {
+            break "runs done";
+        }
+        mgr.maybe_report_progress(&mut state, Duration::from_secs(1))?;
+        match fuzzer.fuzz_one(&mut stages, &mut executor, &mut state, &mut mgr) {
+            Ok(_) => {}
+            // The broker went away (it got the Ctrl-C first): stop like everyone else.
+            Err(Error::ShuttingDown) => break "the broker stopped",
+            Err(e) => return Err(e),
+        }
+    };
+    tracing::info!(client, "stopping: {stop_reason}");
+    executor.report(&mut mgr, &mut state, true)?;
+    fuzzer
+        .objective_mut()
+        .store
+        .flush()
+        .map_err(|e| Error::os_error(e, "cannot update the findings' counts"))?;
+    mgr.report_progress(&mut state)?;
+    mgr.send_exiting()?;
+    Ok(())
+}
+
+/// The seed corpus (first client only) and a few fresh models.
+fn add_initial<EM, Z>(
+    c: &Campaign,
+    client: usize,
+    state: &mut State,
+    fuzzer: &mut Z,
+    executor: &mut CaseExecutor,
+    mgr: &mut EM,
+) -> Result<(), Error>
+where
+    Z: libafl::Evaluator<CaseExecutor, EM, CaseInput, State>,
+{
+    let mut inputs = Vec::new();
+    if client == 0 {
+        for dir in &c.seeds {
+            for path in case_files(dir) {
+                match CaseInput::from_file(&path) {
+                    Ok(i) => inputs.push(i),
+                    Err(e) => tracing::warn!("seed {} skipped: {e}", path.display()),
+                }
+            }
+        }
+    }
+    let mut rng = generators::rng(c.seed ^ (client as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d));
+    for i in 0..INITIAL_MODELS {
+        let dtype = c.mutate.dtypes[i % c.mutate.dtypes.len()];
+        if let Some(case) = c.mutate.fresh(dtype, &mut rng) {
+            inputs.push(CaseInput::from_case(&case));
+        }
+    }
+    for input in inputs {
+        fuzzer.add_input(state, executor, mgr, input)?;
+    }
+    Ok(())
+}

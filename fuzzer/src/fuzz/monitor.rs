@@ -1,0 +1,308 @@
+//! The user's view of a campaign: a status line every few seconds, AFL-style stats files for
+//! dashboards (`fuzzer_stats`, `plot_data`), and the summary at the end. Counters carry over
+//! from an earlier run of the same campaign (`--resume`).
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use libafl::Error;
+use libafl::monitors::Monitor;
+use libafl::monitors::stats::{ClientStatsManager, UserStatsValue};
+use libafl_bolts::ClientId;
+
+use super::executor::STAT_NAMES;
+
+/// Counters of a campaign, over all its runs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Totals {
+    pub execs: u64,
+    pub run_seconds: f64,
+    pub valid: u64,
+    pub invalid: u64,
+    pub tf_ms: u64,
+    pub exec_ms: u64,
+    pub worker_starts: u64,
+    pub clients: usize,
+    pub execs_per_sec: f64,
+    pub corpus: usize,
+    pub findings: BTreeMap<String, usize>,
+}
+
+impl Totals {
+    /// The counters an earlier run left in `fuzzer_stats` (zero when there is none).
+    pub fn read(out: &Path) -> Totals {
+        let Ok(text) = fs::read_to_string(out.join("fuzzer_stats")) else {
+            return Totals::default();
+        };
+        let get = |key: &str| -> f64 {
+            text.lines()
+                .filter_map(|l| l.split_once(':'))
+                .find(|(k, _)| k.trim() == key)
+                .and_then(|(_, v)| v.trim().parse().ok())
+                .unwrap_or(0.0)
+        };
+        Totals {
+            execs: get("execs_done") as u64,
+            run_seconds: get("run_time"),
+            valid: get("valid_execs") as u64,
+            invalid: get("invalid_execs") as u64,
+            tf_ms: (get("tf_seconds") * 1000.0) as u64,
+            exec_ms: (get("exec_seconds") * 1000.0) as u64,
+            worker_starts: get("worker_starts") as u64,
+            ..Totals::default()
+        }
+    }
+
+    pub fn findings_total(&self) -> usize {
+        self.findings.values().sum()
+    }
+
+    fn findings_text(&self) -> String {
+        if self.findings.is_empty() {
+            return "0".to_owned();
+        }
+        let parts: Vec<String> = self
+            .findings
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        format!("{} ({})", self.findings_total(), parts.join(", "))
+    }
+
+    fn percent(part: u64, whole: u64) -> f64 {
+        if whole == 0 {
+            0.0
+        } else {
+            100.0 * part as f64 / whole as f64
+        }
+    }
+
+    /// Share of executions the reference called valid, in percent.
+    pub fn valid_percent(&self) -> f64 {
+        Self::percent(self.valid, self.execs)
+    }
+
+    /// Share of the clients' execution time spent inside Keras/TF, in percent.
+    pub fn tf_percent(&self) -> f64 {
+        Self::percent(self.tf_ms, self.exec_ms)
+    }
+}
+
+/// Counts of corpus entries and of findings by verdict, from disk (so every client and
+/// every earlier run counts).
+fn scan(out: &Path) -> (usize, BTreeMap<String, usize>) {
+    let visible = |d: &Path| -> Vec<PathBuf> {
+        fs::read_dir(d)
+            .map(|it| {
+                it.filter_map(Result::ok)
+                    .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+                    .map(|e| e.path())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let corpus = visible(&out.join("corpus"))
+        .iter()
+        .filter(|p| p.to_string_lossy().ends_with(".case.json"))
+        .count();
+    let mut findings = BTreeMap::new();
+    for verdict in visible(&out.join("findings")) {
+        let n = visible(&verdict).iter().filter(|p| p.is_dir()).count();
+        if n > 0 {
+            let name = verdict.file_name().unwrap_or_default().to_string_lossy();
+            findings.insert(name.into_owned(), n);
+        }
+    }
+    (corpus, findings)
+}
+
+fn hms(seconds: f64) -> String {
+    let s = seconds.max(0.0) as u64;
+    format!("{}h{:02}m{:02}s", s / 3600, s / 60 % 60, s % 60)
+}
+
+/// Writes `fuzzer_stats` (replaced) and a line of `plot_data` (appended), with the corpus
+/// and findings counted on disk.
+pub fn write_stats(out: &Path, t: &mut Totals) -> std::io::Result<()> {
+    (t.corpus, t.findings) = scan(out);
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let mut s = String::new();
+    let mut kv = |k: &str, v: String| s.push_str(&format!("{k:<18}: {v}\n"));
+    kv("last_update", now.to_string());
+    kv("run_time", format!("{:.0}", t.run_seconds));
+    kv("fuzzer_pid", std::process::id().to_string());
+    kv("clients", t.clients.to_string());
+    kv("execs_done", t.execs.to_string());
+    kv("execs_per_sec", format!("{:.2}", t.execs_per_sec));
+    kv("corpus_count", t.corpus.to_string());
+    kv("saved_findings", t.findings_total().to_string());
+    for (verdict, n) in &t.findings {
+        kv(
+            &format!("findings_{}", verdict.replace('-', "_")),
+            n.to_string(),
+        );
+    }
+    kv("valid_execs", t.valid.to_string());
+    kv("invalid_execs", t.invalid.to_string());
+    kv("valid_percent", format!("{:.1}", t.valid_percent()));
+    kv("tf_seconds", format!("{:.3}", t.tf_ms as f64 / 1000.0));
+    kv("exec_seconds", format!("{:.3}", t.exec_ms as f64 / 1000.0));
+    kv("tf_time_percent", format!("{:.1}", t.tf_percent()));
+    kv("worker_starts", t.worker_starts.to_string());
+    let tmp = out.join(".fuzzer_stats.tmp");
+    fs::write(&tmp, s)?;
+    fs::rename(&tmp, out.join("fuzzer_stats"))?;
+    let plot = out.join("plot_data");
+    let fresh = !plot.exists();
+    let mut f = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(plot)?;
+    if fresh {
+        writeln!(
+            f,
+            "# unix_time, run_time, execs_done, execs_per_sec, corpus_count, saved_findings, valid_percent, tf_time_percent"
+        )?;
+    }
+    writeln!(
+        f,
+        "{now}, {:.0}, {}, {:.2}, {}, {}, {:.1}, {:.1}",
+        t.run_seconds,
+        t.execs,
+        t.execs_per_sec,
+        t.corpus,
+        t.findings_total(),
+        t.valid_percent(),
+        t.tf_percent()
+    )
+}
+
+/// The latest totals, shared with the code that prints the summary.
+pub type View = Arc<Mutex<Totals>>;
+
+pub struct StatusMonitor {
+    out: PathBuf,
+    base: Totals,
+    started: Instant,
+    limit: Option<Duration>,
+    every: Duration,
+    last_line: Option<Instant>,
+    pub view: View,
+    /// Print the status line (the stats files are written either way).
+    print: bool,
+}
+
+impl StatusMonitor {
+    pub fn new(out: &Path, base: Totals, limit: Option<Duration>, print: bool) -> Self {
+        StatusMonitor {
+            out: out.to_owned(),
+            view: Arc::new(Mutex::new(base.clone())),
+            base,
+            started: Instant::now(),
+            limit,
+            every: Duration::from_secs(5),
+            last_line: None,
+            print,
+        }
+    }
+
+    fn totals(&self, csm: &mut ClientStatsManager) -> Totals {
+        let g = csm.global_stats();
+        let mut t = self.base.clone();
+        t.execs += g.total_execs;
+        t.run_seconds += self.started.elapsed().as_secs_f64();
+        t.execs_per_sec = g.execs_per_sec;
+        t.clients = g.client_stats_count;
+        let mut sums = [0u64; STAT_NAMES.len()];
+        for client in csm.client_stats().values() {
+            for (i, name) in STAT_NAMES.iter().enumerate() {
+                if let Some(UserStatsValue::Number(n)) =
+                    client.get_user_stats(name).map(|s| s.value().clone())
+                {
+                    sums[i] += n;
+                }
+            }
+        }
+        let [valid, invalid, tf_ms, exec_ms, starts] = sums;
+        t.valid += valid;
+        t.invalid += invalid;
+        t.tf_ms += tf_ms;
+        t.exec_ms += exec_ms;
+        t.worker_starts += starts;
+        t
+    }
+
+    fn line(&self, t: &Totals) -> String {
+        let elapsed = self.started.elapsed().as_secs_f64();
+        let time = match self.limit {
+            Some(l) => format!(
+                "{} elapsed, {} left",
+                hms(elapsed),
+                hms(l.as_secs_f64() - elapsed)
+            ),
+            None => format!("{} elapsed", hms(elapsed)),
+        };
+        format!(
+            "[semfuzz] {time} | {:.1} exec/s | execs {} | corpus {} | findings {} | valid {:.1}% | in TF {:.0}%",
+            t.execs_per_sec,
+            t.execs,
+            t.corpus,
+            t.findings_text(),
+            t.valid_percent(),
+            t.tf_percent()
+        )
+    }
+}
+
+impl Monitor for StatusMonitor {
+    fn display(
+        &mut self,
+        csm: &mut ClientStatsManager,
+        _event: &str,
+        _sender: ClientId,
+    ) -> Result<(), Error> {
+        let mut t = self.totals(csm);
+        if self.last_line.is_none_or(|l| l.elapsed() >= self.every) {
+            self.last_line = Some(Instant::now());
+            if let Err(e) = write_stats(&self.out, &mut t) {
+                tracing::warn!(
+                    "cannot write the stats files in {}: {e}",
+                    self.out.display()
+                );
+            }
+            if self.print {
+                println!("{}", self.line(&t));
+            }
+        }
+        *self.view.lock().unwrap_or_else(|p| p.into_inner()) = t;
+        Ok(())
+    }
+}
+
+/// The summary printed when a campaign stops.
+pub fn summary(out: &Path, t: &Totals, why: &str) -> String {
+    let mut s = format!(
+        "[semfuzz] stopped ({why}) after {} in all: {} executions ({:.1}/s at the end), corpus {}, findings {}, valid {:.1}%, time in TF {:.0}%\n",
+        hms(t.run_seconds),
+        t.execs,
+        t.execs_per_sec,
+        t.corpus,
+        t.findings_text(),
+        t.valid_percent(),
+        t.tf_percent()
+    );
+    if t.findings_total() > 0 {
+        s += &format!(
+            "[semfuzz] findings are in {}; triage them with: semfuzz triage {}\n",
+            out.join("findings").display(),
+            out.join("findings").display()
+        );
+    }
+    s
+}

@@ -1,0 +1,98 @@
+//! The objective: every finding verdict of an execution goes to the findings store; the
+//! execution is a new objective only when it brought a signature never seen before (by any
+//! client, in any earlier run of the campaign).
+
+use std::borrow::Cow;
+
+use libafl::Error;
+use libafl::executors::ExitKind;
+use libafl::feedbacks::{Feedback, StateInitializer};
+use libafl_bolts::Named;
+use libafl_bolts::tuples::{Handle, Handled, MatchNameRef};
+
+use super::executor::VerdictObserver;
+use super::findings::{FindingsStore, Hit};
+use super::input::CaseInput;
+
+pub struct FindingFeedback {
+    handle: Handle<VerdictObserver>,
+    pub store: FindingsStore,
+    versions: serde_json::Value,
+    /// Print new findings (the user's view); tests of the library keep quiet.
+    announce: bool,
+}
+
+impl FindingFeedback {
+    pub fn new(
+        observer: &VerdictObserver,
+        store: FindingsStore,
+        versions: serde_json::Value,
+        announce: bool,
+    ) -> Self {
+        FindingFeedback {
+            handle: observer.handle(),
+            store,
+            versions,
+            announce,
+        }
+    }
+}
+
+impl Named for FindingFeedback {
+    fn name(&self) -> &Cow<'static, str> {
+        static NAME: Cow<'static, str> = Cow::Borrowed("findings");
+        &NAME
+    }
+}
+
+impl<S> StateInitializer<S> for FindingFeedback {}
+
+impl<EM, OT: MatchNameRef, S> Feedback<EM, CaseInput, OT, S> for FindingFeedback {
+    fn is_interesting(
+        &mut self,
+        _state: &mut S,
+        _mgr: &mut EM,
+        input: &CaseInput,
+        observers: &OT,
+        _exit_kind: &ExitKind,
+    ) -> Result<bool, Error> {
+        let Some(observer) = observers.get(&self.handle) else {
+            return Err(Error::key_not_found("the verdict observer is missing"));
+        };
+        let Some(execution) = &observer.last else {
+            return Ok(false);
+        };
+        let case = input
+            .case()
+            .map_err(|e| Error::illegal_state(format!("a test case does not parse: {e}")))?;
+        let mut new = false;
+        for verdict in execution.verdicts.iter().filter(|v| v.is_finding()) {
+            let hit = Hit {
+                verdict,
+                case: &case,
+                modes: &execution.modes,
+                tensorflow: execution.tensorflow.clone(),
+                versions: &self.versions,
+            };
+            let recorded = self.store.record(&hit).map_err(|e| {
+                Error::os_error(
+                    e,
+                    format!("cannot record the finding {}", verdict.signature),
+                )
+            })?;
+            if let Some(finding) = recorded {
+                new = true;
+                tracing::info!(dir = %finding.dir.display(), "{}", finding.line);
+                if self.announce {
+                    println!("[semfuzz] {}", finding.line);
+                    println!("  Reproduce with: {}", finding.reproduce);
+                    println!(
+                        "  Minimize with: semfuzz triage --minimize {}",
+                        finding.dir.display()
+                    );
+                }
+            }
+        }
+        Ok(new)
+    }
+}
