@@ -4,7 +4,7 @@
 //! with [`Skipped`], leaving the case untouched.
 
 use oracle::Case;
-use oracle::case::{Arg, Endpoints, Layer, ModelKind, TensorRef};
+use oracle::case::{Arg, Dims, Endpoints, Layer, ModelKind, Tensor, TensorRef};
 
 /// Why an edit or mutation did not apply. The case is unchanged.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -291,4 +291,60 @@ fn remove_input(case: &mut Case, name: &str) {
 /// The position of a layer in the layer list.
 pub fn position(case: &Case, name: &str) -> Option<usize> {
     case.model.layers.iter().position(|l| l.name == name)
+}
+
+/// The one-layer case of `layer`'s call `node`: a model input per distinct tensor the call
+/// consumes, fed `arrays` (one per distinct tensor, in the order of
+/// [`oracle::case::Node::tensors`] without repeats), the layer with its weights, and its
+/// `outputs` outputs as the model's outputs. Built from the arrays another framework fed the
+/// layer, it is the smallest repro of a disagreement at that layer.
+pub fn isolate(
+    case: &Case,
+    layer: &str,
+    node: usize,
+    arrays: Vec<Tensor>,
+    outputs: usize,
+) -> Result<Case, Skipped> {
+    let original = case.model.layer(layer).ok_or(Skipped("no such layer"))?;
+    let call = original.nodes.get(node).ok_or(Skipped("no such call"))?;
+    let mut distinct: Vec<TensorRef> = Vec::new();
+    for r in call.tensors() {
+        if !distinct.contains(r) {
+            distinct.push(r.clone());
+        }
+    }
+    if distinct.len() != arrays.len() || outputs == 0 {
+        return Err(Skipped("arrays do not match the call's inputs"));
+    }
+    let mut out = crate::build::empty_case(case.dtype);
+    let mut renamed = Vec::new();
+    for (i, (r, t)) in distinct.iter().zip(&arrays).enumerate() {
+        let name = format!("input_{}", i + 1);
+        let dims: Dims = std::iter::once(None)
+            .chain(t.data.shape().iter().skip(1).map(|&d| Some(d)))
+            .collect();
+        out.model.layers.push(crate::build::input_layer(
+            &name,
+            &dims,
+            t.dtype_or(case.dtype),
+        ));
+        renamed.push((r.clone(), TensorRef::new(&name, 0, 0)));
+    }
+    let mut copy = original.clone();
+    copy.nodes = vec![call.clone()];
+    out.model.layers.push(copy);
+    for_each_input_ref(&mut out.model.layers, &mut |r| {
+        if let Some((_, to)) = renamed.iter().find(|(from, _)| from == r) {
+            *r = to.clone();
+        }
+    });
+    out.model.kind = ModelKind::Functional {
+        inputs: Endpoints::List(renamed.into_iter().map(|(_, to)| to).collect()),
+        outputs: Endpoints::List((0..outputs).map(|i| TensorRef::new(layer, 0, i)).collect()),
+    };
+    if let Some(w) = case.weights.get(layer) {
+        out.weights.insert(layer.to_owned(), w.clone());
+    }
+    out.inputs = arrays;
+    Ok(out)
 }
