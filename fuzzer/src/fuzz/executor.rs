@@ -36,7 +36,10 @@ pub struct VerdictObserver {
 pub struct Execution {
     pub verdicts: Vec<Verdict>,
     pub modes: Vec<Mode>,
+    /// What TF did, as JSON for the finding's outcome.
     pub tensorflow: Value,
+    /// What TF did, with every layer's outputs (for a one-layer repro).
+    pub outcome: TfOutcome,
 }
 
 impl Named for VerdictObserver {
@@ -235,6 +238,7 @@ where
         if verdicts.iter().any(Verdict::is_finding) {
             self.observers.1.0.last = Some(Execution {
                 tensorflow: crate::commands::run::tf_report(&case, &tf),
+                outcome: tf,
                 verdicts,
                 modes,
             });

@@ -21,6 +21,8 @@ use serde_json::{Value, json};
 pub struct Hit<'a> {
     pub verdict: &'a Verdict,
     pub case: &'a Case,
+    /// The diverging layer alone, fed TF's arrays, when the finding is about one layer.
+    pub isolated: Option<&'a Case>,
     /// The modes the case ran in.
     pub modes: &'a [Mode],
     /// What TensorFlow did, as JSON (exception, crash, timeout).
@@ -284,11 +286,28 @@ impl FindingsStore {
             &dir.join("outcome.json"),
             &serde_json::to_string_pretty(&outcome).expect("JSON values serialize"),
         )?;
-        let source = case_path.display().to_string();
-        write_durable(
-            &dir.join("repro.py"),
-            &harness_py::export::python_script(hit.case, &source),
-        )?;
+        let script = |case: &Case, path: &Path| {
+            harness_py::export::python_script(case, &path.display().to_string())
+        };
+        match hit.isolated {
+            Some(layer_case) => {
+                let layer_path = dir.join("layer.case.json");
+                layer_case
+                    .write(
+                        &layer_path,
+                        &CheckedShapes::of(layer_case),
+                        WriteOptions { fsync: true },
+                    )
+                    .map_err(|e| io::Error::other(e.to_string()))?;
+                write_durable(&dir.join("repro.py"), &script(layer_case, &layer_path))?;
+                write_durable(&dir.join("model-repro.py"), &script(hit.case, &case_path))?;
+            }
+            None => {
+                let _ = fs::remove_file(dir.join("layer.case.json"));
+                let _ = fs::remove_file(dir.join("model-repro.py"));
+                write_durable(&dir.join("repro.py"), &script(hit.case, &case_path))?;
+            }
+        }
         write_durable(&dir.join("report.md"), &report(hit, &reproduce, dir))
     }
 }
@@ -345,10 +364,21 @@ fn report(hit: &Hit, reproduce: &str, dir: &Path) -> String {
     s += &format!("## What happened\n\n```\n{}\n```\n\n", v.detail.trim_end());
     s += "## Reproduce\n\n";
     s += &format!("- `{reproduce}`\n");
-    s += &format!(
-        "- standalone, with only TensorFlow, Keras and NumPy: `python {}`\n",
-        dir.join("repro.py").display()
-    );
+    if hit.isolated.is_some() {
+        s += &format!(
+            "- the layer alone, fed the arrays TensorFlow fed it (`layer.case.json`), standalone with only TensorFlow, Keras and NumPy: `python {}`\n",
+            dir.join("repro.py").display()
+        );
+        s += &format!(
+            "- the whole model, standalone: `python {}`\n",
+            dir.join("model-repro.py").display()
+        );
+    } else {
+        s += &format!(
+            "- standalone, with only TensorFlow, Keras and NumPy: `python {}`\n",
+            dir.join("repro.py").display()
+        );
+    }
     s += &format!(
         "- minimise: `semfuzz triage --minimize {}`\n",
         dir.display()

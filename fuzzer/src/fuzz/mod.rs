@@ -251,7 +251,6 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
         }
     );
     let monitor = StatusMonitor::new(out, base, limit, !args.no_status);
-    let view = monitor.view.clone();
     let main_pid = std::process::id();
     let result = if args.jobs == 1 {
         install_stop_handler();
@@ -260,16 +259,12 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
         launch(&campaign, args, monitor)
     };
     if std::process::id() != main_pid {
-        // A forked client or respawner of the launcher: its work is done.
+        // A forked client, respawner or broker of the launcher: its work is done.
         std::process::exit(0);
     }
     match result {
         Ok(()) | Err(Error::ShuttingDown) => {}
         Err(e) => return Err(Failure::failed(format!("the fuzzer failed: {e}"))),
-    }
-    let mut totals = view.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    if let Err(e) = monitor::write_stats(out, &mut totals) {
-        tracing::warn!("cannot write the stats files: {e}");
     }
     let why = if STOP.load(Ordering::SeqCst) {
         "interrupted"
@@ -278,7 +273,7 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
     } else {
         "runs done"
     };
-    print!("{}", monitor::summary(out, &totals, why));
+    print!("{}", monitor::summary(out, why));
     Ok(Outcome::Clean)
 }
 
@@ -334,7 +329,8 @@ fn launch(campaign: &Campaign, args: &FuzzArgs, monitor: StatusMonitor) -> Resul
         .monitor(monitor)
         .run_client(|restored: Option<State>, mgr, desc: ClientDescription| {
             install_stop_handler();
-            run_client(campaign, desc.id(), restored, mgr)
+            // The launcher numbers its clients from 1.
+            run_client(campaign, desc.id().saturating_sub(1), restored, mgr)
         })
         .cores(&cores)
         .overcommit(overcommit)

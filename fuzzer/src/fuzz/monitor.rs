@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use libafl::Error;
@@ -53,6 +52,8 @@ impl Totals {
             tf_ms: (get("tf_seconds") * 1000.0) as u64,
             exec_ms: (get("exec_seconds") * 1000.0) as u64,
             worker_starts: get("worker_starts") as u64,
+            clients: get("clients") as usize,
+            execs_per_sec: get("execs_per_sec"),
             ..Totals::default()
         }
     }
@@ -125,10 +126,8 @@ fn hms(seconds: f64) -> String {
     format!("{}h{:02}m{:02}s", s / 3600, s / 60 % 60, s % 60)
 }
 
-/// Writes `fuzzer_stats` (replaced) and a line of `plot_data` (appended), with the corpus
-/// and findings counted on disk.
-pub fn write_stats(out: &Path, t: &mut Totals) -> std::io::Result<()> {
-    (t.corpus, t.findings) = scan(out);
+/// Writes `fuzzer_stats` (replaced) and, when `plot`, a line of `plot_data` (appended).
+fn write_stats(out: &Path, t: &Totals, plot: bool) -> std::io::Result<()> {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -158,6 +157,9 @@ pub fn write_stats(out: &Path, t: &mut Totals) -> std::io::Result<()> {
     let tmp = out.join(".fuzzer_stats.tmp");
     fs::write(&tmp, s)?;
     fs::rename(&tmp, out.join("fuzzer_stats"))?;
+    if !plot {
+        return Ok(());
+    }
     let plot = out.join("plot_data");
     let fresh = !plot.exists();
     let mut f = fs::OpenOptions::new()
@@ -183,9 +185,6 @@ pub fn write_stats(out: &Path, t: &mut Totals) -> std::io::Result<()> {
     )
 }
 
-/// The latest totals, shared with the code that prints the summary.
-pub type View = Arc<Mutex<Totals>>;
-
 pub struct StatusMonitor {
     out: PathBuf,
     base: Totals,
@@ -193,7 +192,8 @@ pub struct StatusMonitor {
     limit: Option<Duration>,
     every: Duration,
     last_line: Option<Instant>,
-    pub view: View,
+    /// Corpus and findings counts, rescanned at most every second.
+    scanned: Option<(Instant, usize, BTreeMap<String, usize>)>,
     /// Print the status line (the stats files are written either way).
     print: bool,
 }
@@ -202,8 +202,8 @@ impl StatusMonitor {
     pub fn new(out: &Path, base: Totals, limit: Option<Duration>, print: bool) -> Self {
         StatusMonitor {
             out: out.to_owned(),
-            view: Arc::new(Mutex::new(base.clone())),
             base,
+            scanned: None,
             started: Instant::now(),
             limit,
             every: Duration::from_secs(5),
@@ -261,6 +261,9 @@ impl StatusMonitor {
 }
 
 impl Monitor for StatusMonitor {
+    /// Called on every event (in the broker's process under the launcher): `fuzzer_stats` is
+    /// rewritten each time, so it is current when the campaign ends; the status line and
+    /// `plot_data` come every few seconds.
     fn display(
         &mut self,
         csm: &mut ClientStatsManager,
@@ -268,25 +271,36 @@ impl Monitor for StatusMonitor {
         _sender: ClientId,
     ) -> Result<(), Error> {
         let mut t = self.totals(csm);
-        if self.last_line.is_none_or(|l| l.elapsed() >= self.every) {
+        if self
+            .scanned
+            .as_ref()
+            .is_none_or(|(at, ..)| at.elapsed() >= Duration::from_secs(1))
+        {
+            let (corpus, findings) = scan(&self.out);
+            self.scanned = Some((Instant::now(), corpus, findings));
+        }
+        if let Some((_, corpus, findings)) = &self.scanned {
+            t.corpus = *corpus;
+            t.findings = findings.clone();
+        }
+        let tick = self.last_line.is_none_or(|l| l.elapsed() >= self.every);
+        if let Err(e) = write_stats(&self.out, &t, tick) {
+            tracing::warn!("cannot write the stats files in {}: {e}", self.out.display());
+        }
+        if tick {
             self.last_line = Some(Instant::now());
-            if let Err(e) = write_stats(&self.out, &mut t) {
-                tracing::warn!(
-                    "cannot write the stats files in {}: {e}",
-                    self.out.display()
-                );
-            }
             if self.print {
                 println!("{}", self.line(&t));
             }
         }
-        *self.view.lock().unwrap_or_else(|p| p.into_inner()) = t;
         Ok(())
     }
 }
 
-/// The summary printed when a campaign stops.
-pub fn summary(out: &Path, t: &Totals, why: &str) -> String {
+/// The summary printed when a campaign stops, from the stats files and the disk.
+pub fn summary(out: &Path, why: &str) -> String {
+    let mut t = Totals::read(out);
+    (t.corpus, t.findings) = scan(out);
     let mut s = format!(
         "[semfuzz] stopped ({why}) after {} in all: {} executions ({:.1}/s at the end), corpus {}, findings {}, valid {:.1}%, time in TF {:.0}%\n",
         hms(t.run_seconds),

@@ -1,0 +1,246 @@
+//! The fuzz loop end to end with real TensorFlow: campaigns with faults planted in the worker
+//! find them, survive crashes, stop and resume, run several clients and exchange test cases
+//! with other campaigns. Deterministic: fixed seeds and run counts, never wall-clock.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+/// `semfuzz fuzz` with the planted faults and no seed corpus (fresh models only).
+fn fuzz_command(out: &Path, extra: &[&str], crash_marker: Option<&Path>) -> Command {
+    let no_seeds = out.with_extension("no-seeds");
+    std::fs::create_dir_all(&no_seeds).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_semfuzz"));
+    cmd.args(["fuzz", "--no-status", "--modes", "eager", "--out"])
+        .arg(out)
+        .arg("--seeds")
+        .arg(&no_seeds)
+        .args(extra)
+        .env("SEMFUZZ_WORKER_PLANT", data("plant_fuzz.py"))
+        .env_remove("SEMFUZZ_PYTHON")
+        .stdin(Stdio::null());
+    match crash_marker {
+        Some(m) => cmd.env("SEMFUZZ_PLANT_CRASH_ONCE", m),
+        None => cmd.env_remove("SEMFUZZ_PLANT_CRASH_ONCE"),
+    };
+    cmd
+}
+
+fn fuzz(out: &Path, extra: &[&str], crash_marker: Option<&Path>) -> Output {
+    let output = fuzz_command(out, extra, crash_marker).output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stdout:\n{}\nstderr:\n{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+    output
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn stat(out: &Path, key: &str) -> u64 {
+    let stats = std::fs::read_to_string(out.join("fuzzer_stats")).unwrap();
+    stats
+        .lines()
+        .filter_map(|l| l.split_once(':'))
+        .find(|(k, _)| k.trim() == key)
+        .and_then(|(_, v)| v.trim().parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("no {key} in fuzzer_stats:\n{stats}")) as u64
+}
+
+fn names(dir: &Path) -> BTreeSet<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .collect()
+}
+
+fn findings(out: &Path) -> BTreeSet<String> {
+    let root = out.join("findings");
+    names(&root)
+        .into_iter()
+        .flat_map(|v| {
+            names(&root.join(&v))
+                .into_iter()
+                .map(move |s| format!("{v}/{s}"))
+        })
+        .collect()
+}
+
+/// Runs a finding's repro.py, with the planted faults loaded first when `planted`.
+fn repro_status(repro: &Path, planted: bool) -> Option<i32> {
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python");
+    let plant = if planted {
+        format!("runpy.run_path({:?})", data("plant_fuzz.py"))
+    } else {
+        String::new()
+    };
+    let script = format!(
+        "import runpy, sys\n{plant}\nsys.argv = [{repro:?}]\nrunpy.run_path({repro:?}, run_name='__main__')",
+        repro = repro.display().to_string()
+    );
+    Command::new(python)
+        .args(["-c", &script])
+        .output()
+        .unwrap()
+        .status
+        .code()
+}
+
+#[test]
+fn a_campaign_finds_the_planted_bug_and_survives_the_planted_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let marker = dir.path().join("crashed-once");
+    let output = fuzz(&out, &["--runs", "80", "--seed", "5"], Some(&marker));
+    let stdout = text(&output.stdout);
+
+    // The planted semantic bug: a mismatch at a ReLU layer, with a repro that shows it.
+    let finding = out.join("findings/mismatch/ReLU");
+    let outcome: Value =
+        serde_json::from_str(&std::fs::read_to_string(finding.join("outcome.json")).unwrap())
+            .unwrap();
+    assert_eq!(outcome["verdict"], "mismatch");
+    assert_eq!(outcome["class"], "ReLU");
+    assert!(outcome["count"].as_u64().unwrap() >= 1);
+    assert!(stdout.contains("new finding mismatch/ReLU"), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "Reproduce with: semfuzz run {}",
+            finding.join("case.case.json").display()
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "Minimize with: semfuzz triage --minimize {}",
+            finding.display()
+        )),
+        "{stdout}"
+    );
+    // The repro is the ReLU alone, fed TF's arrays: it fails with the fault, passes without.
+    let layer: Value =
+        serde_json::from_str(&std::fs::read_to_string(finding.join("layer.case.json")).unwrap())
+            .unwrap();
+    let classes: Vec<&str> = layer["model"]["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["class_name"].as_str().unwrap())
+        .filter(|c| *c != "InputLayer")
+        .collect();
+    assert_eq!(classes, ["ReLU"]);
+    assert_eq!(repro_status(&finding.join("repro.py"), true), Some(1));
+    assert_eq!(repro_status(&finding.join("repro.py"), false), Some(0));
+
+    // The planted crash: recorded at the ReLU, and the campaign went on to its last run.
+    assert!(marker.exists());
+    assert!(
+        findings(&out).contains("crash/ReLU-SIGABRT"),
+        "{:?}",
+        findings(&out)
+    );
+    assert!(stat(&out, "execs_done") >= 80);
+    assert!(stat(&out, "worker_starts") >= 2);
+    assert!(stdout.contains("stopped (runs done)"), "{stdout}");
+    // Every corpus entry is a case file that `semfuzz run` reads.
+    assert!(
+        names(&out.join("corpus"))
+            .iter()
+            .all(|n| n.ends_with(".case.json"))
+    );
+}
+
+#[test]
+fn a_stopped_campaign_resumes_with_its_corpus_findings_and_counters() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    // Stopped by SIGTERM once it has a corpus, as a service manager stops it.
+    let mut child = fuzz_command(&out, &["--seed", "7"], None)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let ready = |out: &Path| {
+        out.join("fuzzer_stats").exists()
+            && names(&out.join("corpus")).len() >= 12
+            && !findings(out).is_empty()
+    };
+    while !ready(&out) {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the campaign ended early"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    // SAFETY: a plain kill(2) of our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let first = child.wait_with_output().unwrap();
+    assert_eq!(first.status.code(), Some(0));
+    assert!(text(&first.stdout).contains("stopped (interrupted)"));
+    let corpus = names(&out.join("corpus"));
+    let found = findings(&out);
+    let execs = stat(&out, "execs_done");
+    assert!(execs > 0 && !found.is_empty());
+
+    let second = fuzz(&out, &["--resume", "--runs", "40", "--seed", "8"], None);
+    assert!(text(&second.stdout).contains("resuming after"));
+    assert!(corpus.is_subset(&names(&out.join("corpus"))));
+    assert!(found.is_subset(&findings(&out)));
+    assert!(stat(&out, "execs_done") >= execs + 40);
+    let campaign: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("campaign.json")).unwrap()).unwrap();
+    assert_eq!(campaign["runs"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn two_jobs_both_execute() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    fuzz(&out, &["--jobs", "2", "--runs", "12", "--seed", "3"], None);
+    // Each client journals the case it runs under its own name.
+    let running = names(&out.join(".running"));
+    assert!(running.contains("client-0.case.json"), "{running:?}");
+    assert!(running.contains("client-1.case.json"), "{running:?}");
+    assert!(stat(&out, "execs_done") >= 24);
+    assert_eq!(stat(&out, "clients"), 2);
+}
+
+#[test]
+fn independent_campaigns_exchange_test_cases_through_their_corpora() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a");
+    let b = dir.path().join("b");
+    fuzz(&a, &["--runs", "24", "--seed", "11"], None);
+    fuzz(
+        &b,
+        &[
+            "--runs",
+            "12",
+            "--seed",
+            "12",
+            "--sync-from",
+            a.to_str().unwrap(),
+        ],
+        None,
+    );
+    // Case files are named by content: B kept some of A's cases under the same names.
+    let shared: Vec<String> = names(&a.join("corpus"))
+        .intersection(&names(&b.join("corpus")))
+        .cloned()
+        .collect();
+    assert!(!shared.is_empty(), "B imported nothing from A");
+}
