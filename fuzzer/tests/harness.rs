@@ -112,9 +112,13 @@ fn planted_faults_are_located_and_the_next_case_gets_a_fresh_worker() {
             ("ReLU", "patched_relu", json!({})),
         ],
     );
-    let (code, reports, stderr) = run(&[&abort, &fine, &relu, &fine], &[]);
+    // `fine` runs before the crash too: the worker that replaces the crashed one does not hold
+    // its model, so the request after the crash must carry the config again.
+    let (code, reports, stderr) = run(&[&fine, &abort, &fine, &relu, &fine], &[]);
     assert_eq!(code, Some(1), "{stderr}");
-    assert_eq!(reports.len(), 4, "{stderr}");
+    assert_eq!(reports.len(), 5, "{stderr}");
+    assert_eq!(verdicts(&reports[0])[0].0, "agree", "{:#}", reports[0]);
+    let reports = &reports[1..];
 
     let crash = verdicts(&reports[0]);
     assert_eq!(

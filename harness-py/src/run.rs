@@ -197,6 +197,10 @@ impl Harness {
         }
         let t0 = std::time::Instant::now();
         // When the worker has this model built, only weights and inputs travel.
+        // A worker that died took its model along: the next one needs the config.
+        if self.worker.is_none() {
+            self.held_model = None;
+        }
         let frame = request_for(case, opts, self.held_model.as_deref());
         let build = t0.elapsed().as_secs_f64();
         let key = frame.header["model_key"].as_str().map(str::to_owned);
