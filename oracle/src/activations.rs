@@ -135,6 +135,19 @@ impl Activation {
         })
     }
 
+    /// The absolute rounding error of TF's kernel for this function near 0, as a multiple of
+    /// the dtype's epsilon, where it is not relative to the output: `tf.nn.elu` and
+    /// `tf.nn.selu` compute `exp(x) - 1` (not `expm1`), so for a tiny negative `x` the result
+    /// carries an error of about one ulp of 1 (times the function's scale), however small the
+    /// result is. Zero for the others (Keras's `celu` uses `expm1`).
+    pub fn exp_minus_one_error(self) -> f64 {
+        match self {
+            Activation::Elu => 1.0,
+            Activation::Selu => SELU_SCALE * SELU_ALPHA,
+            _ => 0.0,
+        }
+    }
+
     /// The function at one point (element-wise activations only).
     pub fn scalar(self, x: f64) -> f64 {
         use Activation::*;

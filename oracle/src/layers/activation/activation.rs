@@ -70,11 +70,13 @@ impl Spec for ActivationSpec {
             Activation::Linear | Activation::Relu | Activation::Relu6 | Activation::HardTanh => {
                 Tolerance::EXACT
             }
-            // TF computes these as exp(x) - 1: an error of a few ulps of 1, even for tiny x.
+            // TF computes elu and selu as exp(x) - 1: an error of a few ulps of 1, even for
+            // tiny x (see `Activation::exp_minus_one_error`); celu keeps the same allowance.
             Activation::Elu | Activation::Selu | Activation::Celu => {
                 let t = Tolerance::elementwise_on(dtype, inputs);
+                let scale = self.activation.exp_minus_one_error().max(1.0);
                 Tolerance {
-                    abs: t.abs.max(8.0 * Tolerance::eps(dtype)),
+                    abs: t.abs.max(8.0 * Tolerance::eps(dtype) * scale),
                     ..t
                 }
             }

@@ -15,7 +15,8 @@
 //! tensorflow/tensorflow#125965) and turn an all-`-inf` or all-NaN window into the lowest
 //! finite value (tensorflow/tensorflow#2501), unlike `tf.reduce_max` (and so
 //! `GlobalMaxPoolingND`), which propagates NaN. The golden cases record this as a known
-//! divergence.
+//! divergence, and `crashes/unexpected-nan-MaxPooling1D-nan-and-neg-inf` as a TF bug (XLA
+//! keeps `-inf`; the NaN handling is Eigen's implementation-defined `PropagateFast`).
 
 use std::ops::Range;
 

@@ -1,0 +1,43 @@
+"""Standalone repro of the semfuzz case mismatch-RMSNormalization-axis-scale/case.case.json.
+
+Builds the model with plain Keras calls, sets the case's weights and inputs, runs it in
+TensorFlow (eager) and prints each model output next to semfuzz's reference output.
+Exits 1 when they disagree (or when TensorFlow accepts a model the reference calls invalid),
+0 when they agree. Needs only TensorFlow, Keras and NumPy.
+"""
+
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import numpy as np  # noqa: E402
+import keras  # noqa: E402
+from keras import layers, ops  # noqa: E402,F401
+
+keras.config.set_floatx("float64")
+keras.config.set_dtype_policy("float64")
+
+input_layer_0 = keras.Input(batch_shape=(None, 3, 3,), dtype="float64", name="input_layer")
+rms_normalization_ = layers.RMSNormalization(axis=1, epsilon=1e-6, name="rms_normalization")
+rms_normalization_0 = rms_normalization_(input_layer_0)
+model = keras.Model(input_layer_0, rms_normalization_0)
+
+model.get_layer("rms_normalization").set_weights([np.array([1.0, 2.0, 3.0], dtype="float64").reshape([3])])
+inputs = [np.array([1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 3.0, 3.0, 3.0], dtype="float64").reshape([1, 3, 3])]
+feed = inputs[0] if len(inputs) == 1 else inputs
+
+expected = [np.array([0.4629100002887783, 0.4629100002887783, 0.4629100002887783, 1.8516400011551133, 1.8516400011551133, 1.8516400011551133, 4.166190002599005, 4.166190002599005, 4.166190002599005], dtype="float64").reshape([1, 3, 3])]  # semfuzz's reference (f64)
+ATOL, RTOL = 3.700320052678845e-14, 3.552713678800501e-15  # loosest layer tolerance x depth 2
+
+actual = model(feed, training=False)
+actual = actual if isinstance(actual, (list, tuple)) else [actual]
+ok = True
+for i, (e, a) in enumerate(zip(expected, actual)):
+    a = np.asarray(a, dtype=np.float64)
+    print(f"output {i}: TensorFlow {a.tolist()}")
+    print(f"output {i}: reference  {e.tolist()}")
+    if a.shape != e.shape or not np.allclose(a, e, rtol=RTOL, atol=ATOL, equal_nan=True):
+        print(f"output {i} DISAGREES")
+        ok = False
+sys.exit(0 if ok else 1)
