@@ -58,7 +58,8 @@ pub struct Verdict {
     pub layer: Option<String>,
     pub mode: Option<Mode>,
     pub detail: String,
-    /// Set when the outcome matches a known TensorFlow limitation: counted, not a finding.
+    /// Set when the outcome matches a known TensorFlow limitation or a confirmed framework
+    /// bug kept in `crashes/`: counted, not a finding.
     pub known: Option<&'static str>,
 }
 
@@ -109,7 +110,21 @@ const KERNEL_ERRORS: [&str; 9] = [
 
 /// Judges one run of a case in `dtype`. An empty list means the reference cannot judge it
 /// (unsupported) and TF did nothing that needs no reference (no crash, hang or OOM).
+/// Verdicts explained by a confirmed framework bug kept in `crashes/` say so (`known`).
 pub fn judge(
+    case: &Case,
+    dtype: DType,
+    oracle: &Result<ModelAnalysis, CheckError>,
+    tf: &TfOutcome,
+) -> Vec<Verdict> {
+    let mut verdicts = judge_outcome(case, dtype, oracle, tf);
+    for v in verdicts.iter_mut().filter(|v| v.known.is_none()) {
+        v.known = known::framework_bug(case, dtype, v, oracle.as_ref().ok());
+    }
+    verdicts
+}
+
+fn judge_outcome(
     case: &Case,
     dtype: DType,
     oracle: &Result<ModelAnalysis, CheckError>,

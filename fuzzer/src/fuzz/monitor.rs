@@ -285,7 +285,10 @@ impl Monitor for StatusMonitor {
         }
         let tick = self.last_line.is_none_or(|l| l.elapsed() >= self.every);
         if let Err(e) = write_stats(&self.out, &t, tick) {
-            tracing::warn!("cannot write the stats files in {}: {e}", self.out.display());
+            tracing::warn!(
+                "cannot write the stats files in {}: {e}",
+                self.out.display()
+            );
         }
         if tick {
             self.last_line = Some(Instant::now());

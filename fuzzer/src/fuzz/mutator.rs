@@ -113,8 +113,13 @@ where
             return Ok(MutationResult::Skipped);
         }
         if rng.random_bool(o.invalid_share)
-            && let Ok((invalid, _)) = generators::invalid::make_minimally_invalid(&case, &mut rng)
+            && let Ok((mut invalid, _)) =
+                generators::invalid::make_minimally_invalid(&case, &mut rng)
         {
+            // No weights: they were made for the valid model, and a rejection of misfit
+            // arrays would hide whether Keras checks the broken argument itself. The
+            // reference needs none to judge validity, and Keras initialises its own.
+            invalid.weights.clear();
             case = invalid;
         }
         *input = CaseInput::from_case(&case);
