@@ -145,6 +145,10 @@ pub struct Harness {
     pub starts: usize,
     /// The model the current worker holds built: its config need not be sent again.
     held_model: Option<String>,
+    /// Keep a second worker started (TF imported in the background), to replace one that
+    /// dies without waiting for the import: crashes cost a switch, not seconds.
+    pub keep_spare: bool,
+    spare: Option<Worker>,
 }
 
 impl Harness {
@@ -156,18 +160,45 @@ impl Harness {
             journal: None,
             starts: 0,
             held_model: None,
+            keep_spare: false,
+            spare: None,
         }
     }
 
     fn worker(&mut self) -> Result<&mut Worker, WorkerError> {
         if self.worker.is_none() {
-            let mut w = Worker::spawn(&self.command, &self.env)?;
-            w.hello()?;
+            let ready = match self.spare.take() {
+                Some(mut spare) => match spare.hello() {
+                    Ok(_) => Some(spare),
+                    Err(e) => {
+                        tracing::warn!("the spare worker did not start ({e}); starting another");
+                        None
+                    }
+                },
+                None => None,
+            };
+            let w = match ready {
+                Some(w) => w,
+                None => {
+                    let mut w = Worker::spawn(&self.command, &self.env)?;
+                    w.hello()?;
+                    w
+                }
+            };
             self.starts += 1;
             self.worker = Some(w);
             self.held_model = None;
         }
+        if self.keep_spare && self.spare.is_none() {
+            // Started now, it imports TF while the active worker runs cases.
+            self.spare = Some(Worker::spawn(&self.command, &self.env)?);
+        }
         Ok(self.worker.as_mut().expect("just started"))
+    }
+
+    /// The spare worker's resident memory in MiB, when there is one.
+    pub fn spare_rss_mib(&self) -> Option<u64> {
+        self.spare.as_ref().and_then(Worker::rss_mib)
     }
 
     /// The worker's versions (starting it if needed).

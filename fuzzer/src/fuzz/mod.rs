@@ -20,7 +20,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use generators::RepairOptions;
 use generators::values::ValueOptions;
 use harness_py::{Harness, PythonEnv, RunOptions, WorkerCommand};
-use libafl::corpus::{Corpus, InMemoryCorpus, InMemoryOnDiskCorpus};
+use libafl::corpus::{CachedOnDiskCorpus, Corpus, InMemoryCorpus};
 use libafl::events::{
     ClientDescription, EventConfig, EventFirer, EventReceiver, Launcher, ProgressReporter,
     SendExiting, SimpleEventManager,
@@ -49,8 +49,11 @@ use monitor::{StatusMonitor, Totals};
 use mutator::{CaseMutator, MutateOptions};
 use objective::FindingFeedback;
 
-type State =
-    StdState<InMemoryOnDiskCorpus<CaseInput>, CaseInput, StdRand, InMemoryCorpus<CaseInput>>;
+type State = StdState<CachedOnDiskCorpus<CaseInput>, CaseInput, StdRand, InMemoryCorpus<CaseInput>>;
+
+/// Corpus entries kept in memory (the rest is read from disk when scheduled), so the
+/// fuzzer's memory stays flat however large the corpus grows.
+const CORPUS_CACHE: usize = 256;
 
 /// Fresh models each client starts with (besides the seed corpus).
 const INITIAL_MODELS: usize = 8;
@@ -400,7 +403,7 @@ where
         Some(s) => s,
         None => StdState::new(
             StdRand::with_seed(c.seed ^ (client as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
-            InMemoryOnDiskCorpus::no_meta(&corpus_dir)?,
+            CachedOnDiskCorpus::no_meta(&corpus_dir, CORPUS_CACHE)?,
             InMemoryCorpus::new(),
             &mut feedback,
             &mut objective,

@@ -1,0 +1,111 @@
+//! Benchmarks of the fuzz loop. Not a test: run with `make bench` (or
+//! `cargo bench -p fuzzer --bench fuzz`). Results are appended, as each campaign ends, to
+//! `target/bench-results/fuzz.txt`.
+//!
+//! - Executions per second on one core (eager, float64, ~10-layer models, no invalid cases,
+//!   no second mode), side by side with what TensorFlow alone sustains on the same case
+//!   stream with the same model reuse: the worker reports the seconds each case spent inside
+//!   Keras/TF, so that ceiling is executions / TF seconds, measured in the same run, and the
+//!   ratio of the two is the share of wall time spent inside TF.
+//! - Scaling from 1 to 2 jobs: the same campaign with `--jobs 2`.
+//!
+//! Each campaign lasts SEMFUZZ_BENCH_FUZZ_MINUTES (default 3) minutes.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn stat(out: &Path, key: &str) -> f64 {
+    std::fs::read_to_string(out.join("fuzzer_stats"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once(':'))
+        .find(|(k, _)| k.trim() == key)
+        .and_then(|(_, v)| v.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+struct Campaign {
+    execs: f64,
+    seconds: f64,
+    tf_seconds: f64,
+    worker_starts: f64,
+}
+
+fn campaign(jobs: usize, minutes: f64, work: &Path) -> Campaign {
+    let out = work.join(format!("jobs{jobs}"));
+    let no_seeds = work.join("no-seeds");
+    std::fs::create_dir_all(&no_seeds).expect("temp dir");
+    let status = Command::new(env!("CARGO_BIN_EXE_semfuzz"))
+        .args(["fuzz", "--no-status", "--seed", "2026", "--modes", "eager"])
+        .args([
+            "--dtype",
+            "float64",
+            "--invalid-share",
+            "0",
+            "--layers",
+            "10",
+        ])
+        .args([
+            "--jobs",
+            &jobs.to_string(),
+            "--minutes",
+            &minutes.to_string(),
+        ])
+        .arg("--out")
+        .arg(&out)
+        .arg("--seeds")
+        .arg(&no_seeds)
+        .env_remove("SEMFUZZ_WORKER_PLANT")
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("semfuzz runs");
+    assert!(status.success(), "the campaign failed");
+    Campaign {
+        execs: stat(&out, "execs_done"),
+        seconds: stat(&out, "run_time"),
+        tf_seconds: stat(&out, "tf_seconds"),
+        worker_starts: stat(&out, "worker_starts"),
+    }
+}
+
+fn main() {
+    let minutes: f64 = std::env::var("SEMFUZZ_BENCH_FUZZ_MINUTES")
+        .ok()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(3.0);
+    let results = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/bench-results");
+    std::fs::create_dir_all(&results).expect("results dir");
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(results.join("fuzz.txt"))
+        .expect("results file");
+    let mut say = |line: String| {
+        println!("{line}");
+        writeln!(f, "{line}").expect("write");
+    };
+    let work = tempfile::tempdir().expect("temp dir");
+    say(format!(
+        "# fuzz bench ({minutes} min per campaign; eager, float64, 10 layers, no invalid cases)"
+    ));
+    let one = campaign(1, minutes, work.path());
+    let rate1 = one.execs / one.seconds;
+    let ceiling = one.execs / one.tf_seconds.max(1e-9);
+    say(format!(
+        "1 job: {:.0} executions in {:.0} s = {rate1:.2} exec/s; TF alone on the same stream: {ceiling:.2} cases/s; fuzzer / TF-alone = {:.1}% (share of wall time inside TF); worker starts {:.0}",
+        one.execs,
+        one.seconds,
+        100.0 * rate1 / ceiling,
+        one.worker_starts
+    ));
+    let two = campaign(2, minutes, work.path());
+    let rate2 = two.execs / two.seconds;
+    say(format!(
+        "2 jobs: {:.0} executions in {:.0} s = {rate2:.2} exec/s; scaling 1 -> 2 jobs: {:.2}x; share of wall time inside TF per client {:.1}%",
+        two.execs,
+        two.seconds,
+        rate2 / rate1,
+        100.0 * two.tf_seconds / (2.0 * two.seconds)
+    ));
+}
