@@ -258,6 +258,68 @@ fn names_the_problem(e: &PyError, v: &Violation) -> bool {
         || m.contains(&v.class)
 }
 
+/// The layer a Keras/TF exception comes from, as its message names it: the class (empty when
+/// unknown) and, when it can be told, the layer's name in the case.
+///
+/// Keras names a layer by name in its own checks (`Input 0 of layer 'dense' is incompatible
+/// ...`, `Layer 'dense' expected 2 variables ...`) and by class in the wrapper it puts around
+/// the innermost failing call (`Exception encountered when calling Dense.call().`). A name
+/// wins; a class locates the layer when exactly one layer of the case has it.
+fn blamed<'a>(case: &'a Case, message: &str) -> (&'a str, Option<&'a str>) {
+    let by_name = case
+        .model
+        .layers
+        .iter()
+        .filter_map(|l| {
+            ["layer '", "Layer '", "layer \"", "Layer \""]
+                .iter()
+                .filter_map(|p| {
+                    let quote = &p[p.len() - 1..];
+                    message.find(&format!("{p}{}{quote}", l.name))
+                })
+                .min()
+                .map(|at| (at, l))
+        })
+        .min_by_key(|(at, _)| *at);
+    if let Some((_, l)) = by_name {
+        return (&l.class_name, Some(&l.name));
+    }
+    let Some(class) = called_class(message) else {
+        return ("", None);
+    };
+    let mut same = case.model.layers.iter().filter(|l| l.class_name == class);
+    match (same.next(), same.next()) {
+        (Some(l), None) => (&l.class_name, Some(&l.name)),
+        (Some(l), Some(_)) => (&l.class_name, None),
+        (None, _) => ("", None),
+    }
+}
+
+/// `Class` in Keras's `Exception encountered when calling Class.call().`
+fn called_class(message: &str) -> Option<&str> {
+    const MARK: &str = "Exception encountered when calling ";
+    let rest = &message[message.find(MARK)? + MARK.len()..];
+    let class = rest.split(['.', ' ', '\n']).next()?;
+    (!class.is_empty() && class.chars().all(|c| c.is_alphanumeric() || c == '_')).then_some(class)
+}
+
+/// What an exception says, without Keras's call wrapper (`Exception encountered when calling
+/// X.call().`, the bold escape codes around the original message).
+fn what_it_says(message: &str) -> &str {
+    let inner = if message.starts_with("Exception encountered when calling ") {
+        message
+            .lines()
+            .skip(1)
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or(message)
+    } else {
+        message
+    };
+    first_line(inner)
+        .trim_start_matches("\x1b[1m")
+        .trim_end_matches("\x1b[0m")
+}
+
 fn first_line(s: &str) -> &str {
     let line = s.lines().next().unwrap_or("");
     &line[..line.len().min(300)]
@@ -271,16 +333,17 @@ fn judge_valid(
 ) -> Vec<Verdict> {
     let modes = match tf {
         TfOutcome::Rejected(e) => {
+            let (class, layer) = blamed(case, &e.message);
             let mut v = Verdict::new(
                 Kind::UnexpectedRejection,
-                "",
+                class,
                 &e.kind,
-                None,
+                layer,
                 format!(
                     "the reference accepts the model; TensorFlow refuses it at {}: {}: {}",
                     e.phase,
                     e.kind,
-                    first_line(&e.message)
+                    what_it_says(&e.message)
                 ),
             );
             v.known = known::limitation(e);
@@ -306,16 +369,17 @@ fn judge_valid(
                 } else {
                     Kind::UnexpectedRejection
                 };
+                let (class, layer) = blamed(case, &e.message);
                 let mut v = Verdict::new(
                     kind,
-                    "",
+                    class,
                     &format!("{}:{}", mode.name(), e.kind),
-                    None,
+                    layer,
                     format!(
                         "{} raises where the reference (and other modes) do not: {}: {}",
                         mode.name(),
                         e.kind,
-                        first_line(&e.message)
+                        what_it_says(&e.message)
                     ),
                 )
                 .in_mode(*mode);
@@ -552,4 +616,110 @@ fn mode_divergence(
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two `UpSampling2D`, two `Cropping2D`, one `Conv2DTranspose`, one `Concatenate`, ...
+    fn resample_case() -> Case {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../seeds/hand-resample.case.json"
+        );
+        Case::read(path).unwrap()
+    }
+
+    /// As Keras 3.15 words it (`keras/src/utils/traceback_utils.py`).
+    fn wrapped(class: &str, inner: &str) -> String {
+        format!(
+            "Exception encountered when calling {class}.call().\n\n\x1b[1m{inner}\x1b[0m\n\n\
+             Arguments received by {class}.call():\n  \u{2022} inputs=tf.Tensor(shape=(1, 6, 6, 3), dtype=float32)"
+        )
+    }
+
+    #[test]
+    fn the_class_in_keras_call_wrapper_locates_a_layer_of_a_unique_class() {
+        let case = resample_case();
+        let m = wrapped("Conv2DTranspose", "Conv2DCustomBackpropInput: unsupported");
+        assert_eq!(
+            blamed(&case, &m),
+            ("Conv2DTranspose", Some("conv2d_transpose"))
+        );
+        assert_eq!(what_it_says(&m), "Conv2DCustomBackpropInput: unsupported");
+    }
+
+    #[test]
+    fn a_class_used_twice_names_the_class_but_no_layer() {
+        let case = resample_case();
+        let m = wrapped("UpSampling2D", "boom");
+        assert_eq!(blamed(&case, &m), ("UpSampling2D", None));
+    }
+
+    #[test]
+    fn a_layer_name_in_the_message_wins_over_the_class() {
+        let case = resample_case();
+        let m = wrapped(
+            "UpSampling2D",
+            "Input 0 of layer 'up_sampling2d_1' is incompatible with the layer",
+        );
+        assert_eq!(blamed(&case, &m), ("UpSampling2D", Some("up_sampling2d_1")));
+        let m = "Layer \"cropping2d_1\" expected 0 variables, but received 1";
+        assert_eq!(blamed(&case, m), ("Cropping2D", Some("cropping2d_1")));
+        // A prefix of another layer's name is not that layer.
+        let m = "Input 0 of layer 'cropping2d_1' is incompatible";
+        assert_ne!(blamed(&case, m).1, Some("cropping2d"));
+    }
+
+    #[test]
+    fn unknown_classes_and_plain_messages_stay_with_the_model() {
+        let case = resample_case();
+        assert_eq!(blamed(&case, &wrapped("Functional", "x")), ("", None));
+        assert_eq!(blamed(&case, &wrapped("Dense", "x")), ("", None));
+        assert_eq!(blamed(&case, "Graph execution error: oops"), ("", None));
+        assert_eq!(
+            blamed(&case, "Input 0 of layer 'functional_1' is incompatible"),
+            ("", None)
+        );
+        assert_eq!(what_it_says("plain\nsecond"), "plain");
+    }
+
+    #[test]
+    fn a_mode_that_raises_is_signed_with_the_layer_it_names() {
+        let case = resample_case();
+        let error = PyError {
+            kind: "ValueError".to_owned(),
+            message: wrapped("Conv2DTranspose", "no XLA kernel"),
+            phase: "call".to_owned(),
+            traceback: String::new(),
+        };
+        let modes = vec![
+            (Mode::Eager, ModeOutcome::Outputs(LayerOutputs::new())),
+            (Mode::Graph, ModeOutcome::Error(error)),
+        ];
+        let analysis = oracle::check::check_in(&case, DType::Float32).unwrap();
+        let v = judge_valid(
+            &case,
+            DType::Float32,
+            &analysis,
+            &TfOutcome::Ran {
+                modes,
+                reused: false,
+                tf_seconds: 0.0,
+                worker_seconds: 0.0,
+            },
+        );
+        let v = v.iter().find(|v| v.kind == Kind::ModeMismatch).unwrap();
+        assert_eq!(
+            v.signature,
+            "mode-mismatch/Conv2DTranspose/graph:ValueError"
+        );
+        assert_eq!(v.layer.as_deref(), Some("conv2d_transpose"));
+        assert!(
+            v.detail.ends_with("ValueError: no XLA kernel"),
+            "{}",
+            v.detail
+        );
+    }
 }

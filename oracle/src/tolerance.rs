@@ -81,6 +81,22 @@ impl Tolerance {
         }
     }
 
+    /// A sum of `n` terms (`a + b`, `a - b`, `Add` of `n` tensors) whose absolute values add
+    /// up to at most `magnitude` at every element. The error is bounded relative to the
+    /// terms, not to the result, which may cancel to anything:
+    /// - summing `n` terms in any order rounds `n - 1` times: `|ŝ - s| ≤ (n-1)·(ε/2)·Σ|xᵢ|`;
+    /// - under XLA the sum is fused with its producers, so the terms it adds need not be the
+    ///   rounded values TF reports for them: a producer is recomputed inside the fused kernel
+    ///   (a multiply-add contracted to an FMA, a constant reassociated: `(h - 0.5) / 2` as
+    ///   `h·0.5 - 0.25`), each term off by up to one rounding of itself, `ε·|xᵢ|` in all.
+    ///
+    /// Together at most `((n+1)/2)·ε·Σ|xᵢ| ≤ n·ε·Σ|xᵢ|`, well inside [`Tolerance::reduction`]'s
+    /// `4·n·ε·Σ|xᵢ|`, which `Dense`, `Dot` and the convolutions use for their sums of
+    /// products: one rule for every sum.
+    pub fn sum(dtype: DType, n: usize, magnitude: f64) -> Tolerance {
+        Tolerance::reduction(dtype, n, magnitude)
+    }
+
     /// The tolerance of `activation(y)` when `y` is known within `self`: scaled by the
     /// activation's steepest slope, plus the activation's own rounding. Unbounded slopes
     /// (`exponential`) turn the absolute error of `y` into a relative one. The own rounding

@@ -6,7 +6,7 @@ use crate::DType;
 use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::merging::{
-    fold_broadcast, fold_intervals, list_build_config, max_abs, merge_shape, require_list_call,
+    abs_sum_max, fold_broadcast, fold_intervals, list_build_config, merge_shape, require_list_call,
 };
 use crate::layers::{Arity, CallSite, LayerKind, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
@@ -56,14 +56,14 @@ impl Spec for AddSpec {
         vec![fold_intervals(inputs, |a, b| a + b)]
     }
 
+    /// A sum of `n` terms: bounded relative to the terms' magnitudes, since they may cancel.
     fn tolerance(
         &self,
         dtype: DType,
         inputs: &[&ArrayD<f64>],
         _weights: &[&ArrayD<f64>],
     ) -> Tolerance {
-        let magnitude: f64 = inputs.iter().map(|a| max_abs(a)).sum();
-        Tolerance::reduction(dtype, inputs.len(), magnitude)
+        Tolerance::sum(dtype, inputs.len(), abs_sum_max(inputs))
     }
 
     fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {

@@ -260,6 +260,18 @@ pub fn max_abs(a: &ArrayD<f64>) -> f64 {
         .fold(0.0f64, |m, x| m.max(x.abs()))
 }
 
+/// The largest `Σ|xᵢ|` over the elements of a merge layer's broadcast inputs (non-finite
+/// values count as 0: the outputs they reach compare exactly): the magnitude that bounds a
+/// sum's rounding error, see [`Tolerance::sum`](crate::tolerance::Tolerance::sum).
+pub fn abs_sum_max(inputs: &[&ArrayD<f64>]) -> f64 {
+    let abs: Vec<ArrayD<f64>> = inputs
+        .iter()
+        .map(|a| a.mapv(|x| if x.is_finite() { x.abs() } else { 0.0 }))
+        .collect();
+    let abs: Vec<&ArrayD<f64>> = abs.iter().collect();
+    max_abs(&fold_broadcast(&abs, |a, b| a + b))
+}
+
 /// Folds `f` over a merge layer's inputs, left to right. Inputs of lower rank get size-1
 /// axes inserted after the batch axis (as Keras's merge layers do), then broadcast.
 pub fn fold_broadcast(inputs: &[&ArrayD<f64>], f: impl Fn(f64, f64) -> f64) -> ArrayD<f64> {

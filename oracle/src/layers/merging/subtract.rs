@@ -5,7 +5,9 @@ use ndarray::ArrayD;
 use crate::DType;
 use crate::case::Dims;
 use crate::interval::Interval;
-use crate::layers::merging::{fold_broadcast, list_build_config, merge_shape, require_list_call};
+use crate::layers::merging::{
+    abs_sum_max, fold_broadcast, list_build_config, merge_shape, require_list_call,
+};
 use crate::layers::util::arity;
 use crate::layers::{Arity, CallSite, LayerKind, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
@@ -57,14 +59,16 @@ impl Spec for SubtractSpec {
         vec![inputs[0] + -inputs[1]]
     }
 
-    /// One correctly rounded subtraction.
+    /// A sum of two terms: `a - b` may cancel, so its rounding error (and, under XLA, the
+    /// fused kernel's own rounding of `a` and `b`) is bounded relative to `|a| + |b|`, not to
+    /// the result.
     fn tolerance(
         &self,
         dtype: DType,
-        _inputs: &[&ArrayD<f64>],
+        inputs: &[&ArrayD<f64>],
         _weights: &[&ArrayD<f64>],
     ) -> Tolerance {
-        Tolerance::elementwise(dtype)
+        Tolerance::sum(dtype, 2, abs_sum_max(inputs))
     }
 
     fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {

@@ -6,7 +6,7 @@ use ndarray::ArrayD;
 use crate::DType;
 use crate::case::{Arg, Dims};
 use crate::interval::Interval;
-use crate::layers::merging::{broadcast, zip_broadcast};
+use crate::layers::merging::{broadcast, max_abs, zip_broadcast};
 use crate::layers::{Arity, CallSite, Family, LayerKind, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
@@ -179,13 +179,28 @@ impl Spec for BinarySpec {
         vec![self.op.interval(side(self.a), side(self.b))]
     }
 
+    /// A product or quotient: one rounding, plus the rounding of a constant to the dtype,
+    /// both relative to the result. A sum or difference may cancel: its error is bounded
+    /// relative to `|a| + |b|` (see [`Tolerance::sum`]; a constant's rounding to the dtype is
+    /// one more rounding of a term).
     fn tolerance(
         &self,
         dtype: DType,
-        _inputs: &[&ArrayD<f64>],
+        inputs: &[&ArrayD<f64>],
         _weights: &[&ArrayD<f64>],
     ) -> Tolerance {
-        // One rounding, plus the rounding of a constant to the dtype.
-        Tolerance::elementwise(dtype)
+        match self.op {
+            BinOp::Add | BinOp::Subtract => {
+                let side = |o: Operand| match o {
+                    Operand::Tensor(i) => {
+                        inputs[i].mapv(|x| if x.is_finite() { x.abs() } else { 0.0 })
+                    }
+                    Operand::Const(c) => ArrayD::from_elem(vec![], c.abs()),
+                };
+                let terms = zip_broadcast(&side(self.a), &side(self.b), |x, y| x + y);
+                Tolerance::sum(dtype, 2, max_abs(&terms))
+            }
+            BinOp::Multiply | BinOp::Divide => Tolerance::elementwise(dtype),
+        }
     }
 }
