@@ -6,7 +6,7 @@ use oracle::check::ModelAnalysis;
 use oracle::{Case, DType};
 use serde_json::Value;
 
-use crate::run::PyError;
+use crate::run::{Mode, PyError};
 use crate::verdict::{Kind, Verdict};
 
 /// (identifier, error type, text the message contains).
@@ -113,6 +113,14 @@ pub fn framework_bug(
         _ => {}
     }
     if matches!(v.kind, Kind::Mismatch | Kind::ModeMismatch) {
+        // XLA's bilinear resize takes the next pixel at some sample points that fall exactly
+        // on an input pixel (odd upscale factors).
+        if v.mode == Some(Mode::Xla)
+            && class == "UpSampling2D"
+            && config.get("interpolation").and_then(Value::as_str) == Some("bilinear")
+        {
+            return Some("mode-mismatch-UpSampling2D-xla-bilinear");
+        }
         // Keras's float64 gelu goes through float32 constants.
         if dtype == DType::Float64 && activation("gelu") {
             return Some("mismatch-Activation-gelu-float64");
