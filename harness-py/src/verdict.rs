@@ -254,7 +254,11 @@ fn names_the_problem(e: &PyError, v: &Violation) -> bool {
     let param = v.parameter.split('[').next().unwrap_or("");
     m.contains(&format!("'{}'", v.layer))
         || m.contains(&format!("\"{}\"", v.layer))
-        || (!param.is_empty() && param != "inputs" && m.contains(param))
+        || m.contains(&format!("Layer {} ", v.layer))
+        // An argument named at the start of a sentence counts too ("Axis 0 of ...").
+        || (!param.is_empty()
+            && param != "inputs"
+            && m.to_lowercase().contains(&param.to_lowercase()))
         || m.contains(&v.class)
 }
 
@@ -637,6 +641,40 @@ mod tests {
             "Exception encountered when calling {class}.call().\n\n\x1b[1m{inner}\x1b[0m\n\n\
              Arguments received by {class}.call():\n  \u{2022} inputs=tf.Tensor(shape=(1, 6, 6, 3), dtype=float32)"
         )
+    }
+
+    #[test]
+    fn an_error_names_the_problem_by_layer_argument_or_class_in_any_case() {
+        let e = |m: &str| PyError {
+            kind: "ValueError".into(),
+            message: m.into(),
+            phase: "build".into(),
+            traceback: String::new(),
+        };
+        let mut v = Violation::new(
+            oracle::violation::Category::Axis,
+            oracle::violation::Tag::KerasEnforced,
+        );
+        v.layer = "group_normalization".into();
+        v.class = "GroupNormalization".into();
+        v.parameter = "axis".into();
+        assert!(names_the_problem(
+            &e("Axis 0 of input tensor should have a defined dimension"),
+            &v
+        ));
+        assert!(names_the_problem(
+            &e("Layer group_normalization weight shape (8,) is not compatible"),
+            &v
+        ));
+        assert!(!names_the_problem(
+            &e("Shapes used to initialize variables must be fully-defined"),
+            &v
+        ));
+        v.parameter = "inputs".into();
+        assert!(!names_the_problem(
+            &e("Inputs have incompatible shapes. Received shapes (1, 7) and (6,)"),
+            &v
+        ));
     }
 
     #[test]
