@@ -10,9 +10,9 @@ CARGO ?= cargo
 setup:
 	@scripts/setup.sh
 
-## Set up, then fuzz for $(HOURS) hours into $(OUT)/.
+## Set up, then fuzz for $(HOURS) hours into $(OUT)/ (continuing the campaign found there).
 fuzz: setup
-	$(CARGO) run --release -- fuzz --hours $(HOURS) --out $(OUT)
+	$(CARGO) run --release -- fuzz --hours $(HOURS) --out $(OUT) $(if $(wildcard $(OUT)/corpus),--resume,)
 
 ## Set up, then run the whole test suite (formatting, lints, unit and integration tests).
 test: setup lint
