@@ -67,6 +67,31 @@ fn for_each_endpoint(case: &mut Case, f: &mut dyn FnMut(&mut TensorRef)) {
     }
 }
 
+/// Renames an inner layer everywhere: its entry, the calls that consume it, the model's
+/// outputs and its weights.
+pub fn rename_layer(case: &mut Case, li: usize, to: &str) {
+    let from = case.model.layers[li].name.clone();
+    let layer = &mut case.model.layers[li];
+    layer.name = to.to_owned();
+    layer
+        .config
+        .insert("name".to_owned(), serde_json::json!(to));
+    let mut f = |r: &mut TensorRef| {
+        if r.layer == from {
+            r.layer = to.to_owned();
+        }
+    };
+    for_each_input_ref(&mut case.model.layers, &mut f);
+    for_each_endpoint(case, &mut f);
+    if let Some(i) = case.weights.get_index_of(&from) {
+        let (_, w) = case
+            .weights
+            .shift_remove_index(i)
+            .expect("index just found");
+        case.weights.shift_insert(i, to.to_owned(), w);
+    }
+}
+
 /// The tensors a layer's call consumes, in order.
 pub fn call_inputs(layer: &Layer) -> Vec<TensorRef> {
     layer

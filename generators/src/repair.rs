@@ -361,6 +361,9 @@ pub fn replace_class(
     let name = layer.name.clone();
     case.model.layers[li] = layer_entry(kind, &name, &params, node, case.dtype);
     case.weights.shift_remove(&name);
+    // Named after its new class, as Keras would name it: reports then say what it is.
+    let fresh = unique_name(&case.model, &snake(kind.class_name()));
+    edit::rename_layer(case, li, &fresh);
     Ok(())
 }
 

@@ -328,3 +328,27 @@ fn splice_adds_a_chain_from_the_donor_as_a_new_output() {
     }
     assert!(spliced >= 10, "{spliced}");
 }
+
+#[test]
+fn a_layer_given_another_class_is_named_after_it() {
+    let mut renamed = 0;
+    for (i, case) in valid_cases(10, 700).into_iter().enumerate() {
+        let mut edited = case.clone();
+        if mutate::replace_class(&mut edited, &mut rng(i as u64)).is_err() {
+            continue;
+        }
+        assert_well_formed(&edited, "replace_class");
+        for l in edited.model.layers.iter().filter(|l| !l.is_input()) {
+            let base = generators::build::snake(&l.class_name);
+            assert!(
+                l.name.starts_with(&base),
+                "layer '{}' is a {}",
+                l.name,
+                l.class_name
+            );
+            assert_eq!(l.config["name"], serde_json::json!(l.name));
+        }
+        renamed += 1;
+    }
+    assert!(renamed >= 5, "replace_class applied only {renamed} times");
+}
