@@ -357,13 +357,18 @@ pub fn replace_class(
         .next()
         .flatten();
     let params = sample_config(kind, first.as_ref(), 0.8, rng);
-    let node = layer.nodes[0].clone();
+    let mut node = layer.nodes[0].clone();
+    // Keyword arguments belong to the old class's call (`mask` of a Softmax, say): another
+    // class may not take them.
+    node.kwargs.clear();
     let name = layer.name.clone();
     case.model.layers[li] = layer_entry(kind, &name, &params, node, case.dtype);
     case.weights.shift_remove(&name);
     // Named after its new class, as Keras would name it: reports then say what it is.
     let fresh = unique_name(&case.model, &snake(kind.class_name()));
     edit::rename_layer(case, li, &fresh);
+    // A tensor only a dropped keyword argument consumed is dead now.
+    edit::prune(case);
     Ok(())
 }
 

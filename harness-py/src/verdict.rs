@@ -255,6 +255,8 @@ fn names_the_problem(e: &PyError, v: &Violation) -> bool {
     m.contains(&format!("'{}'", v.layer))
         || m.contains(&format!("\"{}\"", v.layer))
         || m.contains(&format!("Layer {} ", v.layer))
+        // A variable path (`'layer_normalization/gamma'`) names its layer.
+        || m.contains(&format!("'{}/", v.layer))
         // An argument named at the start of a sentence counts too ("Axis 0 of ...").
         || (!param.is_empty()
             && param != "inputs"
@@ -668,6 +670,10 @@ mod tests {
         ));
         assert!(!names_the_problem(
             &e("Shapes used to initialize variables must be fully-defined"),
+            &v
+        ));
+        assert!(names_the_problem(
+            &e("Received: shape=(None, 4) for variable path='group_normalization/gamma'"),
             &v
         ));
         v.parameter = "inputs".into();
