@@ -127,7 +127,10 @@ pub fn framework_bug(
         }
         if dtype == DType::Float64
             && class == "ReLU"
-            && config.get("max_value").is_some_and(|m| !m.is_null())
+            && (config.get("max_value").is_some_and(|m| !m.is_null())
+                || config
+                    .get("threshold")
+                    .is_some_and(|t| t.as_f64() != Some(0.0)))
         {
             return Some("mismatch-ReLU-float64-max-value");
         }

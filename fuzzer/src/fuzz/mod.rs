@@ -386,6 +386,7 @@ where
             .join(".running")
             .join(format!("client-{client}.case.json")),
     );
+    harness.keep_spare = true;
     let v = harness
         .versions()
         .map_err(|e| Error::unknown(format!("cannot start the TensorFlow worker: {e}")))?;
