@@ -53,7 +53,7 @@ type State = StdState<CachedOnDiskCorpus<CaseInput>, CaseInput, StdRand, InMemor
 
 /// Corpus entries kept in memory (the rest is read from disk when scheduled), so the
 /// fuzzer's memory stays flat however large the corpus grows.
-const CORPUS_CACHE: usize = 256;
+const CORPUS_CACHE: usize = 64;
 
 /// Fresh models each client starts with (besides the seed corpus).
 const INITIAL_MODELS: usize = 8;
