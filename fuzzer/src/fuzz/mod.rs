@@ -61,11 +61,20 @@ const INITIAL_MODELS: usize = 8;
 /// Set by SIGINT/SIGTERM: every client finishes its current case and stops.
 static STOP: AtomicBool = AtomicBool::new(false);
 
+/// Set in the launcher's process: a signal that reaches only it (a service manager's
+/// SIGTERM to the main process) is passed on to the clients, as a Ctrl-C at the terminal.
+static FORWARD: AtomicBool = AtomicBool::new(false);
+
 extern "C" fn on_signal(_sig: libc::c_int) {
-    STOP.store(true, Ordering::SeqCst);
+    if !STOP.swap(true, Ordering::SeqCst) && FORWARD.load(Ordering::SeqCst) {
+        // SAFETY: kill is async-signal-safe; the group is this campaign's (workers have
+        // their own groups and die with their clients).
+        unsafe { libc::kill(0, libc::SIGINT) };
+    }
 }
 
-fn install_stop_handler() {
+fn install_stop_handler(forward: bool) {
+    FORWARD.store(forward, Ordering::SeqCst);
     let handler = on_signal as extern "C" fn(libc::c_int);
     // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
     unsafe {
@@ -255,8 +264,8 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
     );
     let monitor = StatusMonitor::new(out, base, limit, !args.no_status);
     let main_pid = std::process::id();
+    install_stop_handler(args.jobs > 1);
     let result = if args.jobs == 1 {
-        install_stop_handler();
         run_client(&campaign, 0, None, SimpleEventManager::new(monitor))
     } else {
         launch(&campaign, args, monitor)
@@ -269,12 +278,16 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
         Ok(()) | Err(Error::ShuttingDown) => {}
         Err(e) => return Err(Failure::failed(format!("the fuzzer failed: {e}"))),
     }
-    let why = if STOP.load(Ordering::SeqCst) {
+    // Under the launcher, LibAFL's own signal handling stops the clients, so without a limit
+    // only a signal ends a campaign.
+    let why = if STOP.load(Ordering::SeqCst) || (limit.is_none() && args.runs.is_none()) {
         "interrupted"
-    } else if limit.is_some() {
+    } else if campaign.deadline.is_some_and(|d| Instant::now() >= d) {
         "time is up"
-    } else {
+    } else if args.runs.is_some() {
         "runs done"
+    } else {
+        "interrupted"
     };
     print!("{}", monitor::summary(out, why));
     Ok(Outcome::Clean)
@@ -331,7 +344,7 @@ fn launch(campaign: &Campaign, args: &FuzzArgs, monitor: StatusMonitor) -> Resul
         .configuration(EventConfig::from_name("semfuzz"))
         .monitor(monitor)
         .run_client(|restored: Option<State>, mgr, desc: ClientDescription| {
-            install_stop_handler();
+            install_stop_handler(false);
             // The launcher numbers its clients from 1.
             run_client(campaign, desc.id().saturating_sub(1), restored, mgr)
         })
