@@ -207,10 +207,24 @@ fn a_stopped_campaign_resumes_with_its_corpus_findings_and_counters() {
 }
 
 #[test]
-fn two_jobs_both_execute() {
+fn two_jobs_both_execute_with_python_coverage() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    fuzz(&out, &["--jobs", "2", "--runs", "12", "--seed", "3"], None);
+    fuzz(
+        &out,
+        &[
+            "--jobs",
+            "2",
+            "--runs",
+            "12",
+            "--seed",
+            "3",
+            "--python-coverage",
+        ],
+        None,
+    );
+    // Lines of Keras's and TF's Python code fed the coverage map.
+    assert!(stat(&out, "python_lines") > 1000);
     // Each client journals the case it runs under its own name.
     let running = names(&out.join(".running"));
     assert!(running.contains("client-0.case.json"), "{running:?}");

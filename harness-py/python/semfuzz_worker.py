@@ -297,18 +297,64 @@ def _describe(e, phase):
 
 _OPS = {"hello": _hello, "run": _run}
 
+# Python line coverage of Keras and TF's Python code, when a request asks for it: the lines
+# run, as CRC-32 hashes of "file:line" (stable across processes, unlike hash()).
+_COVERED_FILES = ("/keras/src/", "/tensorflow/python/")
+
+
+class _LineCoverage:
+    def __init__(self):
+        self.lines = set()
+        self.scope = {}
+
+    def _local(self, frame, event, _arg):
+        if event == "line":
+            self.lines.add((frame.f_code.co_filename, frame.f_lineno))
+        return self._local
+
+    def _global(self, frame, _event, _arg):
+        code = frame.f_code
+        inside = self.scope.get(code)
+        if inside is None:
+            inside = any(part in code.co_filename for part in _COVERED_FILES)
+            self.scope[code] = inside
+        return self._local if inside else None
+
+    def __enter__(self):
+        sys.settrace(self._global)
+        return self
+
+    def __exit__(self, *_exc):
+        sys.settrace(None)
+        return False
+
+    def hashes(self):
+        import zlib
+
+        return sorted({zlib.crc32(("%s:%d" % fl).encode()) for fl in self.lines})
+
 
 def handle(header, payload):
     """Answer one request frame: (header JSON, payload bytes) -> (header JSON, payload bytes)."""
+    coverage = None
     try:
         request = json.loads(header)
         op = _OPS.get(request.get("op"))
         if op is None:
             raise ValueError("unknown request %r" % request.get("op"))
-        body, data = op(request, payload)
+        if request.get("python_coverage"):
+            coverage = _LineCoverage()
+            with coverage:
+                body, data = op(request, payload)
+            body["python_lines"] = coverage.hashes()
+        else:
+            body, data = op(request, payload)
         body["ok"] = True
         return json.dumps(body), data
     except CaseError as e:  # TF refused or failed on the case: an answer, not a failure
-        return json.dumps({"ok": True, "modes": {}, "case_error": _describe(e.error, e.phase), "tensors": []}), b""
+        body = {"ok": True, "modes": {}, "case_error": _describe(e.error, e.phase), "tensors": []}
+        if coverage is not None:
+            body["python_lines"] = coverage.hashes()
+        return json.dumps(body), b""
     except Exception as e:  # every failure becomes an answer; the worker keeps serving
         return json.dumps({"ok": False, "error": {"type": type(e).__name__, "message": str(e)}}), b""

@@ -120,6 +120,8 @@ pub struct RunOptions {
     pub limits: Limits,
     /// XLA compiles take longer: extra time allowed for a run that includes it.
     pub xla_budget: Duration,
+    /// Ask the worker for the lines of Keras's and TF's Python code the case ran (slower).
+    pub python_coverage: bool,
 }
 
 impl Default for RunOptions {
@@ -129,6 +131,7 @@ impl Default for RunOptions {
             dtype: None,
             limits: Limits::default(),
             xla_budget: Duration::from_secs(20),
+            python_coverage: false,
         }
     }
 }
@@ -149,6 +152,8 @@ pub struct Harness {
     /// dies without waiting for the import: crashes cost a switch, not seconds.
     pub keep_spare: bool,
     spare: Option<Worker>,
+    /// The Python lines (hashes of `file:line`) the last case ran, when coverage was asked for.
+    pub python_lines: Vec<u32>,
 }
 
 impl Harness {
@@ -162,6 +167,7 @@ impl Harness {
             held_model: None,
             keep_spare: false,
             spare: None,
+            python_lines: Vec::new(),
         }
     }
 
@@ -240,8 +246,15 @@ impl Harness {
             limits.timeout += opts.xla_budget;
         }
         let answer = self.worker()?.request_within(&frame, limits);
+        self.python_lines.clear();
         let outcome = match answer {
             Ok(frame) => {
+                if let Some(lines) = frame.header["python_lines"].as_array() {
+                    self.python_lines = lines
+                        .iter()
+                        .filter_map(|h| h.as_u64().map(|h| h as u32))
+                        .collect();
+                }
                 let t1 = std::time::Instant::now();
                 let outcome = parse_answer(frame)?;
                 if let Some(w) = self.worker.as_mut() {
@@ -348,6 +361,7 @@ fn request_for(case: &Case, opts: &RunOptions, held: Option<&str>) -> Frame {
             "weights": weights,
             "tensors": tensors,
             "model_key": key,
+            "python_coverage": opts.python_coverage,
         }),
         payload,
     }

@@ -82,18 +82,28 @@ pub struct Counters {
     pub exec_ms: u64,
     /// Workers started (1 + restarts after crashes, hangs and memory blow-ups).
     pub worker_starts: u64,
+    /// Distinct lines of Keras's and TF's Python code run so far (with Python coverage).
+    pub python_lines: u64,
 }
 
-pub const STAT_NAMES: [&str; 5] = ["valid", "invalid", "tf_ms", "exec_ms", "worker_starts"];
+pub const STAT_NAMES: [&str; 6] = [
+    "valid",
+    "invalid",
+    "tf_ms",
+    "exec_ms",
+    "worker_starts",
+    "python_lines",
+];
 
 impl Counters {
-    fn values(&self) -> [u64; 5] {
+    fn values(&self) -> [u64; 6] {
         [
             self.valid,
             self.invalid,
             self.tf_ms,
             self.exec_ms,
             self.worker_starts,
+            self.python_lines,
         ]
     }
 }
@@ -104,6 +114,7 @@ pub struct CaseExecutor {
     opts: ExecOptions,
     pub counters: Counters,
     last_report: Option<Instant>,
+    python_lines: std::collections::HashSet<u32>,
 }
 
 impl CaseExecutor {
@@ -114,6 +125,7 @@ impl CaseExecutor {
             opts,
             counters: Counters::default(),
             last_report: None,
+            python_lines: Default::default(),
         }
     }
 
@@ -207,8 +219,14 @@ where
         };
         let verdicts = judge(&case, case.dtype, &oracle, &tf);
         let modes_name: Vec<&str> = modes.iter().map(|m| m.name()).collect();
+        let mut features = Features::new(&mut self.observers.0);
+        for &line in &self.harness.python_lines {
+            features.add_hash(u64::from(line));
+            self.python_lines.insert(line);
+        }
+        self.counters.python_lines = self.python_lines.len() as u64;
         collect(
-            &mut Features::new(&mut self.observers.0),
+            &mut features,
             &Observed {
                 case: &case,
                 oracle: &oracle,

@@ -35,7 +35,12 @@ impl<'m> Features<'m> {
     }
 
     pub fn add(&mut self, feature: &str) {
-        let i = (fnv1a64(feature.as_bytes()) as usize) & (self.map.len() - 1);
+        self.add_hash(fnv1a64(feature.as_bytes()));
+    }
+
+    /// A feature already hashed (a Python line of Keras or TF, say).
+    pub fn add_hash(&mut self, hash: u64) {
+        let i = (hash as usize) & (self.map.len() - 1);
         self.map[i] = self.map[i].saturating_add(1);
     }
 }

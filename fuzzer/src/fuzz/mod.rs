@@ -116,9 +116,6 @@ fn is_empty_dir(dir: &Path) -> bool {
 }
 
 pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
-    if args.python_coverage {
-        return Outcome::not_built("fuzz --python-coverage");
-    }
     let share = |name: &str, v: f64| {
         if (0.0..=1.0).contains(&v) {
             Ok(())
@@ -209,6 +206,7 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
     let mut run = RunOptions::default();
     run.limits.timeout = Duration::from_secs_f64(args.timeout);
     run.limits.memory_mib = args.memory_mib;
+    run.python_coverage = args.python_coverage;
     let campaign = Campaign {
         out: out.clone(),
         seed,

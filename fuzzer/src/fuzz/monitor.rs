@@ -25,6 +25,7 @@ pub struct Totals {
     pub tf_ms: u64,
     pub exec_ms: u64,
     pub worker_starts: u64,
+    pub python_lines: u64,
     pub clients: usize,
     pub execs_per_sec: f64,
     pub corpus: usize,
@@ -154,6 +155,7 @@ fn write_stats(out: &Path, t: &Totals, plot: bool) -> std::io::Result<()> {
     kv("exec_seconds", format!("{:.3}", t.exec_ms as f64 / 1000.0));
     kv("tf_time_percent", format!("{:.1}", t.tf_percent()));
     kv("worker_starts", t.worker_starts.to_string());
+    kv("python_lines", t.python_lines.to_string());
     let tmp = out.join(".fuzzer_stats.tmp");
     fs::write(&tmp, s)?;
     fs::rename(&tmp, out.join("fuzzer_stats"))?;
@@ -229,7 +231,8 @@ impl StatusMonitor {
                 }
             }
         }
-        let [valid, invalid, tf_ms, exec_ms, starts] = sums;
+        let [valid, invalid, tf_ms, exec_ms, starts, python_lines] = sums;
+        t.python_lines = python_lines;
         t.valid += valid;
         t.invalid += invalid;
         t.tf_ms += tf_ms;
