@@ -181,7 +181,6 @@ fn subcommands_not_built_yet_say_so_and_exit_3() {
     for args in [
         &["fuzz", "--python-coverage", "--out", "/nonexistent/x"][..],
         &["gen", "--format", "keras"],
-        &["triage", "x"],
     ] {
         let out = semfuzz(args);
         assert_eq!(out.status.code(), Some(3), "{args:?}");
@@ -191,6 +190,17 @@ fn subcommands_not_built_yet_say_so_and_exit_3() {
             text(&out.stderr)
         );
     }
+}
+
+#[test]
+fn triage_of_a_missing_folder_is_bad_usage() {
+    let out = semfuzz(&["triage", "/nonexistent/findings"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("/nonexistent/findings: no such directory"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
