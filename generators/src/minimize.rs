@@ -98,7 +98,8 @@ pub fn minimize(
 }
 
 /// Each inner layer removed (its consumers rewired), then the model cut at each inner layer;
-/// from the last layer back, so the outputs go first.
+/// from the last layer back, so the outputs go first. A layer whose input shape changed (or
+/// that an invalid upstream layer left without weights) gets weights that fit ([`fitted`]).
 fn layer_variants(case: &Case) -> Vec<Case> {
     let n = case.model.layers.len();
     let mut out = Vec::new();
@@ -108,11 +109,11 @@ fn layer_variants(case: &Case) -> Vec<Case> {
         }
         let mut c = case.clone();
         if edit::truncate_at(&mut c, i).is_ok() {
-            out.push(c);
+            out.extend(fitted(c));
         }
         let mut c = case.clone();
         if edit::remove_layer(&mut c, i).is_ok() {
-            out.push(c);
+            out.extend(fitted(c));
         }
     }
     out
@@ -128,7 +129,7 @@ fn output_variants(case: &Case) -> Vec<Case> {
         return Vec::new();
     }
     (0..n)
-        .map(|k| {
+        .flat_map(|k| {
             let mut c = case.clone();
             if let ModelKind::Functional { outputs, .. } = &mut c.model.kind {
                 match outputs {
@@ -142,15 +143,14 @@ fn output_variants(case: &Case) -> Vec<Case> {
                 }
             }
             edit::prune(&mut c);
-            c
+            fitted(c)
         })
         .collect()
 }
 
 /// Each axis of each input array (batch included) cut to 1, then to half its size: the arrays
 /// are sliced (the values that showed the bug stay), the declared shapes follow, and the
-/// weights are refit (repairing the model first when the new shape invalidates it; kept as
-/// they are when it cannot be repaired).
+/// weights are refit (see [`fitted`]).
 fn shape_variants(case: &Case) -> Vec<Case> {
     if edit::require_flat(case).is_err() {
         return Vec::new();
@@ -169,7 +169,7 @@ fn shape_variants(case: &Case) -> Vec<Case> {
                     .get(k)
                     .and_then(|r| with_input_cut(case, k, &r.layer, axis, to))
                 {
-                    out.push(c);
+                    out.extend(fitted(c));
                 }
             }
         }
@@ -192,32 +192,45 @@ fn with_input_cut(case: &Case, k: usize, input: &str, axis: usize, to: usize) ->
     let config = &mut c.model.layers[li].config;
     config.remove("shape");
     config.insert("batch_shape".into(), json!(dims));
-    refit_or_keep(c)
-}
-
-/// The case refit, or as it is when it cannot be (an invalid model may be the finding).
-fn refit_or_keep(c: Case) -> Option<Case> {
-    refit(c.clone()).or(Some(c))
-}
-
-/// Gives a case whose shapes changed the weights it now needs, keeping what still fits.
-fn refit(mut c: Case) -> Option<Case> {
-    let mut rng = crate::rng(0);
-    let batch = c.inputs.first().and_then(|t| t.shape().first().copied());
-    let batch = batch.unwrap_or(1);
-    if values::realize(&mut c, batch, &ValueOptions { special: 0.0 }, &mut rng).is_ok() {
-        return Some(c);
-    }
-    let opts = RepairOptions {
-        batch,
-        ..RepairOptions::default()
-    };
-    let stats = repair::repair(&mut c, &opts, &mut rng);
-    if !stats.valid {
-        return None;
-    }
-    values::realize(&mut c, batch, &ValueOptions { special: 0.0 }, &mut rng).ok()?;
     Some(c)
+}
+
+/// The forms of an edited case worth testing. A model the reference calls invalid is tried
+/// as it is (an invalid model may be the finding, and the reference never evaluates it), then
+/// repaired to validity with weights that fit; a valid one gets the weights its layers now
+/// need (arrays that still fit are kept).
+fn fitted(c: Case) -> Vec<Case> {
+    let mut rng = crate::rng(0);
+    let batch = c
+        .inputs
+        .first()
+        .and_then(|t| t.shape().first().copied())
+        .unwrap_or(1);
+    let values = ValueOptions { special: 0.0 };
+    match oracle::check::check_in(&c, c.dtype) {
+        Err(oracle::CheckError::Invalid(_)) => {
+            let mut repaired = c.clone();
+            let opts = RepairOptions {
+                batch,
+                ..RepairOptions::default()
+            };
+            let mut out = vec![c];
+            if repair::repair(&mut repaired, &opts, &mut rng).valid
+                && values::realize(&mut repaired, batch, &values, &mut rng).is_ok()
+            {
+                out.push(repaired);
+            }
+            out
+        }
+        Err(oracle::CheckError::Unsupported(_)) => vec![c],
+        Ok(_) => {
+            let mut c = c;
+            match values::realize(&mut c, batch, &values, &mut rng) {
+                Ok(()) => vec![c],
+                Err(_) => Vec::new(),
+            }
+        }
+    }
 }
 
 /// Values rounded to small integers (NaN and infinities kept: they may be the bug).
@@ -287,9 +300,7 @@ fn argument_variants(case: &Case) -> Vec<Case> {
             }
             let mut c = case.clone();
             c.model.layers[li].config.remove(p.name());
-            if let Some(c) = refit_or_keep(c) {
-                out.push(c);
-            }
+            out.extend(fitted(c));
         }
     }
     out
