@@ -38,6 +38,8 @@ pub enum TriageError {
     Outcome { path: PathBuf, reason: String },
     #[error("the TensorFlow worker failed: {0}")]
     Worker(#[from] WorkerError),
+    #[error("the reference oracle failed on this case: {0}")]
+    Oracle(String),
 }
 
 fn io_error(path: &Path) -> impl FnOnce(io::Error) -> TriageError + '_ {
@@ -225,8 +227,20 @@ pub fn replay(h: &mut Harness, case: &Case, modes: &[Mode]) -> Result<Replay, Tr
         ..RunOptions::default()
     };
     let tf = h.run(case, &opts)?;
-    let oracle = check_in(case, case.dtype);
-    let verdicts = judge(case, case.dtype, &oracle, &tf);
+    // A panic of the reference (a bug of ours, e.g. on a minimisation candidate) costs this
+    // case only, not the whole triage.
+    let verdicts = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let oracle = check_in(case, case.dtype);
+        judge(case, case.dtype, &oracle, &tf)
+    }))
+    .map_err(|p| {
+        TriageError::Oracle(
+            p.downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                .unwrap_or_else(|| "a panic".to_owned()),
+        )
+    })?;
     Ok(Replay { tf, verdicts })
 }
 
@@ -239,14 +253,11 @@ enum Seen {
 }
 
 fn seen(verdicts: &[Verdict], signature: &str) -> Seen {
-    let mut matching = verdicts.iter().filter(|v| v.signature == signature);
-    if verdicts
-        .iter()
-        .any(|v| v.signature == signature && v.is_finding())
-    {
+    let matching = || verdicts.iter().filter(|v| v.signature == signature);
+    if matching().any(Verdict::is_finding) {
         return Seen::Finding;
     }
-    match matching.find_map(|v| v.known) {
+    match matching().find_map(|v| v.known) {
         Some(k) => Seen::Known(k),
         None => Seen::Absent,
     }
@@ -402,6 +413,10 @@ pub fn run(args: &TriageArgs) -> Result<Outcome, Failure> {
     let env = PythonEnv::probe(&python).map_err(|e| Failure::usage(e.to_string()))?;
     let cmd = WorkerCommand::current_exe()
         .map_err(|e| Failure::failed(format!("cannot find the semfuzz executable: {e}")))?;
+    // Panics of the reference are caught per case (see `replay`): logged, not printed raw.
+    std::panic::set_hook(Box::new(|info| {
+        tracing::warn!("the reference oracle panicked: {info}");
+    }));
     let mut h = Harness::new(cmd, env);
     h.keep_spare = true;
     let versions = h.versions().map_err(|e| Failure::failed(e.to_string()))?;
@@ -417,12 +432,19 @@ pub fn run(args: &TriageArgs) -> Result<Outcome, Failure> {
                 continue;
             }
         };
-        let t = triage_entry(&mut h, entry, args.replays)
-            .map_err(|e| Failure::failed(e.to_string()))?;
+        let t = match triage_entry(&mut h, entry, args.replays) {
+            Ok(t) => t,
+            Err(e @ TriageError::Oracle(_)) => {
+                eprintln!("semfuzz: skipping {}: {e}", source.path().display());
+                skipped.push(format!("{}: {e}", source.path().display()));
+                continue;
+            }
+            Err(e) => return Err(Failure::failed(e.to_string())),
+        };
         let key = t
             .signature
             .clone()
-            .unwrap_or_else(|| format!("agree/{}", source.path().display()));
+            .unwrap_or_else(|| format!("agree/model/{}", source.path().display()));
         println!("{}: {key}: {}", source.path().display(), t.status);
         groups
             .entry(key.clone())
@@ -519,6 +541,10 @@ fn minimize_group(
     let mut worker_error = None;
     let mut keeps = |c: &Case| match replay(h, c, &modes) {
         Ok(r) => seen(&r.verdicts, &signature) == Seen::Finding,
+        Err(e @ TriageError::Oracle(_)) => {
+            tracing::warn!("a minimisation candidate could not be judged: {e}");
+            false
+        }
         Err(e) => {
             tracing::warn!("a minimisation candidate could not run: {e}");
             worker_error.get_or_insert(e);
