@@ -192,9 +192,19 @@ pub struct TriageArgs {
     /// Findings folders or folders of cases.
     #[arg(required = true, value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
-    /// Minimise each finding while its signature persists.
+    /// Minimise each reproducing finding while its signature persists; the result goes
+    /// beside it, in `minimized/` (the original is never changed).
     #[arg(long)]
     pub minimize: bool,
+    /// Replay each finding this many times (more than once tells flaky ones apart).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub replays: u32,
+    /// Where the Markdown report goes (default: `triage.md` in the first DIR).
+    #[arg(long, value_name = "PATH")]
+    pub report: Option<PathBuf>,
+    /// Minimisation time per finding, in seconds.
+    #[arg(long, default_value_t = 120.0, value_name = "SECONDS")]
+    pub time_per_finding: f64,
     #[command(flatten)]
     pub python: PythonArgs,
 }

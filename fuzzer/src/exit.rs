@@ -8,8 +8,6 @@ pub enum Outcome {
     /// Done, nothing found.
     Clean,
     /// Done, something found (a finding, an invalid model).
-    #[allow(dead_code)]
-    // the exit code of `run`, `check` and `triage`, which are not built yet
     Found,
     /// Bad usage or unreadable input.
     Usage,

@@ -5,6 +5,7 @@ mod cli;
 mod commands;
 mod exit;
 mod fuzz;
+mod isolated;
 
 use std::process::ExitCode;
 
@@ -35,7 +36,7 @@ fn main() -> ExitCode {
         Command::Check(args) => commands::check::run(&args),
         Command::Fuzz(args) => fuzz::run(&args),
         Command::Gen(args) => commands::gen_cmd::run(&args),
-        Command::Triage(_) => Outcome::not_built("triage"),
+        Command::Triage(args) => commands::triage::run(&args),
         Command::Layers(args) => commands::layers::run(&args),
         Command::Export(args) => commands::export::run(&args),
         Command::Worker => unreachable!("handled above"),

@@ -178,7 +178,7 @@ fn fuzz_refuses_a_used_output_folder_without_resume_and_an_empty_one_with_it() {
 
 #[test]
 fn subcommands_not_built_yet_say_so_and_exit_3() {
-    for args in [&["gen", "--format", "keras"][..], &["triage", "x"]] {
+    for args in [&["gen", "--format", "keras"][..]] {
         let out = semfuzz(args);
         assert_eq!(out.status.code(), Some(3), "{args:?}");
         assert!(
@@ -187,6 +187,17 @@ fn subcommands_not_built_yet_say_so_and_exit_3() {
             text(&out.stderr)
         );
     }
+}
+
+#[test]
+fn triage_of_a_missing_folder_is_bad_usage() {
+    let out = semfuzz(&["triage", "/nonexistent/findings"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("/nonexistent/findings: no such directory"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]

@@ -6,12 +6,14 @@
 //! - [`repair`]: the ExAIS hill-climb on the oracle's badness, generalised to graphs;
 //! - [`mutate`]: small named mutations that never corrupt a case;
 //! - [`invalid`]: minimally-invalid cases, to test a framework's validation;
-//! - [`values`]: weights and inputs from several value distributions.
+//! - [`values`]: weights and inputs from several value distributions;
+//! - [`minimize`]: delta debugging of a case while a caller's test (a signature) persists.
 
 pub mod build;
 pub mod edit;
 pub mod generate;
 pub mod invalid;
+pub mod minimize;
 pub mod mutate;
 pub mod repair;
 pub mod sample;

@@ -5,6 +5,7 @@ pub mod export;
 pub mod gen_cmd;
 pub mod layers;
 pub mod run;
+pub mod triage;
 pub mod version;
 
 use std::path::PathBuf;

@@ -1,0 +1,267 @@
+//! `semfuzz triage` end to end with real TensorFlow and faults planted in the worker: a
+//! campaign's findings are replayed, labelled and minimised; corrupt and foreign files are
+//! reported and skipped; a nondeterministic fault is labelled flaky. Deterministic: fixed
+//! seeds and run counts.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+fn semfuzz(args: &[&str], plant: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_semfuzz"))
+        .args(args)
+        .env("SEMFUZZ_WORKER_PLANT", data(plant))
+        .env_remove("SEMFUZZ_PYTHON")
+        .env_remove("SEMFUZZ_PLANT_CRASH_ONCE")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn show(o: &Output) -> String {
+    format!("stdout:\n{}\nstderr:\n{}", text(&o.stdout), text(&o.stderr))
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Runs a repro.py, with the planted ReLU fault loaded first when `planted`.
+fn repro_status(repro: &Path, planted: bool) -> Option<i32> {
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python");
+    let plant = if planted {
+        format!("runpy.run_path({:?})", data("plant_fuzz.py"))
+    } else {
+        String::new()
+    };
+    let script = format!(
+        "import runpy, sys\n{plant}\nsys.argv = [{repro:?}]\nrunpy.run_path({repro:?}, run_name='__main__')",
+        repro = repro.display().to_string()
+    );
+    Command::new(python)
+        .args(["-c", &script])
+        .output()
+        .unwrap()
+        .status
+        .code()
+}
+
+/// A model of one ReLU on a 2×3 input, with its data.
+const RELU_CASE: &str = r#"{"format": "semfuzz-case/1", "dtype": "float64",
+ "model": {"name": "functional", "trainable": true, "layers": [
+  {"module": "keras.layers", "class_name": "InputLayer", "name": "input_layer", "inbound_nodes": [],
+   "config": {"batch_shape": [null, 3], "dtype": "float64", "sparse": false, "ragged": false, "name": "input_layer", "optional": false}},
+  {"module": "keras.layers", "class_name": "ReLU", "name": "re_lu",
+   "config": {"name": "re_lu", "trainable": true, "max_value": null, "negative_slope": 0.0, "threshold": 0.0},
+   "inbound_nodes": [{"args": [{"class_name": "__keras_tensor__", "config": {"shape": [null, 3], "dtype": "float64", "keras_history": ["input_layer", 0, 0]}}], "kwargs": {}}]}],
+  "input_layers": ["input_layer", 0, 0], "output_layers": ["re_lu", 0, 0]},
+ "weights": {},
+ "inputs": [{"shape": [2, 3], "dtype": "float64", "data": [-1.5, 0.5, 2.0, 3.0, -0.25, 1.0]}]}"#;
+
+#[test]
+fn a_campaigns_planted_bug_reproduces_and_minimizes_to_the_relu_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let seeds = dir.path().join("no-seeds");
+    std::fs::create_dir_all(&seeds).unwrap();
+    let fuzz = semfuzz(
+        &[
+            "fuzz",
+            "--no-status",
+            "--modes",
+            "eager",
+            "--runs",
+            "40",
+            "--seed",
+            "5",
+            "--out",
+            out.to_str().unwrap(),
+            "--seeds",
+            seeds.to_str().unwrap(),
+        ],
+        "plant_fuzz.py",
+    );
+    assert_eq!(fuzz.status.code(), Some(0), "{}", show(&fuzz));
+    let finding = out.join("findings/mismatch/ReLU");
+    assert!(finding.join("outcome.json").is_file(), "{}", show(&fuzz));
+    let original = std::fs::read(finding.join("case.case.json")).unwrap();
+
+    let findings = out.join("findings");
+    let triage = semfuzz(
+        &[
+            "triage",
+            "--minimize",
+            "--time-per-finding",
+            "60",
+            findings.to_str().unwrap(),
+        ],
+        "plant_fuzz.py",
+    );
+    let stdout = text(&triage.stdout);
+    assert_eq!(triage.status.code(), Some(1), "{}", show(&triage));
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("mismatch/ReLU: reproduces")),
+        "{stdout}"
+    );
+    assert!(stdout.contains("minimized mismatch/ReLU:"), "{stdout}");
+    assert!(stdout.contains("median"), "{stdout}");
+
+    // The original is untouched; the minimal case lies beside it.
+    assert_eq!(
+        std::fs::read(finding.join("case.case.json")).unwrap(),
+        original
+    );
+    let min = finding.join("minimized");
+    let case = json(&min.join("case.case.json"));
+    let layers: Vec<&Value> = case["model"]["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["class_name"] != "InputLayer")
+        .collect();
+    assert!(layers.len() <= 2, "{layers:?}");
+    assert!(
+        layers.iter().any(|l| l["class_name"] == "ReLU"),
+        "{layers:?}"
+    );
+    for input in case["inputs"].as_array().unwrap() {
+        let n: u64 = input["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap())
+            .product();
+        assert!(n <= 16, "{input}");
+    }
+    let outcome = json(&min.join("outcome.json"));
+    assert_eq!(outcome["signature"], "mismatch/ReLU");
+    assert_eq!(outcome["class"], "ReLU");
+    let issue = std::fs::read_to_string(min.join("issue.md")).unwrap();
+    assert!(
+        issue.starts_with("# `ReLU` computes wrong values"),
+        "{issue}"
+    );
+    assert!(issue.contains("TensorFlow 2."), "{issue}");
+    assert!(issue.contains("```python\n"), "{issue}");
+    let dot = std::fs::read_to_string(min.join("model.dot")).unwrap();
+    assert!(
+        dot.starts_with("digraph model {") && dot.contains("ReLU"),
+        "{dot}"
+    );
+    let report = std::fs::read_to_string(findings.join("triage.md")).unwrap();
+    assert!(report.contains("## mismatch"), "{report}");
+    assert!(
+        report
+            .lines()
+            .any(|l| l.starts_with("| ReLU | `mismatch/ReLU` | reproduces |")),
+        "{report}"
+    );
+    let repro = min.join("repro.py");
+    assert_eq!(repro_status(&repro, true), Some(1));
+    assert_eq!(repro_status(&repro, false), Some(0));
+}
+
+#[test]
+fn corrupt_and_foreign_files_are_reported_and_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = dir.path().join("cases");
+    std::fs::create_dir_all(cases.join("finding")).unwrap();
+    std::fs::write(cases.join("corrupt.case.json"), "{\"format\": \"semfuzz-ca").unwrap();
+    std::fs::write(cases.join("foreign.case.json"), "{\"hello\": [1, 2]}").unwrap();
+    std::fs::write(cases.join("relu.case.json"), RELU_CASE).unwrap();
+    // A findings folder whose outcome is not one.
+    std::fs::write(cases.join("finding/case.case.json"), RELU_CASE).unwrap();
+    std::fs::write(cases.join("finding/outcome.json"), "[1]").unwrap();
+    let report = dir.path().join("report.md");
+    let out = semfuzz(
+        &[
+            "triage",
+            "--report",
+            report.to_str().unwrap(),
+            cases.to_str().unwrap(),
+        ],
+        "plant_fuzz.py",
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    for name in ["corrupt.case.json", "foreign.case.json", "finding"] {
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.starts_with("semfuzz: skipping") && l.contains(name)),
+            "{name}: {stderr}"
+        );
+    }
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("relu.case.json: mismatch/ReLU: reproduces")),
+        "{stdout}"
+    );
+    let report = std::fs::read_to_string(report).unwrap();
+    assert!(report.contains("## Skipped"), "{report}");
+    assert!(report.contains("corrupt.case.json"), "{report}");
+
+    // Without the planted fault nothing reproduces: exit 0.
+    let clean = Command::new(env!("CARGO_BIN_EXE_semfuzz"))
+        .args([
+            "triage",
+            cases
+                .join("relu.case.json")
+                .parent()
+                .unwrap()
+                .to_str()
+                .unwrap(),
+        ])
+        .env_remove("SEMFUZZ_WORKER_PLANT")
+        .env_remove("SEMFUZZ_PYTHON")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(clean.status.code(), Some(0), "{}", show(&clean));
+
+    let missing = semfuzz(&["triage", "/nonexistent/findings"], "plant_fuzz.py");
+    assert_eq!(missing.status.code(), Some(2), "{}", show(&missing));
+    assert!(text(&missing.stderr).contains("no such directory"));
+}
+
+#[test]
+fn a_bug_that_shows_every_other_run_is_flaky() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = dir.path().join("cases");
+    std::fs::create_dir_all(&cases).unwrap();
+    std::fs::write(cases.join("relu.case.json"), RELU_CASE).unwrap();
+    let out = semfuzz(
+        &["triage", "--replays", "3", cases.to_str().unwrap()],
+        "plant_flaky.py",
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("relu.case.json: mismatch/ReLU: flaky")),
+        "{stdout}"
+    );
+    let report = std::fs::read_to_string(cases.join("triage.md")).unwrap();
+    assert!(
+        report
+            .lines()
+            .any(|l| l.starts_with("| ReLU | `mismatch/ReLU` | flaky |")),
+        "{report}"
+    );
+}
