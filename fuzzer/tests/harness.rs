@@ -352,3 +352,23 @@ fn models_are_reused_when_only_values_change() {
     assert_eq!(harness.starts, 1);
     drop(dir);
 }
+
+#[test]
+fn a_layer_without_weights_in_the_case_is_not_judged_and_nothing_panics() {
+    let dir = tempfile::tempdir().unwrap();
+    // No weights in the case: Keras initialises the Dense itself, the reference cannot know them.
+    let case = chain_case(
+        dir.path(),
+        "no_weights.case.json",
+        &[4],
+        &[2, 4],
+        &[
+            ("Dense", "dense", json!({"units": 3})),
+            ("Activation", "act", json!({"activation": "tanh"})),
+        ],
+    );
+    let (code, reports, stderr) = run(&[&case], &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(verdicts(&reports[0])[0].0, "agree", "{:#}", reports[0]);
+}
