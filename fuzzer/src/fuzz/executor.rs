@@ -115,6 +115,8 @@ pub struct CaseExecutor {
     pub counters: Counters,
     last_report: Option<Instant>,
     python_lines: std::collections::HashSet<u32>,
+    /// Where cases that made semfuzz itself fail (a panic of the reference) are kept.
+    pub internal_errors: Option<std::path::PathBuf>,
 }
 
 impl CaseExecutor {
@@ -126,6 +128,29 @@ impl CaseExecutor {
             counters: Counters::default(),
             last_report: None,
             python_lines: Default::default(),
+            internal_errors: None,
+        }
+    }
+
+    /// Runs a step of semfuzz's own (the reference, the judge) so that a bug of ours costs
+    /// one execution, not the campaign: the case is kept for us to fix, and fuzzing goes on.
+    fn guarded<T>(&self, case: &oracle::Case, what: &str, f: impl FnOnce() -> T) -> Option<T> {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+            Ok(t) => Some(t),
+            Err(_) => {
+                let kept = self.internal_errors.as_ref().and_then(|dir| {
+                    std::fs::create_dir_all(dir).ok()?;
+                    let input = CaseInput::from_case(case);
+                    let path = dir.join(libafl::inputs::Input::generate_name(&input, None));
+                    libafl::inputs::Input::to_file(&input, &path).ok()?;
+                    Some(path)
+                });
+                tracing::error!(
+                    "semfuzz failed while {what} a case (a bug of semfuzz, not of TF); kept in {}",
+                    kept.map_or("(nowhere)".to_owned(), |p| p.display().to_string())
+                );
+                None
+            }
         }
     }
 
@@ -205,7 +230,9 @@ where
             modes: modes.clone(),
             ..self.opts.run.clone()
         };
-        let oracle = check_in(&case, case.dtype);
+        let Some(oracle) = self.guarded(&case, "checking", || check_in(&case, case.dtype)) else {
+            return Ok(ExitKind::Ok);
+        };
         let tf = match self.harness.run(&case, &opts) {
             Ok(tf) => tf,
             Err(e) => {
@@ -217,7 +244,9 @@ where
                 })?
             }
         };
-        let verdicts = judge(&case, case.dtype, &oracle, &tf);
+        let verdicts = self
+            .guarded(&case, "judging", || judge(&case, case.dtype, &oracle, &tf))
+            .unwrap_or_default();
         let modes_name: Vec<&str> = modes.iter().map(|m| m.name()).collect();
         let mut features = Features::new(&mut self.observers.0);
         for &line in &self.harness.python_lines {

@@ -427,6 +427,7 @@ where
         tuple_list!(map_observer, verdict_observer),
         c.exec.clone(),
     );
+    executor.internal_errors = Some(c.out.join("internal-errors"));
     let sync_dirs = if client == 0 {
         c.sync_from.clone()
     } else {
