@@ -29,6 +29,11 @@ fn every_kept_finding_behaves_as_recorded() {
         if !dtype.is_empty() {
             cmd.args(["--dtype", dtype]);
         }
+        // A bug of one execution mode (XLA, graph) is replayed in the modes it was found in.
+        if let Some(modes) = outcome["modes"].as_array() {
+            let modes: Vec<&str> = modes.iter().filter_map(Value::as_str).collect();
+            cmd.args(["--modes", &modes.join(",")]);
+        }
         let out = cmd
             .arg(dir.join("case.case.json"))
             .env_remove("SEMFUZZ_PYTHON")
