@@ -29,7 +29,7 @@ fn every_kept_finding_behaves_as_recorded() {
         if !dtype.is_empty() {
             cmd.args(["--dtype", dtype]);
         }
-        // A finding between modes names the modes it needs (`"modes": ["eager", "xla"]`).
+        // A bug of one execution mode (XLA, graph) is replayed in the modes it was found in.
         if let Some(modes) = outcome["modes"].as_array() {
             let modes: Vec<&str> = modes.iter().filter_map(Value::as_str).collect();
             cmd.args(["--modes", &modes.join(",")]);

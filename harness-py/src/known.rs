@@ -57,6 +57,23 @@ pub fn framework_bug(
     if raised && case.model.layers.iter().any(rms_axis_not_last) {
         return Some("mismatch-RMSNormalization-axis-scale");
     }
+    // Keras's adaptive pooling builds a second pool one longer than `ceil(n / output_size)`,
+    // longer than the axis when that is `n` itself: graph shape inference refuses it.
+    let traced = matches!(v.mode, Some(Mode::Graph | Mode::Xla));
+    if raised && traced && v.detail.contains(": ValueError: ") {
+        let over_long = case.model.layers.iter().enumerate().any(|(i, l)| {
+            let named = v.layer.as_deref() == Some(l.name.as_str())
+                || v.detail
+                    .contains(&format!("calling {}.call()", l.class_name));
+            named
+                && analysis
+                    .and_then(|a| a.calls.iter().find(|c| c.layer == i))
+                    .is_some_and(|c| adaptive_window_exceeds_input(l, &c.input_shapes))
+        });
+        if over_long {
+            return Some("mode-mismatch-AdaptiveMaxPooling1D-graph-window-exceeds-input");
+        }
+    }
     let layer = case.model.layer(v.layer.as_deref()?)?;
     let class = layer.class_name.as_str();
     let config = &layer.config;
@@ -89,6 +106,26 @@ pub fn framework_bug(
     );
     let reference_nonfinite =
         v.detail.contains(", reference NaN") || v.detail.contains(", reference -inf");
+    let reference_nan = v.detail.contains(", reference NaN");
+    let xla = v.mode == Some(Mode::Xla);
+    let nonfinite_weights = case
+        .weights
+        .get(&layer.name)
+        .is_some_and(|ws| ws.iter().any(|w| w.data.iter().any(|x| !x.is_finite())));
+    let conv_transpose = matches!(
+        class,
+        "Conv1DTranspose" | "Conv2DTranspose" | "Conv3DTranspose"
+    );
+    let same_padded_conv = matches!(
+        class,
+        "Conv1D"
+            | "Conv2D"
+            | "Conv3D"
+            | "DepthwiseConv1D"
+            | "DepthwiseConv2D"
+            | "SeparableConv1D"
+            | "SeparableConv2D"
+    ) && config.get("padding").and_then(Value::as_str) == Some("same");
     match v.kind {
         // oneDNN's max pooling divides by zero on some window/stride geometries (float32).
         Kind::Crash if max_pooling && v.signature.ends_with("/SIGFPE") => {
@@ -102,11 +139,96 @@ pub fn framework_bug(
         Kind::UnexpectedNan if max_pooling && reference_nonfinite => {
             return Some("unexpected-nan-MaxPooling1D-nan-and-neg-inf");
         }
-        // Float32 softmax through oneDNN: a row holding inf or NaN gives 0 where NaN is due.
-        Kind::UnexpectedNan
+        // XLA on CPU lowers max/min (and max reductions) without NaN propagation
+        // (`xla_cpu_enable_fast_min_max`).
+        Kind::ModeMismatch | Kind::UnexpectedNan
+            if xla
+                && matches!(
+                    class,
+                    "Maximum"
+                        | "Minimum"
+                        | "GlobalMaxPooling1D"
+                        | "GlobalMaxPooling2D"
+                        | "GlobalMaxPooling3D"
+                )
+                && (v.kind == Kind::ModeMismatch || reference_nan) =>
+        {
+            return Some("mode-mismatch-Maximum-xla-nan");
+        }
+        // Float32 XLA multiplies a transposed conv's non-finite weights by the zeros it pads
+        // and dilates with: the whole filter turns NaN.
+        Kind::ModeMismatch | Kind::UnexpectedNan
+            if xla
+                && dtype == DType::Float32
+                && conv_transpose
+                && nonfinite_weights
+                && (v.kind == Kind::ModeMismatch || v.detail.contains(": TensorFlow NaN,")) =>
+        {
+            return Some("unexpected-nan-Conv2DTranspose-xla-float32-nonfinite-kernel");
+        }
+        // Graph mode fuses conv/matmul + bias + relu into one oneDNN kernel (float32) whose
+        // relu maps NaN to 0.
+        Kind::ModeMismatch | Kind::UnexpectedNan
+            if v.mode == Some(Mode::Graph)
+                && dtype == DType::Float32
+                && matches!(class, "Conv2D" | "Conv3D" | "Dense")
+                && config.get("use_bias").and_then(Value::as_bool) != Some(false)
+                && (activation("relu") || activation("relu6"))
+                && (v.kind == Kind::ModeMismatch || reference_nan) =>
+        {
+            return Some("unexpected-nan-Conv2D-graph-float32-fused-relu");
+        }
+        // Float64 XLA computes depthwise convs as if across channels with zero weights: a
+        // non-finite input turns the other channels at its position NaN.
+        Kind::ModeMismatch | Kind::UnexpectedNan
+            if xla
+                && dtype == DType::Float64
+                && matches!(
+                    class,
+                    "DepthwiseConv1D" | "DepthwiseConv2D" | "SeparableConv1D" | "SeparableConv2D"
+                )
+                && (v.kind == Kind::ModeMismatch || v.detail.contains(": TensorFlow NaN,")) =>
+        {
+            return Some("unexpected-nan-DepthwiseConv2D-xla-float64-inf-other-channels");
+        }
+        // `same` padding with a non-finite weight over the padded zeros: NaN in float64 eager
+        // (Eigen, as the reference), skipped by oneDNN (float32) and by XLA.
+        Kind::ModeMismatch | Kind::UnexpectedNan
+            if same_padded_conv
+                && nonfinite_weights
+                && (dtype == DType::Float32 || xla)
+                && (v.kind == Kind::ModeMismatch || reference_nan) =>
+        {
+            return Some("unexpected-nan-DepthwiseConv2D-same-padding-nonfinite-weight");
+        }
+        // Keras checks neither a Softmax axis against the rank nor UnitNormalization's axes
+        // for repeats: the kernel refuses them when the model runs.
+        Kind::LateError
+            if class == "Softmax"
+                && (v.detail.contains(" is out of range ")
+                    || v.detail.contains(" repeats axis ")) =>
+        {
+            return Some("late-error-Softmax-axis-out-of-range");
+        }
+        // Keras's `same` transposed-conv length with `output_padding=0` and an even kernel,
+        // which TF's kernel derives a different input length from.
+        Kind::LateError
+            if conv_transpose
+                && v.detail.contains(": output_padding[")
+                && v.detail.contains(" gives an output length ") =>
+        {
+            return Some("late-error-Conv1DTranspose-same-even-kernel-output-length");
+        }
+        Kind::LateError if class == "UnitNormalization" && v.detail.contains(" repeats axis ") => {
+            return Some("late-error-UnitNormalization-duplicate-axes");
+        }
+        // Float32 softmax through oneDNN: a row holding inf or NaN gives 0 where NaN is due
+        // (XLA, which does not use oneDNN, gives the NaN: eager and XLA then differ).
+        Kind::UnexpectedNan | Kind::ModeMismatch
             if dtype == DType::Float32
                 && (class == "Softmax" || activation("softmax"))
-                && v.detail.contains(", reference NaN") =>
+                && (v.detail.contains(", reference NaN")
+                    || v.kind == Kind::ModeMismatch && xla) =>
         {
             return Some("unexpected-nan-Softmax-float32-onednn-inf");
         }
@@ -155,4 +277,85 @@ pub fn framework_bug(
         }
     }
     None
+}
+
+/// Whether Keras's TF backend builds a pool longer than its input for this adaptive pooling
+/// layer: the second window, `ceil(n / output_size) + 1`, exceeds some pooled axis of length
+/// `n` (an output size of 1, or an axis of length 1).
+fn adaptive_window_exceeds_input(
+    layer: &oracle::case::Layer,
+    inputs: &[oracle::case::Dims],
+) -> bool {
+    let Some(n) = ["1D", "2D", "3D"]
+        .iter()
+        .position(|r| layer.class_name.ends_with(r))
+        .map(|i| i + 1)
+        .filter(|_| {
+            layer.class_name.starts_with("Adaptive") && layer.class_name.contains("Pooling")
+        })
+    else {
+        return false;
+    };
+    let Some(x) = inputs.first().filter(|x| x.len() == n + 2) else {
+        return false;
+    };
+    let sizes: Vec<u64> = match layer.config.get("output_size") {
+        Some(Value::Number(k)) => k.as_u64().map(|k| vec![k; n]).unwrap_or_default(),
+        Some(Value::Array(ks)) => ks.iter().filter_map(Value::as_u64).collect(),
+        _ => return false,
+    };
+    let first = layer.config.get("data_format").and_then(Value::as_str) == Some("channels_first");
+    let axes = if first { 2..n + 2 } else { 1..n + 1 };
+    axes.zip(&sizes).any(|(axis, &out)| {
+        x[axis].is_some_and(|len| out > 0 && (len as u64).div_ceil(out) >= len as u64)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn layer(class: &str, config: Value) -> oracle::case::Layer {
+        oracle::case::Layer {
+            name: "l".into(),
+            class_name: class.into(),
+            module: None,
+            registered_name: Value::Null,
+            config: config.as_object().unwrap().clone(),
+            nested: None,
+            nodes: vec![],
+            extra: Default::default(),
+        }
+    }
+
+    #[test]
+    fn adaptive_pooling_window_exceeds_input_only_when_ceil_reaches_the_length() {
+        let shape = |dims: &[usize]| vec![dims.iter().map(|&d| Some(d)).collect::<Vec<_>>()];
+        let max1 = |k: u64| layer("AdaptiveMaxPooling1D", json!({"output_size": k}));
+        // Measured in TF 2.21: out=1 on 7 and out=3 on 1 raise in graph mode; out=2 on 7 and
+        // out=3 on 2 trace.
+        assert!(adaptive_window_exceeds_input(&max1(1), &shape(&[2, 7, 4])));
+        assert!(!adaptive_window_exceeds_input(&max1(2), &shape(&[2, 7, 4])));
+        assert!(adaptive_window_exceeds_input(&max1(3), &shape(&[2, 1, 4])));
+        assert!(!adaptive_window_exceeds_input(&max1(3), &shape(&[2, 2, 4])));
+        // channels_first: the spatial axes follow the channels (a 3×1 input pooled to 4×3).
+        let avg2 = |df: &str| {
+            layer(
+                "AdaptiveAveragePooling2D",
+                json!({"output_size": [4, 3], "data_format": df}),
+            )
+        };
+        assert!(adaptive_window_exceeds_input(
+            &avg2("channels_first"),
+            &shape(&[2, 7, 3, 1])
+        ));
+        assert!(!adaptive_window_exceeds_input(
+            &avg2("channels_last"),
+            &shape(&[2, 7, 3, 1])
+        ));
+        // Other pooling layers never match.
+        let max = layer("MaxPooling1D", json!({"pool_size": 1}));
+        assert!(!adaptive_window_exceeds_input(&max, &shape(&[2, 7, 4])));
+    }
 }

@@ -137,7 +137,15 @@ impl Tolerance {
         if tf.is_infinite() || reference.is_infinite() {
             return tf == reference;
         }
-        (tf - reference).abs() <= self.abs + self.rel * reference.abs()
+        // A zero reference has no relative slack, whatever `rel` is (an unbounded one, from
+        // an `exponential` activation after an infinite pre-activation, would make `inf · 0`
+        // NaN and refuse even an exact 0).
+        let relative = if reference == 0.0 {
+            0.0
+        } else {
+            self.rel * reference.abs()
+        };
+        (tf - reference).abs() <= self.abs + relative
     }
 }
 
@@ -165,6 +173,22 @@ mod tests {
         assert!(!t.accepts(f64::MAX, f64::INFINITY));
         assert!(Tolerance::EXACT.accepts(-0.0, 0.0));
         assert!(!Tolerance::EXACT.accepts(1.0, 1.0 + f64::EPSILON));
+    }
+
+    /// A float64 `Dense(activation="exponential")` with a `-inf` bias gets an unbounded
+    /// relative tolerance (`exp` turns the infinite absolute error of the pre-activation into
+    /// a relative one); TF's exp(-inf) = 0 was refused against the reference's 0
+    /// (`mismatch/Dense`: "TensorFlow 0e0, reference 0e0 (tolerance abs 4.0e-323 rel inf)").
+    #[test]
+    fn an_unbounded_relative_tolerance_still_accepts_zero_for_zero() {
+        let t = Tolerance {
+            abs: 4.0e-323,
+            rel: f64::INFINITY,
+            flush: 0.0,
+        };
+        assert!(t.accepts(0.0, 0.0) && t.accepts(-0.0, 0.0));
+        assert!(!t.accepts(1e-300, 0.0));
+        assert!(t.accepts(1e300, 1.0));
     }
 
     #[test]

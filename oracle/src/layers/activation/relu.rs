@@ -141,13 +141,59 @@ impl Spec for ReluSpec {
     fn tolerance(
         &self,
         dtype: DType,
-        _inputs: &[&ArrayD<f64>],
+        inputs: &[&ArrayD<f64>],
         _weights: &[&ArrayD<f64>],
     ) -> Tolerance {
         if self.negative_slope == 0.0 {
             Tolerance::EXACT
-        } else {
+        } else if self.threshold == 0.0 {
             Tolerance::elementwise(dtype)
+        } else {
+            // Keras computes `y - slope·relu(threshold - x)` in `dtype`, with the threshold
+            // rounded to it: near the threshold the difference cancels, so its error is a few
+            // roundings of |threshold| and |x|, not of the (small) result, times the slope.
+            let on_inputs = Tolerance::elementwise_on(dtype, inputs);
+            let threshold = 8.0 * Tolerance::eps(dtype) * self.threshold.abs();
+            Tolerance {
+                abs: (on_inputs.abs + threshold) * self.negative_slope.max(1.0),
+                ..on_inputs
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A float32 `ReLU(negative_slope=2.97, threshold=0.645, max_value=29.8)` on an input
+    /// just below the threshold: TF gave -0.025048770010471344 where the exact value is
+    /// -0.02504873089492321 (a relative error of 1.6e-6, from `0.645 - x` cancelling in
+    /// float32); 8 roundings of the result (9.5e-7 relative) refused it.
+    #[test]
+    fn a_threshold_cancels_near_itself_and_the_tolerance_follows_the_inputs() {
+        let spec = ReluSpec {
+            max_value: Some(29.834931581460808),
+            negative_slope: 2.9689184142948335,
+            threshold: 0.644571028539106,
+        };
+        let (want, tf) = (-0.02504873089492321, -0.025048770010471344);
+        // Below the threshold Keras's ReLU is `0 - slope·(threshold - x)`.
+        let x = spec.threshold + want / spec.negative_slope;
+        assert!((spec.scalar(x) - want).abs() < 1e-15);
+        let inputs = ndarray::arr1(&[x]).into_dyn();
+        let tol = spec.tolerance(DType::Float32, &[&inputs], &[]);
+        assert!(tol.accepts(tf, want));
+        // Still a float32 bound: an error of 1e-5 is refused.
+        assert!(!tol.accepts(want + 1e-5, want));
+        // Without a threshold the formula does not cancel: the tolerance is the elementwise one.
+        let leaky = ReluSpec {
+            threshold: 0.0,
+            ..spec
+        };
+        assert_eq!(
+            leaky.tolerance(DType::Float32, &[&inputs], &[]),
+            Tolerance::elementwise(DType::Float32)
+        );
     }
 }

@@ -52,7 +52,7 @@
 //! a padded zero times an infinite weight is NaN. TF's `same` padding is implicit and its
 //! kernels differ there (float64 Eigen kernels multiply the padded zeros, oneDNN and XLA
 //! skip them), so with non-finite weights and `padding="same"` only float64/float16 results
-//! match exactly. Transposed convs crop their output instead of padding: nothing is
+//! match exactly (kept as `crashes/unexpected-nan-DepthwiseConv2D-same-padding-nonfinite-weight`). Transposed convs crop their output instead of padding: nothing is
 //! multiplied outside it.
 
 pub mod base_conv;
