@@ -10,7 +10,13 @@ use crate::run::{Mode, PyError};
 use crate::verdict::{Kind, Verdict};
 
 /// (identifier, error type, text the message contains).
-const LIMITATIONS: [(&str, &str, &str); 3] = [
+const LIMITATIONS: [(&str, &str, &str); 4] = [
+    // TF's CPU kernels broadcast (SelectV2, used by masked softmax) only up to rank 8.
+    (
+        "broadcast-above-rank-8",
+        "UnimplementedError",
+        "is not supported yet. [Op:SelectV2]",
+    ),
     (
         "no-cpu-kernel-for-dtype",
         "NotFoundError",
@@ -357,5 +363,26 @@ mod tests {
         // Other pooling layers never match.
         let max = layer("MaxPooling1D", json!({"pool_size": 1}));
         assert!(!adaptive_window_exceeds_input(&max, &shape(&[2, 7, 4])));
+    }
+}
+
+#[cfg(test)]
+mod limitation_tests {
+    use super::*;
+
+    #[test]
+    fn broadcasting_above_rank_8_is_a_known_limitation() {
+        let e = PyError {
+            kind: "UnimplementedError".into(),
+            message: "{{function_node __wrapped__SelectV2_device_/job:localhost/replica:0/task:0/device:CPU:0}} Broadcast between [2,1,1,6,1,1,1,6,1] and [2,1,1,6,1,1,1,6,1] is not supported yet. [Op:SelectV2] name: ".into(),
+            phase: "call".into(),
+            traceback: String::new(),
+        };
+        assert_eq!(limitation(&e), Some("broadcast-above-rank-8"));
+        let other = PyError {
+            message: "something else".into(),
+            ..e
+        };
+        assert_eq!(limitation(&other), None);
     }
 }
