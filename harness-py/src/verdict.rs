@@ -290,6 +290,19 @@ fn blamed<'a>(case: &'a Case, message: &str) -> (&'a str, Option<&'a str>) {
     if let Some((_, l)) = by_name {
         return (&l.class_name, Some(&l.name));
     }
+    // An error of graph or XLA code names the op's node, inside the layer's name scope:
+    // `{{node functional_1/<layer name>/<op>}}`.
+    if let Some(at) = message.find("{{node ") {
+        let path = message[at + "{{node ".len()..]
+            .split(['}', ' ', '\''])
+            .next()
+            .unwrap_or("");
+        for part in path.split('/').skip(1) {
+            if let Some(l) = case.model.layers.iter().find(|l| l.name == part) {
+                return (&l.class_name, Some(&l.name));
+            }
+        }
+    }
     let Some(class) = called_class(message) else {
         return ("", None);
     };
@@ -698,6 +711,13 @@ mod tests {
             ("Conv2DTranspose", Some("conv2d_transpose"))
         );
         assert_eq!(what_it_says(&m), "Conv2DCustomBackpropInput: unsupported");
+    }
+
+    #[test]
+    fn a_graph_node_path_names_its_layer() {
+        let case = resample_case();
+        let m = "Negative dimension size caused by subtracting 2 from 1 for '{{node functional_1/up_sampling2d_1/resize}} = ResizeBilinear[T=DT_FLOAT]'";
+        assert_eq!(blamed(&case, m), ("UpSampling2D", Some("up_sampling2d_1")));
     }
 
     #[test]
