@@ -271,7 +271,8 @@ pub fn framework_bug(
         let out = call.and_then(|c| c.outputs.first());
         let channels_first_bias = config.get("data_format").and_then(Value::as_str)
             == Some("channels_first")
-            && config.get("use_bias").and_then(Value::as_bool) == Some(true)
+            // Keras's default is a bias.
+            && config.get("use_bias").and_then(Value::as_bool).unwrap_or(true)
             && out.is_some_and(|o| o.len() >= 3 && o[1].is_some() && o[1] == o[o.len() - 1]);
         if channels_first_bias {
             return Some("mismatch-DepthwiseConv2D-channels-first-bias");
