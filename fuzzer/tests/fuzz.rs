@@ -2,17 +2,15 @@
 //! find them, survive crashes, stop and resume, run several clients and exchange test cases
 //! with other campaigns. Deterministic: fixed seeds and run counts, never wall-clock.
 
+mod common;
+
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
+use common::{data, repro_status};
 
 /// `semfuzz fuzz` with the planted faults and no seed corpus (fresh models only).
 fn fuzz_command(out: &Path, extra: &[&str], crash_marker: Option<&Path>) -> Command {
@@ -79,26 +77,6 @@ fn findings(out: &Path) -> BTreeSet<String> {
                 .map(move |s| format!("{v}/{s}"))
         })
         .collect()
-}
-
-/// Runs a finding's repro.py, with the planted faults loaded first when `planted`.
-fn repro_status(repro: &Path, planted: bool) -> Option<i32> {
-    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python");
-    let plant = if planted {
-        format!("runpy.run_path({:?})", data("plant_fuzz.py"))
-    } else {
-        String::new()
-    };
-    let script = format!(
-        "import runpy, sys\n{plant}\nsys.argv = [{repro:?}]\nrunpy.run_path({repro:?}, run_name='__main__')",
-        repro = repro.display().to_string()
-    );
-    Command::new(python)
-        .args(["-c", &script])
-        .output()
-        .unwrap()
-        .status
-        .code()
 }
 
 #[test]

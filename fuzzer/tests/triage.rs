@@ -3,16 +3,14 @@
 //! reported and skipped; a nondeterministic fault is labelled flaky. Deterministic: fixed
 //! seeds and run counts.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
+use common::{data, repro_status};
 
 fn semfuzz(args: &[&str], plant: &str) -> Output {
     Command::new(env!("CARGO_BIN_EXE_semfuzz"))
@@ -35,26 +33,6 @@ fn show(o: &Output) -> String {
 
 fn json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-/// Runs a repro.py, with the planted ReLU fault loaded first when `planted`.
-fn repro_status(repro: &Path, planted: bool) -> Option<i32> {
-    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python");
-    let plant = if planted {
-        format!("runpy.run_path({:?})", data("plant_fuzz.py"))
-    } else {
-        String::new()
-    };
-    let script = format!(
-        "import runpy, sys\n{plant}\nsys.argv = [{repro:?}]\nrunpy.run_path({repro:?}, run_name='__main__')",
-        repro = repro.display().to_string()
-    );
-    Command::new(python)
-        .args(["-c", &script])
-        .output()
-        .unwrap()
-        .status
-        .code()
 }
 
 /// A model of one ReLU on a 2×3 input, with its data.
