@@ -21,6 +21,8 @@ use serde_json::{Value, json};
 pub struct Hit<'a> {
     pub verdict: &'a Verdict,
     pub case: &'a Case,
+    /// Bytes of the case's JSON (its size as the corpus holds it).
+    pub bytes: usize,
     /// The diverging layer alone, fed TF's arrays, when the finding is about one layer.
     pub isolated: Option<&'a Case>,
     /// The modes the case ran in.
@@ -128,9 +130,9 @@ fn write_durable(path: &Path, text: &str) -> io::Result<()> {
     fs::rename(&tmp, path)
 }
 
-fn size_of(case: &Case) -> (usize, usize) {
-    let bytes = case.to_json(&CheckedShapes::of(case)).to_string().len();
-    (case.model.layers.len(), bytes)
+/// How big an example is: layers, then bytes (so no case is serialised again per hit).
+fn size_of(hit: &Hit) -> (usize, usize) {
+    (hit.case.model.layers.len(), hit.bytes)
 }
 
 /// The command that replays a finding (modes beyond eager must be asked for).
@@ -168,7 +170,7 @@ impl FindingsStore {
                 self.known.insert(
                     signature.clone(),
                     Known {
-                        best: Some(size_of(hit.case)),
+                        best: Some(size_of(hit)),
                         unflushed: 0,
                     },
                 );
@@ -192,7 +194,7 @@ impl FindingsStore {
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                 let known = self.known.entry(signature.clone()).or_default();
                 known.unflushed += 1;
-                let size = size_of(hit.case);
+                let size = size_of(hit);
                 let best = match known.best {
                     Some(b) => b,
                     None => {
@@ -263,7 +265,7 @@ impl FindingsStore {
                 WriteOptions { fsync: true },
             )
             .map_err(|e| io::Error::other(e.to_string()))?;
-        let (layers, bytes) = size_of(hit.case);
+        let (layers, bytes) = size_of(hit);
         let reproduce = reproduce_command(&case_path, hit.modes);
         let outcome = json!({
             "verdict": v.kind.name(),

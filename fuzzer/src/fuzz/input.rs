@@ -27,6 +27,11 @@ impl CaseInput {
         }
     }
 
+    /// Bytes of its JSON.
+    pub fn bytes(&self) -> usize {
+        self.json.len()
+    }
+
     pub fn case(&self) -> Result<Case, CaseError> {
         Case::from_json_str(&self.json, "<test case>")
     }

@@ -72,6 +72,7 @@ impl<EM, OT: MatchNameRef, S> Feedback<EM, CaseInput, OT, S> for FindingFeedback
             let hit = Hit {
                 verdict,
                 case: &case,
+                bytes: input.bytes(),
                 isolated: isolated.as_ref(),
                 modes: &execution.modes,
                 tensorflow: execution.tensorflow.clone(),
