@@ -120,7 +120,7 @@ pub fn call_node(arity: Arity, operands: &[Operand]) -> Node {
     };
     let args = match arity {
         Arity::List { .. } => vec![Arg::List(operands.iter().map(arg).collect())],
-        Arity::One | Arity::Operands => operands.iter().map(arg).collect(),
+        Arity::One | Arity::Args { .. } | Arity::Operands => operands.iter().map(arg).collect(),
     };
     Node {
         args,

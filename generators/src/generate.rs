@@ -165,7 +165,7 @@ fn place_layer(
     let same_as_first = |i: &usize| pool[*i].dims.is_some() && pool[*i].dims == pool[first].dims;
     match kind.arity() {
         Arity::One => {}
-        Arity::List { min, max } => {
+        Arity::List { min, max } | Arity::Args { min, max } => {
             let k = rng.random_range(min..=max.min(4));
             for _ in 1..k {
                 let same: Vec<usize> = (0..pool.len())

@@ -122,7 +122,7 @@ pub fn insert_layer(case: &mut Case, rng: &mut Rng) -> EditResult {
     let mut last = pos;
     match kind.arity() {
         Arity::One => {}
-        Arity::List { min, max } => {
+        Arity::List { min, max } | Arity::Args { min, max } => {
             let lo = min.max(2);
             let k = rng.random_range(lo..=max.min(4).max(lo));
             for _ in 1..k {

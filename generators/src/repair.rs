@@ -329,7 +329,8 @@ fn same_arity(kind_arity: Arity, n: usize, dtype: oracle::DType) -> Vec<&'static
         .into_iter()
         .filter(|k| match (kind_arity, k.arity()) {
             (Arity::One, Arity::One) | (Arity::Operands, Arity::Operands) => true,
-            (Arity::List { .. }, Arity::List { min, max }) => (min..=max).contains(&n),
+            (Arity::List { .. }, Arity::List { min, max })
+            | (Arity::Args { .. }, Arity::Args { min, max }) => (min..=max).contains(&n),
             _ => false,
         })
         .collect()

@@ -120,6 +120,37 @@ def valid(name, make_layer, input_shapes, seed=0, dist="normal", weights=None, d
     _CASES.append((name, _case(model, layer, arrays, dtype, ws), expected))
 
 
+def valid_model(name, build, arrays, seed=0, dtype="float64", divergence=None):
+    """A case of a small functional model (several layers: masks made by `Embedding` or
+    `Masking` and consumed downstream, say). `build()` returns the model; `arrays` are its
+    inputs (integer arrays keep their dtype). The expected outputs are the model's outputs;
+    the last layer's tolerance applies to them."""
+    keras.utils.set_random_seed(seed)
+    keras.backend.clear_session()
+    keras.config.set_floatx(dtype)
+    keras.config.set_dtype_policy(dtype)
+    try:
+        model = build()
+    finally:
+        keras.config.set_floatx("float32")
+        keras.config.set_dtype_policy("float32")
+    arrays = [np.asarray(a) for a in arrays]
+    outs = model(arrays if len(arrays) > 1 else arrays[0], training=False)
+    outs = outs if isinstance(outs, (list, tuple)) else [outs]
+    case = {
+        "format": "semfuzz-case/1",
+        "keras_version": keras.__version__,
+        "dtype": dtype,
+        "model": model.get_config(),
+        "weights": {l.name: [tensor(w) for w in l.get_weights()] for l in model.layers if l.get_weights()},
+        "inputs": [tensor(a, str(a.dtype) if a.dtype.kind in "iu" else None) for a in arrays],
+    }
+    expected = {"outputs": [tensor(np.asarray(o, dtype=np.float64)) for o in outs]}
+    if divergence:
+        expected["divergence"] = divergence
+    _CASES.append((name, case, expected))
+
+
 def invalid(name, make_layer, input_shapes, patch, seed=0, dtype="float64", list_input=False, feed=None):
     """A case made from a valid one by setting `patch` in the layer's config and, with
     `feed`, by declaring and feeding inputs of other shapes; records what Keras does when it

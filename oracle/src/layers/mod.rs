@@ -7,13 +7,17 @@
 //! Adding a layer is one file plus one line in its family's `KINDS`.
 
 pub mod activation;
+pub mod attention;
 pub mod convolutional;
 pub mod core;
 pub mod merging;
 pub mod normalization;
 pub mod ops;
 pub mod pooling;
+pub mod preprocessing;
+pub mod regularization;
 pub mod reshaping;
+pub mod rnn;
 
 use ndarray::ArrayD;
 use serde_json::{Map, Value};
@@ -69,7 +73,17 @@ pub trait LayerKind: Sync {
 
     /// The arguments generators sample, with their ranges and edge values.
     fn params(&self) -> &'static [ParamDef];
+
+    /// Keyword arguments of `call` that take tensors (`initial_state` of recurrent
+    /// layers), in the order their tensors follow the positional ones in a call's inputs.
+    fn tensor_kwargs(&self) -> &'static [&'static str] {
+        &[]
+    }
 }
+
+/// A Keras mask (`_keras_mask`): `true` where a position holds data. Its shape is the
+/// leading axes of the tensor it belongs to (batch and time, for sequences).
+pub type Mask = ArrayD<bool>;
 
 /// How a layer call passes its tensor inputs (for generators, which build the calls).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +92,8 @@ pub enum Arity {
     One,
     /// A list of `min..=max` tensors, `layer([x, y])` (the merge layers).
     List { min: usize, max: usize },
+    /// `min..=max` positional tensors, `layer(query, value)` (multi-head attention).
+    Args { min: usize, max: usize },
     /// Two positional operands, each a tensor or a constant (`x + y`, `x * 3.0`).
     Operands,
 }
@@ -130,6 +146,34 @@ pub trait Spec: std::fmt::Debug + Send + Sync {
         _weights: &[&ArrayD<f64>],
     ) -> Tolerance {
         Tolerance::elementwise(dtype)
+    }
+
+    /// Masks. Keras hands a call the masks of its tensor inputs (`mask`, or
+    /// `query_mask`/`value_mask`/... for several tensor arguments) and, for a layer that
+    /// supports masking, sets `compute_mask(inputs, previous_mask)` on its outputs; a layer
+    /// that does not support masking drops them.
+    ///
+    /// The output masks for these inputs and their masks (`masks[i]` belongs to
+    /// `inputs[i]`; `None` is unmasked), one per output, or `None` when the layer does not
+    /// support masking (Keras's `supports_masking` is false). Most layers that support
+    /// masking keep the first input's mask: [`util::keep_mask`].
+    fn compute_mask(
+        &self,
+        _inputs: &[&ArrayD<f64>],
+        _masks: &[Option<&Mask>],
+    ) -> Option<Vec<Option<Mask>>> {
+        None
+    }
+
+    /// [`Spec::eval`] for inputs that carry masks: layers whose `call` reads its mask
+    /// (recurrent layers, attention, `Softmax`, `GlobalAveragePooling1D`) override it.
+    fn eval_masked(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        _masks: &[Option<&Mask>],
+        weights: &[&ArrayD<f64>],
+    ) -> Vec<ArrayD<f64>> {
+        self.eval(inputs, weights)
     }
 
     /// The `build_config` Keras writes after building the layer on these input shapes:
@@ -209,6 +253,10 @@ pub static FAMILIES: &[&[&dyn LayerKind]] = &[
     reshaping::KINDS,
     merging::KINDS,
     ops::KINDS,
+    regularization::KINDS,
+    preprocessing::KINDS,
+    rnn::KINDS,
+    attention::KINDS,
 ];
 
 /// Every supported class.
@@ -224,7 +272,15 @@ pub fn lookup(class_name: &str, module: Option<&str>) -> Option<&'static dyn Lay
 
 /// Helpers shared by layer files.
 pub mod util {
+    use super::Mask;
     use crate::case::Dims;
+
+    /// `compute_mask` of a layer that supports masking and keeps its first input's mask
+    /// (Keras's default `compute_mask`).
+    pub fn keep_mask(masks: &[Option<&Mask>]) -> Option<Vec<Option<Mask>>> {
+        Some(vec![masks.first().copied().flatten().cloned()])
+    }
+
     use crate::violation::{Category, Tag, Violation, badness};
 
     /// Requires exactly `n` tensor inputs.
