@@ -1,6 +1,60 @@
 //! Recurrent layers, their cells, and the wrappers over layers (Bidirectional, TimeDistributed).
+//!
+//! The recurrent layers share one recurrence ([`recurrence`]) over one set of cells
+//! ([`cell`]), and one rounding-error analysis for their tolerance ([`bounds`]).
 
-use super::LayerKind;
+pub mod bounds;
+pub mod cell;
+pub mod gru;
+pub mod lstm;
+pub mod recurrence;
+pub mod simple_rnn;
+
+use super::{LayerKind, ParamDef};
 
 /// The classes of this family, one line each.
-pub static KINDS: &[&dyn LayerKind] = &[];
+pub static KINDS: &[&dyn LayerKind] = &[&lstm::Lstm, &gru::Gru, &simple_rnn::SimpleRnn];
+
+/// `units` and the two activations of the gated cells (LSTM, GRU).
+const GATED_PARAMS: &[ParamDef] = &[
+    ParamDef::Int {
+        name: "units",
+        min: 1,
+        max: 8,
+        edges: &[1],
+    },
+    ParamDef::Activation { name: "activation" },
+    ParamDef::Activation {
+        name: "recurrent_activation",
+    },
+];
+
+/// The arguments every recurrent layer takes (dropouts only act in training).
+const COMMON_PARAMS: &[ParamDef] = &[
+    ParamDef::Bool { name: "use_bias" },
+    ParamDef::Bool {
+        name: "return_sequences",
+    },
+    ParamDef::Bool {
+        name: "return_state",
+    },
+    ParamDef::Bool {
+        name: "go_backwards",
+    },
+    ParamDef::Bool { name: "unroll" },
+    ParamDef::Bool {
+        name: "zero_output_for_mask",
+    },
+    ParamDef::Float {
+        name: "dropout",
+        min: 0.0,
+        max: 1.0,
+        edges: &[0.0, 1.0],
+    },
+    ParamDef::Float {
+        name: "recurrent_dropout",
+        min: 0.0,
+        max: 1.0,
+        edges: &[0.0],
+    },
+];

@@ -1,0 +1,517 @@
+//! The three recurrent cells — `SimpleRNNCell`, `LSTMCell`, `GRUCell` — as every recurrent
+//! layer runs them: their arguments, their weights, and one time step of evaluation, of the
+//! interval transfer and of the rounding-error analysis.
+//!
+//! At inference Keras 3.15 runs each cell's fused form (`implementation=2`, which
+//! `recurrent_dropout` would only change for training):
+//! - SimpleRNN: `h' = act((x·K + b) + h·R)`;
+//! - LSTM: `z = (x·K + h·R) + b`, split in four `(i, f, c̃, o)`; `i, f, o = rec_act(·)`,
+//!   `c' = f·c + i·act(c̃)`, `h' = o·act(c')`; states `[h, c]`;
+//! - GRU: `x·K + b_in` split in `(z, r, h̃)`; with `reset_after` (bias `(2, 3u)`: input and
+//!   recurrent rows) `h·R + b_rec` is split too and `h̃ = act(x_h + r·(h·R_h + b_h))`;
+//!   without it (bias `(3u,)`) `h̃ = act(x_h + (r·h)·R_h)`; then `h' = z·h + (1 − z)·h̃`.
+//!
+//! Activations apply to each `(batch, units)` gate separately (softmax runs over the units).
+
+use ndarray::{Array1, Array2, ArrayD, ArrayView2, Ix1, Ix2, s};
+use serde_json::Value;
+
+use super::bounds::Bounds;
+use crate::activations::Activation;
+use crate::interval::Interval;
+use crate::layers::{WeightDomain, WeightSpec};
+use crate::params::{Config, ParamError, ParamResult};
+use crate::violation::{Category, Tag, Violation, badness};
+
+/// Which cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flavor {
+    Simple,
+    Lstm,
+    Gru,
+}
+
+/// A parsed cell.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Cell {
+    pub flavor: Flavor,
+    pub units: usize,
+    pub activation: Activation,
+    /// The gates' activation (LSTM, GRU).
+    pub recurrent_activation: Activation,
+    pub use_bias: bool,
+    /// GRU only: the reset gate applies after the recurrent matrix product.
+    pub reset_after: bool,
+}
+
+/// Python's truth value of a config entry: Keras reads these flags with `if flag:`, so any
+/// value is accepted and `None`, `0` and `""` are false.
+pub(crate) fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64() != Some(0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    }
+}
+
+/// A flag read the way Keras reads it (see [`truthy`]), `default` when absent.
+pub(crate) fn flag(c: &Config, key: &str, default: bool) -> bool {
+    c.raw(key).map_or(default, truthy)
+}
+
+fn illegal(key: &str, v: &Value, expected: &str) -> ParamError {
+    Violation::new(Category::IllegalArgument, Tag::KerasEnforced)
+        .parameter(key)
+        .actual(v)
+        .expected(expected)
+        .detail("is not a legal value")
+        .badness(badness::argument(1.0))
+        .into()
+}
+
+/// `units`: a positive integer. Keras builds its weight shapes from it, so `2.0` fails there
+/// ("Cannot convert '(3, 8.0)' to a shape") and zero or less in the constructor.
+pub(crate) fn units(c: &Config) -> ParamResult<usize> {
+    let Some(v) = c.raw("units") else {
+        return Err(crate::violation::Unsupported::new("units", "missing from the config").into());
+    };
+    let Some(n) = v.as_i64() else {
+        return Err(illegal("units", v, "a positive integer"));
+    };
+    if n <= 0 {
+        return Err(
+            Violation::new(Category::IllegalArgument, Tag::KerasEnforced)
+                .parameter("units")
+                .actual(n)
+                .expected("a positive integer")
+                .detail("is not positive")
+                .badness(badness::argument(1.0 - n as f64))
+                .into(),
+        );
+    }
+    usize::try_from(n).map_err(|_| illegal("units", v, "a positive integer"))
+}
+
+/// An activation argument with its default when absent (`None` is linear).
+fn activation(c: &Config, key: &str, default: Activation) -> ParamResult<Activation> {
+    match c.raw(key) {
+        None => Ok(default),
+        v => Activation::parse(key, v),
+    }
+}
+
+/// `dropout`-like rates: Keras clips them into `[0, 1]` with `min`/`max`, which accepts any
+/// number (and booleans) and raises a `TypeError` on anything else. They only act in training.
+fn rate(c: &Config, key: &str) -> ParamResult<()> {
+    match c.raw(key) {
+        None | Some(Value::Number(_)) | Some(Value::Bool(_)) => Ok(()),
+        Some(v) => Err(illegal(key, v, "a number")),
+    }
+}
+
+impl Cell {
+    /// Reads the cell arguments from a config: a cell's own (`LSTMCell`), or the config of the
+    /// layer that builds its cell from them (`LSTM`). Marks the keys it reads.
+    pub(crate) fn parse(flavor: Flavor, c: &Config) -> ParamResult<Cell> {
+        let units = units(c)?;
+        let activation = activation(c, "activation", Activation::Tanh)?;
+        let recurrent_activation = match flavor {
+            Flavor::Simple => Activation::Sigmoid, // unused
+            _ => activation_of(c)?,
+        };
+        let use_bias = flag(c, "use_bias", true);
+        rate(c, "dropout")?;
+        rate(c, "recurrent_dropout")?;
+        let reset_after = flavor == Flavor::Gru && flag(c, "reset_after", true);
+        match flavor {
+            // Training-time choices: the forget-gate bias initialiser, and the split or fused
+            // kernels (popped from the keyword arguments, any value accepted).
+            Flavor::Lstm => c.ignore(&["unit_forget_bias", "implementation"]),
+            Flavor::Gru => c.ignore(&["implementation"]),
+            Flavor::Simple => {}
+        }
+        Ok(Cell {
+            flavor,
+            units,
+            activation,
+            recurrent_activation,
+            use_bias,
+            reset_after,
+        })
+    }
+
+    /// The sizes of the states, in the order of `initial_state` and of the returned states.
+    pub(crate) fn state_sizes(&self) -> Vec<usize> {
+        match self.flavor {
+            Flavor::Lstm => vec![self.units, self.units],
+            _ => vec![self.units],
+        }
+    }
+
+    /// How many gate blocks the kernels hold.
+    fn blocks(&self) -> usize {
+        match self.flavor {
+            Flavor::Simple => 1,
+            Flavor::Lstm => 4,
+            Flavor::Gru => 3,
+        }
+    }
+
+    /// `kernel`, `recurrent_kernel` and `bias`, in `get_weights()` order.
+    pub(crate) fn weights(&self, input_dim: usize) -> Vec<WeightSpec> {
+        let n = self.blocks() * self.units;
+        let mut w = vec![
+            WeightSpec {
+                name: "kernel",
+                shape: vec![input_dim, n],
+                domain: WeightDomain::Any,
+            },
+            WeightSpec {
+                name: "recurrent_kernel",
+                shape: vec![self.units, n],
+                domain: WeightDomain::Any,
+            },
+        ];
+        if self.use_bias {
+            w.push(WeightSpec {
+                name: "bias",
+                shape: if self.reset_after {
+                    vec![2, n]
+                } else {
+                    vec![n]
+                },
+                domain: WeightDomain::Any,
+            });
+        }
+        w
+    }
+
+    pub(crate) fn weight_count(&self) -> usize {
+        2 + usize::from(self.use_bias)
+    }
+
+    /// One step: the output and the new states, for a batch of inputs `x` and the states.
+    pub(crate) fn step(
+        &self,
+        x: ArrayView2<f64>,
+        states: &[Array2<f64>],
+        w: &[&ArrayD<f64>],
+    ) -> (Array2<f64>, Vec<Array2<f64>>) {
+        let (k, r) = (mat(w[0]), mat(w[1]));
+        let u = self.units;
+        let h = &states[0];
+        match self.flavor {
+            Flavor::Simple => {
+                let mut pre = x.dot(&k);
+                if self.use_bias {
+                    pre += &vec1(w[2]);
+                }
+                let pre = pre + h.dot(&r);
+                let out = act(self.activation, pre);
+                (out.clone(), vec![out])
+            }
+            Flavor::Lstm => {
+                let mut z = x.dot(&k) + h.dot(&r);
+                if self.use_bias {
+                    z += &vec1(w[2]);
+                }
+                let gate = |j: usize, f: Activation| {
+                    act(f, z.slice(s![.., j * u..(j + 1) * u]).to_owned())
+                };
+                let i = gate(0, self.recurrent_activation);
+                let f = gate(1, self.recurrent_activation);
+                let g = gate(2, self.activation);
+                let o = gate(3, self.recurrent_activation);
+                let c = &f * &states[1] + &i * &g;
+                let out = &o * &act(self.activation, c.clone());
+                (out.clone(), vec![out, c])
+            }
+            Flavor::Gru => {
+                let (b_in, b_rec): (Option<Array1<f64>>, Option<Array1<f64>>) =
+                    match (self.use_bias, self.reset_after) {
+                        (false, _) => (None, None),
+                        (true, false) => (Some(vec1(w[2])), None),
+                        (true, true) => {
+                            let b = mat(w[2]);
+                            (Some(b.row(0).to_owned()), Some(b.row(1).to_owned()))
+                        }
+                    };
+                let mut mx = x.dot(&k);
+                if let Some(b) = &b_in {
+                    mx += b;
+                }
+                let cols =
+                    |a: &Array2<f64>, j: usize| a.slice(s![.., j * u..(j + 1) * u]).to_owned();
+                let (xz, xr, xh) = (cols(&mx, 0), cols(&mx, 1), cols(&mx, 2));
+                let (z, hh) = if self.reset_after {
+                    let mut inner = h.dot(&r);
+                    if let Some(b) = &b_rec {
+                        inner += b;
+                    }
+                    let z = act(self.recurrent_activation, xz + cols(&inner, 0));
+                    let rg = act(self.recurrent_activation, xr + cols(&inner, 1));
+                    let rh = rg * cols(&inner, 2);
+                    (z, act(self.activation, xh + rh))
+                } else {
+                    let inner = h.dot(&r.slice(s![.., ..2 * u]));
+                    let z = act(self.recurrent_activation, xz + cols(&inner, 0));
+                    let rg = act(self.recurrent_activation, xr + cols(&inner, 1));
+                    let rh = (rg * h).dot(&r.slice(s![.., 2 * u..]));
+                    (z, act(self.activation, xh + rh))
+                };
+                let out = &z * h + (1.0 - &z) * &hh;
+                (out.clone(), vec![out])
+            }
+        }
+    }
+
+    /// One step of the interval transfer: bounds of the output and of the new states when the
+    /// input (of `input_dim` features), the states and each weight array lie in these bounds.
+    pub(crate) fn step_interval(
+        &self,
+        x: Interval,
+        states: &[Interval],
+        w: &[Interval],
+        input_dim: usize,
+    ) -> (Interval, Vec<Interval>) {
+        let u = self.units;
+        let h = states[0];
+        let (k, r) = (w[0], w[1]);
+        let bias = self.use_bias.then(|| w[2]);
+        let xk = (x * k).sum_of(input_dim);
+        let add_bias = |iv: Interval| bias.map_or(iv, |b| iv + b);
+        match self.flavor {
+            Flavor::Simple => {
+                let out = self.activation.interval(add_bias(xk) + (h * r).sum_of(u));
+                (out, vec![out])
+            }
+            Flavor::Lstm => {
+                let z = add_bias(xk + (h * r).sum_of(u));
+                let gate = self.recurrent_activation.interval(z);
+                let g = self.activation.interval(z);
+                let c = gate * states[1] + gate * g;
+                let out = gate * self.activation.interval(c);
+                (out, vec![out, c])
+            }
+            Flavor::Gru => {
+                let mx = add_bias(xk);
+                let hr = (h * r).sum_of(u);
+                let inner = if self.reset_after { add_bias(hr) } else { hr };
+                // The update and reset gates share these bounds.
+                let gate = self.recurrent_activation.interval(mx + inner);
+                let hh = if self.reset_after {
+                    self.activation.interval(mx + gate * inner)
+                } else {
+                    self.activation.interval(mx + (gate * h * r).sum_of(u))
+                };
+                let out = gate * h + (Interval::point(1.0) + -gate) * hh;
+                (out, vec![out])
+            }
+        }
+    }
+
+    /// One step of the rounding-error analysis (see [`Bounds`]): bounds on the exact output and
+    /// states and on how far a float implementation (unit roundoff `eps`) may be from them.
+    pub(crate) fn step_bounds(
+        &self,
+        x: &Bounds,
+        states: &[Bounds],
+        w: &[&ArrayD<f64>],
+        eps: f64,
+    ) -> (Bounds, Vec<Bounds>) {
+        let (k, r) = (mat(w[0]), mat(w[1]));
+        let u = self.units;
+        let h = &states[0];
+        match self.flavor {
+            Flavor::Simple => {
+                let mut pre = x.dot(k.view(), eps);
+                if self.use_bias {
+                    pre = pre.add_row(vec1(w[2]).view(), eps);
+                }
+                let out = pre
+                    .add(&h.dot(r.view(), eps), eps)
+                    .activate(self.activation, eps);
+                (out.clone(), vec![out])
+            }
+            Flavor::Lstm => {
+                let mut z = x.dot(k.view(), eps).add(&h.dot(r.view(), eps), eps);
+                if self.use_bias {
+                    z = z.add_row(vec1(w[2]).view(), eps);
+                }
+                let gate = |j: usize, f: Activation| z.cols(j * u, (j + 1) * u).activate(f, eps);
+                let i = gate(0, self.recurrent_activation);
+                let f = gate(1, self.recurrent_activation);
+                let g = gate(2, self.activation);
+                let o = gate(3, self.recurrent_activation);
+                let c = f.mul(&states[1], eps).add(&i.mul(&g, eps), eps);
+                let out = o.mul(&c.activate(self.activation, eps), eps);
+                (out.clone(), vec![out, c])
+            }
+            Flavor::Gru => {
+                let (b_in, b_rec) = match (self.use_bias, self.reset_after) {
+                    (false, _) => (None, None),
+                    (true, false) => (Some(vec1(w[2])), None),
+                    (true, true) => {
+                        let b = mat(w[2]);
+                        (Some(b.row(0).to_owned()), Some(b.row(1).to_owned()))
+                    }
+                };
+                let mut mx = x.dot(k.view(), eps);
+                if let Some(b) = &b_in {
+                    mx = mx.add_row(b.view(), eps);
+                }
+                let (xz, xr, xh) = (mx.cols(0, u), mx.cols(u, 2 * u), mx.cols(2 * u, 3 * u));
+                let (z, hh) = if self.reset_after {
+                    let mut inner = h.dot(r.view(), eps);
+                    if let Some(b) = &b_rec {
+                        inner = inner.add_row(b.view(), eps);
+                    }
+                    let z = xz
+                        .add(&inner.cols(0, u), eps)
+                        .activate(self.recurrent_activation, eps);
+                    let rg = xr
+                        .add(&inner.cols(u, 2 * u), eps)
+                        .activate(self.recurrent_activation, eps);
+                    let rh = rg.mul(&inner.cols(2 * u, 3 * u), eps);
+                    (z, xh.add(&rh, eps).activate(self.activation, eps))
+                } else {
+                    let inner = h.dot(r.slice(s![.., ..2 * u]), eps);
+                    let z = xz
+                        .add(&inner.cols(0, u), eps)
+                        .activate(self.recurrent_activation, eps);
+                    let rg = xr
+                        .add(&inner.cols(u, 2 * u), eps)
+                        .activate(self.recurrent_activation, eps);
+                    let rh = rg.mul(h, eps).dot(r.slice(s![.., 2 * u..]), eps);
+                    (z, xh.add(&rh, eps).activate(self.activation, eps))
+                };
+                let out = z.mul(h, eps).add(&z.one_minus(eps).mul(&hh, eps), eps);
+                (out.clone(), vec![out])
+            }
+        }
+    }
+}
+
+/// `recurrent_activation`, sigmoid by default.
+fn activation_of(c: &Config) -> ParamResult<Activation> {
+    activation(c, "recurrent_activation", Activation::Sigmoid)
+}
+
+fn mat(a: &ArrayD<f64>) -> ArrayView2<'_, f64> {
+    a.view().into_dimensionality::<Ix2>().expect("a 2-D weight")
+}
+
+fn vec1(a: &ArrayD<f64>) -> Array1<f64> {
+    a.view()
+        .into_dimensionality::<Ix1>()
+        .expect("a 1-D weight")
+        .to_owned()
+}
+
+/// An activation on a `(batch, units)` block (softmax over the units).
+pub(crate) fn act(f: Activation, a: Array2<f64>) -> Array2<f64> {
+    f.apply(&a.into_dyn())
+        .into_dimensionality::<Ix2>()
+        .expect("2-D stays 2-D")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    fn cell(flavor: Flavor, units: usize, reset_after: bool) -> Cell {
+        Cell {
+            flavor,
+            units,
+            activation: Activation::Tanh,
+            recurrent_activation: Activation::Sigmoid,
+            use_bias: true,
+            reset_after,
+        }
+    }
+
+    fn sig(x: f64) -> f64 {
+        1.0 / (1.0 + (-x).exp())
+    }
+
+    /// One LSTM step by hand, with one unit and one feature: gates i, f, c̃, o.
+    #[test]
+    fn lstm_step_by_hand() {
+        let c = cell(Flavor::Lstm, 1, false);
+        let k = array![[0.1, 0.2, 0.3, 0.4]].into_dyn();
+        let r = array![[0.5, -0.5, 0.25, -0.25]].into_dyn();
+        let b = array![0.0, 1.0, -1.0, 0.5].into_dyn();
+        let x = array![[2.0]];
+        let (h0, c0) = (array![[0.3]], array![[-0.7]]);
+        let (out, st) = c.step(x.view(), &[h0, c0], &[&k, &r, &b]);
+        let zi = 0.2 + 0.15;
+        let zf = 0.4 - 0.15 + 1.0;
+        let zc: f64 = 0.6 + 0.075 - 1.0;
+        let zo = 0.8 - 0.075 + 0.5;
+        let cn = sig(zf) * -0.7 + sig(zi) * zc.tanh();
+        let hn = sig(zo) * cn.tanh();
+        assert!((st[1][[0, 0]] - cn).abs() < 1e-15);
+        assert!((out[[0, 0]] - hn).abs() < 1e-15);
+        assert_eq!(out, st[0]);
+    }
+
+    /// One GRU step by hand, both placements of the reset gate.
+    #[test]
+    fn gru_step_by_hand() {
+        let k = array![[0.1, 0.2, 0.3]].into_dyn();
+        let r = array![[0.5, -0.5, 0.25]].into_dyn();
+        let x = array![[2.0]];
+        let h = 0.3;
+        let after = cell(Flavor::Gru, 1, true);
+        let b2 = array![[0.1, 0.2, 0.3], [-0.1, -0.2, -0.3]].into_dyn();
+        let (out, _) = after.step(x.view(), &[array![[h]]], &[&k, &r, &b2]);
+        let z = sig(0.2 + 0.1 + 0.15 - 0.1);
+        let rg = sig(0.4 + 0.2 - 0.15 - 0.2);
+        let hh = (0.6f64 + 0.3 + rg * (0.075 - 0.3)).tanh();
+        assert!((out[[0, 0]] - (z * h + (1.0 - z) * hh)).abs() < 1e-15);
+
+        let before = cell(Flavor::Gru, 1, false);
+        let b1 = array![0.1, 0.2, 0.3].into_dyn();
+        let (out, _) = before.step(x.view(), &[array![[h]]], &[&k, &r, &b1]);
+        let z = sig(0.2 + 0.1 + 0.15);
+        let rg = sig(0.4 + 0.2 - 0.15);
+        let hh = (0.6f64 + 0.3 + rg * h * 0.25).tanh();
+        assert!((out[[0, 0]] - (z * h + (1.0 - z) * hh)).abs() < 1e-15);
+    }
+
+    #[test]
+    fn weights_follow_keras_shapes() {
+        let shapes = |c: &Cell| {
+            c.weights(5)
+                .into_iter()
+                .map(|w| w.shape)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            shapes(&cell(Flavor::Lstm, 3, false)),
+            vec![vec![5, 12], vec![3, 12], vec![12]]
+        );
+        assert_eq!(
+            shapes(&cell(Flavor::Gru, 3, true)),
+            vec![vec![5, 9], vec![3, 9], vec![2, 9]]
+        );
+        assert_eq!(
+            shapes(&cell(Flavor::Gru, 3, false)),
+            vec![vec![5, 9], vec![3, 9], vec![9]]
+        );
+        let mut s = cell(Flavor::Simple, 3, false);
+        s.use_bias = false;
+        assert_eq!(shapes(&s), vec![vec![5, 3], vec![3, 3]]);
+    }
+
+    #[test]
+    fn flags_follow_python_truth() {
+        use serde_json::json;
+        assert!(!truthy(&json!(null)) && !truthy(&json!(0)) && !truthy(&json!("")));
+        assert!(truthy(&json!("x")) && truthy(&json!(1)) && truthy(&json!(0.5)));
+    }
+}
