@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use ndarray::{ArrayD, Dimension};
 use oracle::check::{CallKind, CheckError, ModelAnalysis};
+use oracle::layers::Mask;
 use oracle::{Case, DType, Violation};
 use serde::Serialize;
 
@@ -507,28 +508,50 @@ fn first_divergence(
     values: &AsFed,
 ) -> Option<Verdict> {
     let AsFed { inputs, weights } = values;
+    // The Keras masks of TF's outputs, computed from TF's own arrays (model inputs are
+    // unmasked; a nested model's outputs are taken as unmasked).
+    let mut masks: HashMap<(&str, usize), Vec<Option<Mask>>> = HashMap::new();
     for call in &analysis.calls {
         let CallKind::Layer(spec) = &call.kind else {
             continue;
         };
         let layer = &case.model.layers[call.layer];
-        let Some(tf_out) = out.get(&(layer.name.clone(), call.node)) else {
+        let Some(args) = call_inputs(case, analysis, call, out, inputs) else {
             continue;
         };
-        let Some(args) = call_inputs(case, analysis, call, out, inputs) else {
+        let owned_masks: Vec<Option<Mask>> = call
+            .inputs
+            .iter()
+            .map(|r| {
+                masks
+                    .get(&(r.layer.as_str(), r.node))
+                    .and_then(|m| m.get(r.index))
+                    .cloned()
+                    .flatten()
+            })
+            .collect();
+        let arg_masks: Vec<Option<&Mask>> = owned_masks.iter().map(Option::as_ref).collect();
+        let shapes_fit = args.iter().zip(&call.input_shapes).all(|(a, s)| {
+            a.ndim() == s.len()
+                && a.shape()
+                    .iter()
+                    .zip(s)
+                    .all(|(x, y)| y.is_none_or(|y| y == *x))
+        });
+        if shapes_fit
+            && let Some(m) = spec.compute_mask(&args, &arg_masks)
+            && m.iter().any(Option::is_some)
+        {
+            masks.insert((layer.name.as_str(), call.node), m);
+        }
+        let Some(tf_out) = out.get(&(layer.name.clone(), call.node)) else {
             continue;
         };
         let w: Vec<&ArrayD<f64>> = weights
             .get(layer.name.as_str())
             .map(|v| v.iter().collect())
             .unwrap_or_default();
-        if args.iter().zip(&call.input_shapes).any(|(a, s)| {
-            a.ndim() != s.len()
-                || a.shape()
-                    .iter()
-                    .zip(s)
-                    .any(|(x, y)| y.is_some_and(|y| y != *x))
-        }) {
+        if !shapes_fit {
             continue; // TF fed this layer something of another shape: reported upstream
         }
         let shapes: Vec<Vec<usize>> = args.iter().map(|a| a.shape().to_vec()).collect();
@@ -537,7 +560,7 @@ fn first_divergence(
             // which the reference does not know, so the layer cannot be judged.
             continue;
         }
-        let reference = spec.eval(&args, &w);
+        let (reference, _) = oracle::check::eval_call(spec.as_ref(), &args, &arg_masks, &w);
         let tol = spec.tolerance(dtype, &args, &w).flushing(dtype);
         for (i, (r, t)) in reference.iter().zip(tf_out).enumerate() {
             let r = rounded(r, dtype);

@@ -165,6 +165,22 @@ pub trait Spec: std::fmt::Debug + Send + Sync {
         None
     }
 
+    /// Whether the call makes a mask from unmasked inputs (`Embedding(mask_zero=True)`,
+    /// `Masking`).
+    fn produces_mask(&self) -> bool {
+        false
+    }
+
+    /// Preconditions on the masks the inputs carry (`mask_shapes[i]` belongs to input `i`;
+    /// unknown dimensions are 1): `Softmax` requires a mask that broadcasts to its input.
+    fn check_masks(
+        &self,
+        _inputs: &[Dims],
+        _mask_shapes: &[Option<Vec<usize>>],
+    ) -> Result<(), Violation> {
+        Ok(())
+    }
+
     /// [`Spec::eval`] for inputs that carry masks: layers whose `call` reads its mask
     /// (recurrent layers, attention, `Softmax`, `GlobalAveragePooling1D`) override it.
     fn eval_masked(
