@@ -48,6 +48,10 @@ pub struct CheckedCall {
     /// The shapes of the Keras masks the outputs carry (`None`: unmasked; unknown
     /// dimensions are 1).
     pub output_masks: Vec<Option<Vec<usize>>>,
+    /// The tensors passed as the call's `mask` keyword argument (how Keras writes the mask a
+    /// call receives: one per tensor input, `None` where an input is unmasked); absent, the
+    /// call gets the masks its inputs carry.
+    pub mask_inputs: Option<Vec<Option<TensorRef>>>,
 }
 
 /// A model whose every call passed its preconditions.
@@ -267,6 +271,7 @@ fn walk_model(
                     Vec::new(),
                     vec![given],
                     Vec::new(),
+                    None,
                 )
             } else {
                 let refs: Vec<TensorRef> = if sequential {
@@ -279,11 +284,11 @@ fn walk_model(
                             .unwrap_or(&[]),
                         Some(_) => &[],
                     };
-                    if let Some((k, _)) = node
-                        .kwargs
-                        .iter()
-                        .find(|(k, a)| !a.tensors().is_empty() && !takes.contains(&k.as_str()))
-                    {
+                    if let Some((k, _)) = node.kwargs.iter().find(|(k, a)| {
+                        let allowed =
+                            takes.contains(&k.as_str()) || (k == "mask" && layer.nested.is_none());
+                        !a.tensors().is_empty() && !allowed
+                    }) {
                         return Err(unsupported(layer, k, "a tensor keyword argument"));
                     }
                     // Positional tensors, then the tensor keyword arguments in the order the
@@ -313,17 +318,31 @@ fn walk_model(
                     // A sequential model without an input layer: its first layer takes the input.
                     shapes.push(inputs.first().cloned().unwrap_or_default());
                 }
-                let arg_masks: Vec<Option<Vec<usize>>> = refs
-                    .iter()
-                    .map(|r| {
-                        let l = model.layers.iter().position(|x| x.name == r.layer)?;
-                        analysis
-                            .call(l, r.node)?
-                            .output_masks
-                            .get(r.index)
-                            .cloned()?
-                    })
-                    .collect();
+                let explicit = if sequential {
+                    None
+                } else {
+                    layer.nodes.get(n).and_then(explicit_masks)
+                };
+                let arg_masks: Vec<Option<Vec<usize>>> = match &explicit {
+                    Some(given) => (0..refs.len())
+                        .map(|i| {
+                            let r = given.get(i)?.as_ref()?;
+                            let dims = tensor_shape(model, &analysis, r)?;
+                            Some(dims.iter().map(|d| d.unwrap_or(1)).collect())
+                        })
+                        .collect(),
+                    None => refs
+                        .iter()
+                        .map(|r| {
+                            let l = model.layers.iter().position(|x| x.name == r.layer)?;
+                            analysis
+                                .call(l, r.node)?
+                                .output_masks
+                                .get(r.index)
+                                .cloned()?
+                        })
+                        .collect(),
+                };
                 let (kind, outputs, masks) = match &layer.nested {
                     Some(inner) => {
                         let sub = check_model(inner, &shapes, dtype)?;
@@ -359,10 +378,10 @@ fn walk_model(
                         (CallKind::Layer(spec), outs, masks)
                     }
                 };
-                (kind, refs, shapes, outputs, masks)
+                (kind, refs, shapes, outputs, masks, explicit)
             })
         })();
-        let (kind, inputs, input_shapes, outputs, output_masks) =
+        let (kind, inputs, input_shapes, outputs, output_masks, mask_inputs) =
             match (call, collect.as_deref_mut()) {
                 (Ok(c), _) => c,
                 (Err(CheckError::Invalid(v)), Some(found)) => {
@@ -383,6 +402,7 @@ fn walk_model(
             input_shapes,
             outputs,
             output_masks,
+            mask_inputs,
         });
     }
     if !failed.is_empty() {
@@ -405,6 +425,20 @@ fn walk_model(
             .collect(),
     };
     Ok(analysis)
+}
+
+/// The tensors of a call's `mask` keyword argument, one per tensor input.
+fn explicit_masks(node: &crate::case::Node) -> Option<Vec<Option<TensorRef>>> {
+    let (_, arg) = node.kwargs.iter().find(|(k, _)| k == "mask")?;
+    let one = |a: &Arg| match a {
+        Arg::Tensor { source, .. } => Some(source.clone()),
+        _ => None,
+    };
+    match arg {
+        Arg::Tensor { .. } => Some(vec![one(arg)]),
+        Arg::List(items) => Some(items.iter().map(one).collect()),
+        _ => None,
+    }
 }
 
 /// The mask preconditions of a call whose inputs carry masks of these shapes, and the
@@ -606,6 +640,9 @@ pub enum EvalError {
     MissingWeights(String),
     #[error("the case has no input arrays")]
     MissingInputs,
+    /// A value precondition fails on the arrays a call receives.
+    #[error("{0}")]
+    Invalid(Box<Violation>),
 }
 
 /// Evaluates a case that [`check`] accepted, in f64.
@@ -670,7 +707,17 @@ fn eval_model<'w>(
                 (l, r)
             })
             .collect();
-        let (args, arg_masks): (Vec<&ArrayD<f64>>, Vec<Option<&Mask>>) =
+        let explicit: Option<Vec<Option<Mask>>> = call.mask_inputs.as_ref().map(|given| {
+            (0..call.inputs.len())
+                .map(|i| {
+                    let r = given.get(i)?.as_ref()?;
+                    let l = model.layers.iter().position(|x| x.name == r.layer)?;
+                    let t = ev.outputs.get(&(l, r.node))?.get(r.index)?;
+                    Some(t.mapv(|x| x != 0.0))
+                })
+                .collect()
+        });
+        let (args, mut arg_masks): (Vec<&ArrayD<f64>>, Vec<Option<&Mask>>) =
             if call.inputs.is_empty() && !matches!(call.kind, CallKind::Input { .. }) {
                 (vec![inputs[0]], vec![input_mask(0)])
             } else {
@@ -686,6 +733,9 @@ fn eval_model<'w>(
                     })
                     .unzip()
             };
+        if let Some(given) = &explicit {
+            arg_masks = given.iter().map(Option::as_ref).collect();
+        }
         let (outs, out_masks) = match &call.kind {
             CallKind::Input { position } => (
                 vec![inputs[*position].clone()],
@@ -702,6 +752,9 @@ fn eval_model<'w>(
                 } else {
                     weights(layer).ok_or_else(|| EvalError::MissingWeights(layer.name.clone()))?
                 };
+                spec.check_values(&args).map_err(|v| {
+                    EvalError::Invalid(Box::new(v.at(&layer.name, &layer.class_name)))
+                })?;
                 eval_call(spec.as_ref(), &args, &arg_masks, &w)
             }
             CallKind::Nested(sub) => {
