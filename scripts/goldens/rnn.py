@@ -244,6 +244,54 @@ invalid_model("lstm_initial_state_units", *with_states(lambda: layers.LSTM(4), [
 invalid_model("bidirectional_one_initial_state",
               *with_states(lambda: layers.Bidirectional(layers.GRU(2)), [(2,)], as_list=True))
 
+
+
+# --- Masks through models: Embedding(mask_zero=True) before the recurrent layers --------------
+IDS = np.array([
+    [1, 0, 3, 2, 0],  # holes, last step masked
+    [0, 0, 4, 1, 2],  # left padding
+    [2, 3, 1, 0, 0],  # right padding
+    [0, 0, 0, 0, 0],  # nothing at all
+], dtype="int32")
+
+
+def embedded(*after, ids=IDS, seed=5):
+    """Input(int) -> Embedding(mask_zero) -> the layers made by `after`, with uniform weights."""
+    def build():
+        i = keras.Input((ids.shape[1],), dtype="int32")
+        x = layers.Embedding(5, 3, mask_zero=True)(i)
+        for k, make in enumerate(after):
+            layer = make()
+            x = layer(x)
+            randomize(layer, seed + k)
+        return keras.Model(i, x)
+    return build, [ids]
+
+
+for cls in ("LSTM", "GRU", "SimpleRNN"):
+    make = getattr(layers, cls)
+    for rs in (True, False):
+        for gb in (False, True):
+            for zero in (False, True):
+                valid_model(f"mask_{cls.lower()}_seq{int(rs)}_back{int(gb)}_zero{int(zero)}",
+                            *embedded(lambda m=make, r=rs, g=gb, z=zero: m(
+                                3, return_sequences=r, go_backwards=g, zero_output_for_mask=z)))
+valid_model("mask_lstm_states", *embedded(lambda: layers.LSTM(2, return_sequences=True, return_state=True)))
+valid_model("mask_gru_before_unroll", *embedded(lambda: layers.GRU(2, reset_after=False, unroll=True,
+                                                                   return_sequences=True)))
+# The sequence keeps the input mask (not reversed by go_backwards) for the next layer.
+valid_model("mask_lstm_then_gru", *embedded(lambda: layers.LSTM(3, return_sequences=True, go_backwards=True),
+                                            lambda: layers.GRU(2, return_sequences=True)))
+valid_model("mask_last_output_unmasked", *embedded(lambda: layers.SimpleRNN(3), lambda: layers.Dense(2)))
+valid_model("mask_rnn_stacked", *embedded(lambda: layers.RNN([layers.LSTMCell(2), layers.GRUCell(3)],
+                                                             return_sequences=True)))
+for mode in ("concat", "sum", "mul", "ave", None):
+    valid_model(f"mask_bidirectional_{mode}", *embedded(lambda m=mode: layers.Bidirectional(
+        layers.LSTM(2, return_sequences=True), merge_mode=m)))
+valid_model("mask_bidirectional_last", *embedded(lambda: layers.Bidirectional(layers.GRU(2), merge_mode="ave")))
+valid_model("mask_bidirectional_then_lstm", *embedded(lambda: layers.Bidirectional(
+    layers.GRU(2, return_sequences=True)), lambda: layers.LSTM(2)))
+
 write_all("rnn")
 
 

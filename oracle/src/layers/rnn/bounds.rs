@@ -248,6 +248,20 @@ impl Bounds {
         out
     }
 
+    /// Row `i` of `from`, in place of this one's.
+    pub(crate) fn set_row(&mut self, i: usize, from: &Bounds) {
+        self.lo.row_mut(i).assign(&from.lo.row(i));
+        self.hi.row_mut(i).assign(&from.hi.row(i));
+        self.err.row_mut(i).assign(&from.err.row(i));
+    }
+
+    /// Row `i` exactly zero.
+    pub(crate) fn zero_row(&mut self, i: usize) {
+        self.lo.row_mut(i).fill(0.0);
+        self.hi.row_mut(i).fill(0.0);
+        self.err.row_mut(i).fill(0.0);
+    }
+
     /// The largest error (NaN when unknown).
     pub(crate) fn max_err(&self) -> f64 {
         self.err.iter().fold(0.0, |m, &x| nan_max(m, x))

@@ -19,6 +19,9 @@
 //! - `compute_mask` keeps the input mask (not reversed for `go_backwards`) on the sequence
 //!   output only; the last output and the states are unmasked.
 
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Mutex;
+
 use ndarray::{Array2, Array3, ArrayD, Axis, Ix2, Ix3};
 use serde_json::{Value, json};
 
@@ -544,11 +547,13 @@ impl Recurrence {
         ivs
     }
 
-    /// Error bounds of a run on these values, valid whatever the mask (see [`Bounds`]).
+    /// Error bounds of a run on these values (see [`Bounds`]): along the run's own steps when
+    /// its mask is known, for every pattern of skipped steps when it is not.
     pub(crate) fn error_bound(
         &self,
         x: &ArrayD<f64>,
         given: &[&ArrayD<f64>],
+        masking: Masking<'_>,
         w: &[&ArrayD<f64>],
         eps: f64,
     ) -> ErrorBound {
@@ -566,15 +571,17 @@ impl Recurrence {
         for (k, &n) in self.state_sizes().iter().enumerate() {
             states.push(match given.get(k) {
                 Some(a) => match a.view().into_dimensionality::<Ix2>() {
-                    Ok(v) => Bounds::given(v, eps),
-                    Err(_) => return unknown,
+                    Ok(v) if v.shape() == [b, n] => Bounds::given(v, eps),
+                    _ => return unknown,
                 },
                 None => Bounds::zeros(b, n),
             });
         }
-        let mut out = Bounds::zeros(b, self.output_size());
+        let mut emitted = Bounds::zeros(b, self.output_size());
+        let (mut output_err, mut output_mag) = (0.0, 0.0);
         for p in 0..t {
-            let mut input = Bounds::given(x.index_axis(Axis(1), self.time_of(p, t)), eps);
+            let ti = self.time_of(p, t);
+            let mut input = Bounds::given(x.index_axis(Axis(1), ti), eps);
             let mut new = Vec::new();
             let mut at = 0;
             for (cell, cw) in self.cells.iter().zip(&w) {
@@ -584,18 +591,106 @@ impl Recurrence {
                 input = o;
                 at += n;
             }
-            states = states.iter().zip(&new).map(|(a, b)| a.union(b)).collect();
-            out = out.union(&input);
+            match masking {
+                Masking::Unknown => {
+                    states = states.iter().zip(&new).map(|(a, b)| a.union(b)).collect();
+                    emitted = emitted.union(&input);
+                }
+                Masking::Known(m) => match m.filter(|m| m.shape() == [b, t]) {
+                    None => {
+                        states = new;
+                        emitted = input;
+                    }
+                    Some(m) => {
+                        for row in 0..b {
+                            if m[[row, ti]] {
+                                for (s, n) in states.iter_mut().zip(&new) {
+                                    s.set_row(row, n);
+                                }
+                                emitted.set_row(row, &input);
+                            } else if self.zero_output_for_mask {
+                                emitted.zero_row(row);
+                            }
+                        }
+                    }
+                },
+            }
+            output_err = nan_max(output_err, emitted.max_err());
+            output_mag = nan_max(output_mag, emitted.max_mag());
         }
-        let state_err = states
-            .iter()
-            .map(Bounds::max_err)
-            .fold(0.0, |m: f64, e| if e.is_nan() { e } else { m.max(e) });
+        let state_err = states.iter().map(Bounds::max_err).fold(0.0, nan_max);
         ErrorBound {
-            output_err: out.max_err(),
-            output_mag: out.max_mag(),
+            output_err,
+            output_mag,
             state_err,
         }
+    }
+}
+
+/// What the tolerance knows of a run's mask.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Masking<'a> {
+    /// The mask of this very run (`None`: unmasked): the bounds follow its steps.
+    Known(Option<&'a Mask>),
+    /// Any: the bounds hold for every pattern of skipped steps, and grow much faster.
+    Unknown,
+}
+
+/// The mask of the last evaluation of a spec, with a fingerprint of its inputs. `tolerance`
+/// is not given the masks, and the error bound of a masked run follows the steps it takes:
+/// the judge evaluates a call and then asks for its tolerance on the same inputs, so the
+/// mask remembered for these inputs is the one the run had. Other inputs get the bounds
+/// that hold for any mask.
+#[derive(Debug, Default)]
+pub(crate) struct LastRun(Mutex<Option<(u64, Option<Mask>)>>);
+
+impl LastRun {
+    fn fingerprint(inputs: &[&ArrayD<f64>]) -> u64 {
+        let mut h = DefaultHasher::new();
+        for a in inputs {
+            a.shape().hash(&mut h);
+            for x in a.iter() {
+                x.to_bits().hash(&mut h);
+            }
+        }
+        h.finish()
+    }
+
+    pub(crate) fn remember(&self, inputs: &[&ArrayD<f64>], mask: Option<&Mask>) {
+        let f = Self::fingerprint(inputs);
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some((f, mask.cloned()));
+    }
+
+    /// The mask of the last run, when it had these inputs.
+    pub(crate) fn mask_for(&self, inputs: &[&ArrayD<f64>]) -> Option<Option<Mask>> {
+        let f = Self::fingerprint(inputs);
+        match &*self.0.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some((g, m)) if *g == f => Some(m.clone()),
+            _ => None,
+        }
+    }
+
+    /// The tolerance of a run on these inputs, from the error bound `bound` computes.
+    pub(crate) fn tolerance(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        dtype: DType,
+        bound: impl Fn(Masking<'_>, f64) -> f64,
+    ) -> Tolerance {
+        let remembered = self.mask_for(inputs);
+        let masking = match &remembered {
+            Some(m) => Masking::Known(m.as_ref()),
+            None => Masking::Unknown,
+        };
+        tolerance_of(bound(masking, Tolerance::eps(dtype)), dtype)
+    }
+}
+
+pub(crate) fn nan_max(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.max(b)
     }
 }
 
@@ -633,11 +728,29 @@ fn check_state(k: usize, s: &Dims, batch: Option<usize>, size: usize) -> Result<
     Ok(())
 }
 
+/// The mask of a sequence must be `(batch, time)` (unknown dimensions of either are 1 in
+/// `mask`). TF's loop takes one `(batch, …)` slice per step and `tf.where`s it against the
+/// outputs and states: another shape fails or broadcasts into something meaningless.
+pub(crate) fn check_mask(seq: &Dims, mask: &[usize]) -> Result<(), Violation> {
+    let fits = mask.len() == 2
+        && seq.len() >= 2
+        && mask.iter().zip(seq).all(|(&m, d)| d.is_none_or(|d| d == m));
+    if fits {
+        return Ok(());
+    }
+    Err(Violation::new(Category::IncompatibleShapes, Tag::Semantic)
+        .parameter("mask")
+        .actual(format!("{mask:?}"))
+        .expected(format!("a (batch, time) mask for the input {}", show(seq)))
+        .detail("is not a mask of the sequence's steps"))
+}
+
 /// The spec of one call of a recurrent layer.
 #[derive(Debug)]
 pub(crate) struct RecurrentSpec {
     pub rec: Recurrence,
     pub form: StateForm,
+    last: LastRun,
 }
 
 /// Parses a call of a recurrent layer whose config `parse` reads.
@@ -650,7 +763,11 @@ pub(crate) fn recurrent_call(
     c.finish()?;
     let form = StateForm::of_call(call.node)?;
     rec.check_form(&form)?;
-    Ok(Box::new(RecurrentSpec { rec, form }))
+    Ok(Box::new(RecurrentSpec {
+        rec,
+        form,
+        last: LastRun::default(),
+    }))
 }
 
 impl Spec for RecurrentSpec {
@@ -666,7 +783,19 @@ impl Spec for RecurrentSpec {
         }
     }
 
+    fn check_masks(
+        &self,
+        inputs: &[Dims],
+        mask_shapes: &[Option<Vec<usize>>],
+    ) -> Result<(), Violation> {
+        match (inputs.first(), mask_shapes.first()) {
+            (Some(seq), Some(Some(m))) => check_mask(seq, m),
+            _ => Ok(()),
+        }
+    }
+
     fn eval(&self, inputs: &[&ArrayD<f64>], weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
+        self.last.remember(inputs, None);
         self.rec.run(inputs[0], &inputs[1..], None, weights)
     }
 
@@ -677,6 +806,7 @@ impl Spec for RecurrentSpec {
         weights: &[&ArrayD<f64>],
     ) -> Vec<ArrayD<f64>> {
         let mask = masks.first().copied().flatten();
+        self.last.remember(inputs, mask);
         self.rec.run(inputs[0], &inputs[1..], mask, weights)
     }
 
@@ -706,15 +836,12 @@ impl Spec for RecurrentSpec {
         inputs: &[&ArrayD<f64>],
         weights: &[&ArrayD<f64>],
     ) -> Tolerance {
-        let b = self
-            .rec
-            .error_bound(inputs[0], &inputs[1..], weights, Tolerance::eps(dtype));
-        let err = if b.output_err.is_nan() || b.state_err.is_nan() {
-            f64::NAN
-        } else {
-            b.output_err.max(b.state_err)
-        };
-        tolerance_of(err, dtype)
+        self.last.tolerance(inputs, dtype, |masking, eps| {
+            let b = self
+                .rec
+                .error_bound(inputs[0], &inputs[1..], masking, weights, eps);
+            nan_max(b.output_err, b.state_err)
+        })
     }
 
     fn build_config(&self, inputs: &[Dims]) -> Option<Value> {
