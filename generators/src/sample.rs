@@ -81,6 +81,9 @@ pub fn sample_param(def: &ParamDef, input: Option<&Dims>, rng: &mut Rng) -> Valu
             json!(axes)
         }
         ParamDef::TargetShape { .. } => json!(target_shape(input, wild, rng)),
+        ParamDef::Config { options, .. } => {
+            serde_json::from_str(options.choose(rng).expect("options")).expect("options are JSON")
+        }
     }
 }
 

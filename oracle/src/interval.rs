@@ -80,10 +80,13 @@ impl Interval {
         // inf + -inf is NaN: widen to TOP when the sum can be undefined.
         let lo = self.lo + o.lo;
         let hi = self.hi + o.hi;
+        // Opposite infinities from opposite ends: [-inf, inf] + [-inf, inf] holds inf + -inf.
+        let opposite = (self.hi == f64::INFINITY && o.lo == f64::NEG_INFINITY)
+            || (self.lo == f64::NEG_INFINITY && o.hi == f64::INFINITY);
         Interval {
             lo: if lo.is_nan() { f64::NEG_INFINITY } else { lo },
             hi: if hi.is_nan() { f64::INFINITY } else { hi },
-            nan: self.nan || o.nan || lo.is_nan() || hi.is_nan(),
+            nan: self.nan || o.nan || lo.is_nan() || hi.is_nan() || opposite,
         }
     }
 
@@ -163,5 +166,9 @@ mod tests {
         assert_eq!(-a, Interval::new(-3.0, 2.0));
         let inf = Interval::new(0.0, f64::INFINITY);
         assert!((inf * Interval::new(0.0, 1.0)).nan, "0 * inf may be NaN");
+        let all = Interval::new(f64::NEG_INFINITY, f64::INFINITY);
+        assert!((all + all).nan, "inf + -inf may be NaN");
+        assert!((inf + Interval::new(f64::NEG_INFINITY, 0.0)).nan);
+        assert!(!(inf + inf).nan);
     }
 }

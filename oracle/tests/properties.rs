@@ -112,6 +112,11 @@ fn random_value(rng: &mut Rng, def: &ParamDef) -> (&'static str, Value) {
             let dims: Vec<i64> = (0..n).map(|_| rng.int(-1, 5)).collect();
             (name, json!(dims))
         }
+        ParamDef::Config { name, options } => (
+            name,
+            serde_json::from_str(options[rng.below(options.len() as u64) as usize])
+                .expect("options are JSON"),
+        ),
         ParamDef::Activation { name } => {
             let all: Vec<_> = oracle::activations::Activation::all().collect();
             (name, json!(all[rng.below(all.len() as u64) as usize].0))

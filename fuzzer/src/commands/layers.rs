@@ -33,6 +33,13 @@ fn param_json(p: &ParamDef) -> Value {
         ParamDef::Activation { name } => json!({"name": name, "kind": "activation"}),
         ParamDef::Permutation { name } => json!({"name": name, "kind": "permutation"}),
         ParamDef::TargetShape { name } => json!({"name": name, "kind": "target-shape"}),
+        ParamDef::Config { name, options } => {
+            let options: Vec<Value> = options
+                .iter()
+                .map(|o| serde_json::from_str(o).unwrap_or(Value::Null))
+                .collect();
+            json!({"name": name, "kind": "config", "options": options})
+        }
     }
 }
 
@@ -51,6 +58,7 @@ fn param_text(p: &ParamDef) -> String {
         ParamDef::Activation { name } => format!("{name}=activation"),
         ParamDef::Permutation { name } => format!("{name}=permutation"),
         ParamDef::TargetShape { name } => format!("{name}=shape"),
+        ParamDef::Config { name, options } => format!("{name}=config({} choices)", options.len()),
     }
 }
 

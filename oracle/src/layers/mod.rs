@@ -253,6 +253,12 @@ pub enum ParamDef {
     TargetShape {
         name: &'static str,
     },
+    /// A nested config (the layer a `Bidirectional` wraps, the cell of an `RNN`): one of
+    /// these JSON texts, each a serialized Keras object.
+    Config {
+        name: &'static str,
+        options: &'static [&'static str],
+    },
 }
 
 impl ParamDef {
@@ -266,7 +272,8 @@ impl ParamDef {
             | ParamDef::Choice { name, .. }
             | ParamDef::Activation { name }
             | ParamDef::Permutation { name }
-            | ParamDef::TargetShape { name } => name,
+            | ParamDef::TargetShape { name }
+            | ParamDef::Config { name, .. } => name,
         }
     }
 }

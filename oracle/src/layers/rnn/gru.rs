@@ -4,7 +4,7 @@
 
 use super::cell::{Cell, Flavor};
 use super::recurrence::{Flags, Recurrence, recurrent_call, use_cudnn};
-use super::{COMMON_PARAMS, GATED_PARAMS};
+use super::{CELL_PARAMS, COMMON_FLAGS, GATED_PARAMS};
 use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
 
@@ -30,7 +30,8 @@ impl LayerKind for Gru {
         static P: std::sync::LazyLock<Vec<ParamDef>> = std::sync::LazyLock::new(|| {
             [
                 GATED_PARAMS,
-                COMMON_PARAMS,
+                CELL_PARAMS,
+                COMMON_FLAGS,
                 &[ParamDef::Bool {
                     name: "reset_after",
                 }],

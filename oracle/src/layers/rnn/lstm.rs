@@ -3,7 +3,7 @@
 
 use super::cell::{Cell, Flavor};
 use super::recurrence::{Flags, Recurrence, recurrent_call, use_cudnn};
-use super::{COMMON_PARAMS, GATED_PARAMS};
+use super::{CELL_PARAMS, COMMON_FLAGS, GATED_PARAMS};
 use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
 
@@ -27,7 +27,7 @@ impl LayerKind for Lstm {
 
     fn params(&self) -> &'static [ParamDef] {
         static P: std::sync::LazyLock<Vec<ParamDef>> =
-            std::sync::LazyLock::new(|| [GATED_PARAMS, COMMON_PARAMS].concat());
+            std::sync::LazyLock::new(|| [GATED_PARAMS, CELL_PARAMS, COMMON_FLAGS].concat());
         &P
     }
 

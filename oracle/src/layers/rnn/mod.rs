@@ -3,17 +3,25 @@
 //! The recurrent layers share one recurrence ([`recurrence`]) over one set of cells
 //! ([`cell`]), and one rounding-error analysis for their tolerance ([`bounds`]).
 
+pub mod bidirectional;
 pub mod bounds;
 pub mod cell;
 pub mod gru;
 pub mod lstm;
 pub mod recurrence;
+pub mod rnn_layer;
 pub mod simple_rnn;
 
 use super::{LayerKind, ParamDef};
 
 /// The classes of this family, one line each.
-pub static KINDS: &[&dyn LayerKind] = &[&lstm::Lstm, &gru::Gru, &simple_rnn::SimpleRnn];
+pub static KINDS: &[&dyn LayerKind] = &[
+    &lstm::Lstm,
+    &gru::Gru,
+    &simple_rnn::SimpleRnn,
+    &rnn_layer::Rnn,
+    &bidirectional::Bidirectional,
+];
 
 /// `units` and the two activations of the gated cells (LSTM, GRU).
 const GATED_PARAMS: &[ParamDef] = &[
@@ -29,22 +37,9 @@ const GATED_PARAMS: &[ParamDef] = &[
     },
 ];
 
-/// The arguments every recurrent layer takes (dropouts only act in training).
-const COMMON_PARAMS: &[ParamDef] = &[
+/// The cell arguments every recurrent layer takes (dropouts only act in training).
+const CELL_PARAMS: &[ParamDef] = &[
     ParamDef::Bool { name: "use_bias" },
-    ParamDef::Bool {
-        name: "return_sequences",
-    },
-    ParamDef::Bool {
-        name: "return_state",
-    },
-    ParamDef::Bool {
-        name: "go_backwards",
-    },
-    ParamDef::Bool { name: "unroll" },
-    ParamDef::Bool {
-        name: "zero_output_for_mask",
-    },
     ParamDef::Float {
         name: "dropout",
         min: 0.0,
@@ -58,3 +53,23 @@ const COMMON_PARAMS: &[ParamDef] = &[
         edges: &[0.0],
     },
 ];
+
+/// The arguments of Keras's `RNN` base class.
+const COMMON_FLAGS: &[ParamDef] = &[
+    ParamDef::Bool {
+        name: "return_sequences",
+    },
+    ParamDef::Bool {
+        name: "return_state",
+    },
+    ParamDef::Bool {
+        name: "go_backwards",
+    },
+    ParamDef::Bool { name: "unroll" },
+    ParamDef::Bool {
+        name: "zero_output_for_mask",
+    },
+];
+
+#[cfg(test)]
+mod tests;

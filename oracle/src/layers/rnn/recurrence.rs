@@ -165,6 +165,23 @@ impl StateForm {
         }
     }
 
+    /// `Bidirectional` gives the first half of the list to the forward layer, the rest to the
+    /// backward one.
+    pub(crate) fn halves(&self) -> ParamResult<(StateForm, StateForm)> {
+        match self {
+            StateForm::Absent => Ok((StateForm::Absent, StateForm::Absent)),
+            StateForm::List(v) => {
+                let (a, b) = v.split_at(v.len() / 2);
+                Ok((StateForm::List(a.to_vec()), StateForm::List(b.to_vec())))
+            }
+            StateForm::Tensor => Err(Unsupported::new(
+                "initial_state",
+                "one tensor for two directions (Keras splits it along the batch)",
+            )
+            .into()),
+        }
+    }
+
     /// The `build_config` Keras writes for a recurrent layer called on these inputs.
     pub(crate) fn build_config(&self, inputs: &[Dims]) -> Option<Value> {
         if *self == StateForm::Absent {

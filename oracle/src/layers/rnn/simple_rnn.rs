@@ -1,9 +1,9 @@
 //! `keras.layers.SimpleRNN`: a `SimpleRNNCell`, `h' = act((x·K + b) + h·R)`, run over the
 //! time axis (see [`super::recurrence`] for the loop, masks and initial states).
 
-use super::COMMON_PARAMS;
 use super::cell::{Cell, Flavor};
 use super::recurrence::{Flags, Recurrence, recurrent_call};
+use super::{CELL_PARAMS, COMMON_FLAGS};
 use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
 
@@ -36,7 +36,8 @@ impl LayerKind for SimpleRnn {
                     },
                     ParamDef::Activation { name: "activation" },
                 ][..],
-                COMMON_PARAMS,
+                CELL_PARAMS,
+                COMMON_FLAGS,
             ]
             .concat()
         });
