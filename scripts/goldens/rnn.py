@@ -292,6 +292,20 @@ valid_model("mask_bidirectional_last", *embedded(lambda: layers.Bidirectional(la
 valid_model("mask_bidirectional_then_lstm", *embedded(lambda: layers.Bidirectional(
     layers.GRU(2, return_sequences=True)), lambda: layers.LSTM(2)))
 
+# --- float32: TF computes in float32, the reference in float64 on the same values ------------
+valid("lstm_float32", lambda: layers.LSTM(4, return_sequences=True, return_state=True), [(2, 12, 3)],
+      weights=uniform(), dtype="float32")
+valid("gru_after_float32_long", lambda: layers.GRU(4, return_sequences=True), [(2, 40, 3)], weights=uniform(),
+      dtype="float32")
+valid("gru_before_float32", lambda: layers.GRU(3, reset_after=False, go_backwards=True), SEQ, weights=uniform(),
+      dtype="float32")
+valid("simple_rnn_float32_long", lambda: layers.SimpleRNN(4, return_sequences=True), [(2, 40, 3)],
+      weights=uniform(), dtype="float32")
+valid("bidirectional_float32", lambda: layers.Bidirectional(layers.LSTM(3, return_sequences=True),
+                                                            merge_mode="mul"), SEQ, weights=uniform(),
+      dtype="float32")
+valid_model("mask_lstm_float32", *embedded(lambda: layers.LSTM(3, return_sequences=True)), dtype="float32")
+
 write_all("rnn")
 
 

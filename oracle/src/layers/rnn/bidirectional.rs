@@ -21,7 +21,8 @@
 use ndarray::{ArrayD, Axis, concatenate};
 use serde_json::{Map, Value};
 
-use super::recurrence::{LastRun, Masking, Recurrence, StateForm, nan_max};
+use super::bounds::nan_max;
+use super::recurrence::{LastRun, Recurrence, StateForm};
 use super::rnn_layer::nested;
 use super::{gru, lstm, rnn_layer, simple_rnn};
 use crate::DType;
@@ -384,25 +385,24 @@ impl Spec for BidirectionalSpec {
     ) -> Tolerance {
         let (fs, bs) = self.split(&inputs[1..]);
         let (fw, bw) = weights.split_at(self.forward_weight_count().min(weights.len()));
-        self.last
-            .tolerance(inputs, dtype, |masking: Masking<'_>, eps| {
-                let f = self.forward.error_bound(inputs[0], fs, masking, fw, eps);
-                let b = self.backward.error_bound(inputs[0], bs, masking, bw, eps);
-                let rounding = eps * (f.output_mag + b.output_mag);
-                let merged = match self.merge {
-                    Merge::Concat | Merge::Both => nan_max(f.output_err, b.output_err),
-                    Merge::Sum => f.output_err + b.output_err + rounding,
-                    Merge::Ave => (f.output_err + b.output_err) / 2.0 + rounding,
-                    Merge::Mul => {
-                        f.output_mag * b.output_err
-                            + b.output_mag * f.output_err
-                            + eps * f.output_mag * b.output_mag
-                    }
-                };
-                [merged, f.state_err, b.state_err]
-                    .into_iter()
-                    .fold(0.0, nan_max)
-            })
+        self.last.tolerance(inputs, dtype, |mask, eps| {
+            let f = self.forward.error_bound(inputs[0], fs, mask, fw, eps);
+            let b = self.backward.error_bound(inputs[0], bs, mask, bw, eps);
+            let rounding = eps * (f.output_mag + b.output_mag);
+            let merged = match self.merge {
+                Merge::Concat | Merge::Both => nan_max(f.output_err, b.output_err),
+                Merge::Sum => f.output_err + b.output_err + rounding,
+                Merge::Ave => (f.output_err + b.output_err) / 2.0 + rounding,
+                Merge::Mul => {
+                    f.output_mag * b.output_err
+                        + b.output_mag * f.output_err
+                        + eps * f.output_mag * b.output_mag
+                }
+            };
+            [merged, f.state_err, b.state_err]
+                .into_iter()
+                .fold(0.0, nan_max)
+        })
     }
 
     fn build_config(&self, inputs: &[Dims]) -> Option<Value> {

@@ -1,50 +1,54 @@
 //! Rounding-error bounds for the tolerance of recurrent layers.
 //!
 //! A recurrence feeds its rounding errors back into itself, so its tolerance cannot be a
-//! fixed multiple of ε: it has to follow the computation step by step. [`Bounds`] carries,
-//! for each element of a `(batch, units)` block, an interval that holds the exact value on
-//! every trajectory the masks allow, and a bound on how far a float implementation's value
-//! may be from the exact one. Each operation of the cells has its transfer:
-//! - a matrix product `x·W` over `n` terms adds `(n+1)·ε·Σ|x̂ᵢ·wᵢ|` (any summation order, and
-//!   the rounding of `W` to the dtype) and carries the operands' errors through `|W|`;
-//! - a sum adds one rounding of its terms' magnitudes; a product uses
-//!   `|âb̂ − ab| ≤ (|a| + δa)·δb + |b|·δa` plus one rounding;
-//! - an activation multiplies the error by its largest slope over the interval widened by the
-//!   error (`tanh` saturates: its slope there is tiny), then adds a few roundings of its value
-//!   (softmax works on whole rows: the largest error of the row, times its Lipschitz constant).
+//! fixed multiple of ε: it follows the run step by step. Within a step, each value of a
+//! `(batch, units)` block is [`Tracked`]: its value along the run, the first-order
+//! coefficients of its error on the errors of the step's initial states (signed, so that
+//! paths that cancel do cancel: the bound at the end of a step is `|J|·e`, with `J` the
+//! step's Jacobian, not the sum of the paths' bounds), and a bound on the rest (this step's
+//! roundings, second-order terms). At the end of the step the new states' bounds collapse to
+//! `Σ|coefficient|·e + rest`, and the next step starts from them.
 //!
-//! A masked step keeps the previous states, so a state may skip any step: the recurrence keeps
-//! the union of the previous bounds and the new ones ([`Bounds::union`]), which bounds every
-//! pattern of masks at once, since each transfer grows with its operands' bounds.
+//! The transfers, for one implementation against exact arithmetic:
+//! - a matrix product over `n` terms adds `(n+1)·ε·Σ|x̂ᵢ·wᵢ|` (any summation order, and the
+//!   rounding of the weights to the dtype);
+//! - a sum adds one rounding of its terms' magnitudes; a product `ab` carries `a·δb + b·δa`
+//!   and adds `2·|δa|·|δb|` (second order, with the reference's values in place of the
+//!   exact ones) and one rounding;
+//! - an activation carries `f'(x)·δ` and adds `|δ|·sup|f'(ξ) − f'(x)|` over the perturbed
+//!   interval (`tanh`, `sigmoid`: through `|f''|`; piecewise-linear ones: the jump of a kink
+//!   within it) and a few roundings of its value; functions without a known derivative, and
+//!   softmax over a row, carry only a bound (their largest slope, or the row's largest error
+//!   times their Lipschitz constant).
 
-use ndarray::{Array2, ArrayView1, ArrayView2, Axis, Zip, s};
+use ndarray::{Array2, Array3, ArrayView1, ArrayView2, Axis, Zip, s};
 
 use crate::activations::Activation;
-use crate::interval::Interval;
 
-/// Per-element bounds on a `(rows, cols)` block: exact values within `[lo, hi]`, and a float
-/// implementation within `err` of them.
+/// What every transfer of one step needs: the bounds `(rows, S)` on the errors of the
+/// states the step starts from, and the unit roundoff.
+#[derive(Debug, Clone)]
+pub(crate) struct Step {
+    pub scale: Array2<f64>,
+    pub eps: f64,
+}
+
+/// A `(rows, cols)` block of values along the run with their error (see the module docs).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Bounds {
-    pub lo: Array2<f64>,
-    pub hi: Array2<f64>,
-    pub err: Array2<f64>,
+pub(crate) struct Tracked {
+    pub val: Array2<f64>,
+    /// `(rows, cols, S)`: the error's first-order coefficients on the initial states' errors.
+    pub coef: Array3<f64>,
+    /// `(rows, cols)`, `≥ 0`: a bound on the rest of the error.
+    pub rest: Array2<f64>,
 }
 
 /// `max` that keeps NaN (an unknown bound must not turn into a known one).
-fn nan_max(a: f64, b: f64) -> f64 {
+pub(crate) fn nan_max(a: f64, b: f64) -> f64 {
     if a.is_nan() || b.is_nan() {
         f64::NAN
     } else {
         a.max(b)
-    }
-}
-
-fn nan_min(a: f64, b: f64) -> f64 {
-    if a.is_nan() || b.is_nan() {
-        f64::NAN
-    } else {
-        a.min(b)
     }
 }
 
@@ -56,6 +60,9 @@ fn carry(slope: f64, err: f64) -> f64 {
 /// The largest slope of `f` over `[lo, hi]`.
 pub(crate) fn slope_on(f: Activation, lo: f64, hi: f64) -> f64 {
     use Activation::*;
+    if lo.is_nan() || hi.is_nan() {
+        return f64::INFINITY;
+    }
     // Where in [lo, hi] the bell-shaped derivatives (tanh, sigmoid) are largest.
     let nearest_zero = if lo > 0.0 {
         lo
@@ -64,9 +71,6 @@ pub(crate) fn slope_on(f: Activation, lo: f64, hi: f64) -> f64 {
     } else {
         0.0
     };
-    if lo.is_nan() || hi.is_nan() {
-        return f64::INFINITY;
-    }
     match f {
         Linear => 1.0,
         Tanh => {
@@ -88,188 +92,214 @@ pub(crate) fn slope_on(f: Activation, lo: f64, hi: f64) -> f64 {
     }
 }
 
-impl Bounds {
+/// `f'(x)`, and a bound on `|f'(ξ) − f'(x)|` for `|ξ − x| ≤ d`, for the functions whose
+/// derivative is known here.
+fn derivative(f: Activation, x: f64, d: f64) -> Option<(f64, f64)> {
+    use Activation::*;
+    // The slope of a piecewise-linear function, and its largest jump when a kink is near.
+    let piecewise = |slope: f64, kinks: &[f64], jump: f64| {
+        let near = kinks.iter().any(|k| (x - k).abs() <= d);
+        (slope, if near { jump } else { 0.0 })
+    };
+    Some(match f {
+        Linear => (1.0, 0.0),
+        // |tanh''| <= 4 / (3√3), |sigmoid''| <= √3 / 18.
+        Tanh => {
+            let t = x.tanh();
+            (1.0 - t * t, (0.77 * d).min(1.0))
+        }
+        Sigmoid => {
+            let s = Sigmoid.scalar(x);
+            (s * (1.0 - s), (0.0963 * d).min(0.25))
+        }
+        Softplus => (Sigmoid.scalar(x), (0.25 * d).min(1.0)),
+        Exponential => (x.exp(), x.exp() * d.exp_m1()),
+        Elu => (if x > 0.0 { 1.0 } else { x.exp() }, d.min(1.0)),
+        Relu => piecewise(f64::from(u8::from(x > 0.0)), &[0.0], 1.0),
+        Relu6 => piecewise(f64::from(u8::from(x > 0.0 && x < 6.0)), &[0.0, 6.0], 1.0),
+        HardSigmoid => piecewise(
+            if x.abs() < 3.0 { 1.0 / 6.0 } else { 0.0 },
+            &[-3.0, 3.0],
+            1.0 / 6.0,
+        ),
+        HardTanh => piecewise(f64::from(u8::from(x.abs() < 1.0)), &[-1.0, 1.0], 1.0),
+        _ => return None,
+    })
+}
+
+impl Step {
+    fn states(&self) -> usize {
+        self.scale.ncols()
+    }
+}
+
+impl Tracked {
     /// Values given to the computation: exact up to one rounding to the dtype.
-    pub(crate) fn given(a: ArrayView2<f64>, eps: f64) -> Bounds {
-        Bounds {
-            lo: a.to_owned(),
-            hi: a.to_owned(),
-            err: a.mapv(|v| eps * v.abs()),
+    pub(crate) fn given(v: ArrayView2<f64>, st: &Step) -> Tracked {
+        let (r, c) = v.dim();
+        Tracked {
+            val: v.to_owned(),
+            coef: Array3::zeros((r, c, st.states())),
+            rest: v.mapv(|x| st.eps * x.abs()),
         }
     }
 
-    pub(crate) fn zeros(rows: usize, cols: usize) -> Bounds {
-        Bounds {
-            lo: Array2::zeros((rows, cols)),
-            hi: Array2::zeros((rows, cols)),
-            err: Array2::zeros((rows, cols)),
+    /// States `offset..offset + cols` of the step's start: their errors are the variables.
+    pub(crate) fn state(v: ArrayView2<f64>, offset: usize, st: &Step) -> Tracked {
+        let (r, c) = v.dim();
+        let mut coef = Array3::zeros((r, c, st.states()));
+        for i in 0..r {
+            for j in 0..c {
+                coef[[i, j, offset + j]] = 1.0;
+            }
         }
+        Tracked {
+            val: v.to_owned(),
+            coef,
+            rest: Array2::zeros((r, c)),
+        }
+    }
+
+    /// A bound on the error of each value.
+    pub(crate) fn total(&self, st: &Step) -> Array2<f64> {
+        let mut t = self.rest.clone();
+        for (i, mut row) in t.axis_iter_mut(Axis(0)).enumerate() {
+            let scale = st.scale.row(i);
+            for (j, x) in row.iter_mut().enumerate() {
+                let c = self.coef.slice(s![i, j, ..]);
+                *x += c
+                    .iter()
+                    .zip(scale.iter())
+                    .map(|(a, e)| carry(a.abs(), *e))
+                    .sum::<f64>();
+            }
+        }
+        t
     }
 
     /// The largest magnitude an implementation's value may have.
-    pub(crate) fn mag(&self) -> Array2<f64> {
-        let mut m = self.err.clone();
-        Zip::from(&mut m)
-            .and(&self.lo)
-            .and(&self.hi)
-            .for_each(|m, &l, &h| *m += nan_max(l.abs(), h.abs()));
-        m
+    fn mag(&self, st: &Step) -> Array2<f64> {
+        self.total(st) + self.val.mapv(f64::abs)
     }
 
     /// Columns `a..b`.
-    pub(crate) fn cols(&self, a: usize, b: usize) -> Bounds {
-        Bounds {
-            lo: self.lo.slice(s![.., a..b]).to_owned(),
-            hi: self.hi.slice(s![.., a..b]).to_owned(),
-            err: self.err.slice(s![.., a..b]).to_owned(),
+    pub(crate) fn cols(&self, a: usize, b: usize) -> Tracked {
+        Tracked {
+            val: self.val.slice(s![.., a..b]).to_owned(),
+            coef: self.coef.slice(s![.., a..b, ..]).to_owned(),
+            rest: self.rest.slice(s![.., a..b]).to_owned(),
         }
     }
 
     /// `self · w` for a known matrix `w`.
-    pub(crate) fn dot(&self, w: ArrayView2<f64>, eps: f64) -> Bounds {
+    pub(crate) fn dot(&self, w: ArrayView2<f64>, st: &Step) -> Tracked {
         let n = w.nrows() as f64;
         let aw = w.mapv(f64::abs);
-        let mid = (&self.lo + &self.hi) * 0.5;
-        let rad = (&self.hi - &self.lo) * 0.5;
-        let centre = mid.dot(&w);
-        let spread = rad.dot(&aw);
-        let err = self.err.dot(&aw) + self.mag().dot(&aw) * ((n + 1.0) * eps);
-        Bounds {
-            lo: &centre - &spread,
-            hi: &centre + &spread,
-            err,
+        let (r, m) = (self.val.nrows(), w.ncols());
+        let mut coef = Array3::zeros((r, m, st.states()));
+        for (i, mut out) in coef.axis_iter_mut(Axis(0)).enumerate() {
+            out.assign(&w.t().dot(&self.coef.index_axis(Axis(0), i)));
+        }
+        Tracked {
+            val: self.val.dot(&w),
+            coef,
+            rest: self.rest.dot(&aw) + self.mag(st).dot(&aw) * ((n + 1.0) * st.eps),
         }
     }
 
-    pub(crate) fn add(&self, o: &Bounds, eps: f64) -> Bounds {
-        Bounds {
-            lo: &self.lo + &o.lo,
-            hi: &self.hi + &o.hi,
-            err: &self.err + &o.err + (self.mag() + o.mag()) * eps,
+    pub(crate) fn add(&self, o: &Tracked, st: &Step) -> Tracked {
+        Tracked {
+            val: &self.val + &o.val,
+            coef: &self.coef + &o.coef,
+            rest: &self.rest + &o.rest + (self.mag(st) + o.mag(st)) * st.eps,
         }
     }
 
     /// Adds a known row (a bias) to every row.
-    pub(crate) fn add_row(&self, b: ArrayView1<f64>, eps: f64) -> Bounds {
+    pub(crate) fn add_row(&self, b: ArrayView1<f64>, st: &Step) -> Tracked {
         let ab = b.mapv(f64::abs);
-        Bounds {
-            lo: &self.lo + &b,
-            hi: &self.hi + &b,
-            err: &self.err + (self.mag() + &ab * 2.0) * eps,
+        Tracked {
+            val: &self.val + &b,
+            coef: self.coef.clone(),
+            rest: &self.rest + (self.mag(st) + &ab * 2.0) * st.eps,
         }
     }
 
     /// The element-wise product.
-    pub(crate) fn mul(&self, o: &Bounds, eps: f64) -> Bounds {
-        let (ma, mb) = (self.mag(), o.mag());
-        let mut lo = self.lo.clone();
-        let mut hi = self.hi.clone();
-        Zip::from(&mut lo)
-            .and(&mut hi)
-            .and(&o.lo)
-            .and(&o.hi)
-            .for_each(|l, h, &ol, &oh| {
-                let p = [*l * ol, *l * oh, *h * ol, *h * oh];
-                let (mut a, mut b) = (p[0], p[0]);
-                for &q in &p[1..] {
-                    a = nan_min(a, q);
-                    b = nan_max(b, q);
-                }
-                (*l, *h) = (a, b);
+    pub(crate) fn mul(&self, o: &Tracked, st: &Step) -> Tracked {
+        let (ta, tb) = (self.total(st), o.total(st));
+        let mut coef = self.coef.clone();
+        Zip::from(coef.lanes_mut(Axis(2)))
+            .and(&o.val)
+            .and(o.coef.lanes(Axis(2)))
+            .and(&self.val)
+            .for_each(|mut c, &vb, cb, &va| {
+                c.zip_mut_with(&cb, |x, &y| *x = vb * *x + va * y);
             });
-        let mut err = &ma * &o.err + &ma * &mb * eps;
-        Zip::from(&mut err)
-            .and(&o.lo)
-            .and(&o.hi)
-            .and(&self.err)
-            .for_each(|e, &ol, &oh, &se| *e += carry(nan_max(ol.abs(), oh.abs()), se));
-        Bounds { lo, hi, err }
+        let mut rest = &self.rest * &o.val.mapv(f64::abs) + &o.rest * &self.val.mapv(f64::abs);
+        Zip::from(&mut rest)
+            .and(&ta)
+            .and(&tb)
+            .and(&self.val)
+            .and(&o.val)
+            .for_each(|r, &ea, &eb, &va, &vb| {
+                *r += 2.0 * carry(ea, eb) + st.eps * (va.abs() + ea) * (vb.abs() + eb);
+            });
+        Tracked {
+            val: &self.val * &o.val,
+            coef,
+            rest,
+        }
     }
 
     /// `1 − self`.
-    pub(crate) fn one_minus(&self, eps: f64) -> Bounds {
-        Bounds {
-            lo: self.hi.mapv(|h| 1.0 - h),
-            hi: self.lo.mapv(|l| 1.0 - l),
-            err: &self.err + (self.mag() + 1.0) * eps,
+    pub(crate) fn one_minus(&self, st: &Step) -> Tracked {
+        Tracked {
+            val: self.val.mapv(|v| 1.0 - v),
+            coef: -&self.coef,
+            rest: &self.rest + (self.mag(st) + 1.0) * st.eps,
         }
     }
 
     /// `f(self)`, softmax-like functions over each row.
-    pub(crate) fn activate(&self, f: Activation, eps: f64) -> Bounds {
-        let mut lo = self.lo.clone();
-        let mut hi = self.hi.clone();
-        let mut err = self.err.clone();
-        let own_abs = 4.0 * eps * f.exp_minus_one_error();
-        Zip::from(&mut lo)
-            .and(&mut hi)
-            .and(&mut err)
-            .for_each(|l, h, e| {
-                let iv = f.interval(Interval {
-                    lo: *l,
-                    hi: *h,
-                    nan: false,
-                });
-                let slope = if f.is_axis_wise() {
-                    0.0 // the row's error is added below
-                } else {
-                    slope_on(f, *l - *e, *h + *e)
-                };
-                let own = 8.0 * eps * nan_max(iv.lo.abs(), iv.hi.abs()) + own_abs;
-                let carried = if f.is_axis_wise() {
-                    0.0
-                } else {
-                    carry(slope, *e)
-                };
-                (*l, *h, *e) = (iv.lo, iv.hi, carried + own);
-            });
+    pub(crate) fn activate(&self, f: Activation, st: &Step) -> Tracked {
+        let total = self.total(st);
+        let val = super::cell::act(f, self.val.clone());
+        let own_abs = 4.0 * st.eps * f.exp_minus_one_error();
+        let own = |v: f64| 8.0 * st.eps * v.abs() + own_abs;
+        let (r, c) = self.val.dim();
+        let mut coef = Array3::zeros((r, c, st.states()));
+        let mut rest = Array2::zeros((r, c));
         if f.is_axis_wise() {
             let l = f.lipschitz().unwrap_or(f64::INFINITY);
-            for (mut row, src) in err.axis_iter_mut(Axis(0)).zip(self.err.axis_iter(Axis(0))) {
-                let worst = src.iter().fold(0.0, |m, &x| nan_max(m, x));
-                row.mapv_inplace(|own| own + carry(l, worst));
+            for i in 0..r {
+                let worst = total.row(i).iter().fold(0.0, |m, &x| nan_max(m, x));
+                for j in 0..c {
+                    rest[[i, j]] = carry(l, worst) + own(val[[i, j]]);
+                }
+            }
+            return Tracked { val, coef, rest };
+        }
+        for i in 0..r {
+            for j in 0..c {
+                let (x, d) = (self.val[[i, j]], total[[i, j]]);
+                // The exact argument and the perturbed one are both within `d` of `x`.
+                match derivative(f, x, 2.0 * d) {
+                    Some((slope, spread)) if slope.is_finite() => {
+                        coef.slice_mut(s![i, j, ..])
+                            .assign(&self.coef.slice(s![i, j, ..]).mapv(|a| slope * a));
+                        rest[[i, j]] = carry(slope.abs(), self.rest[[i, j]])
+                            + carry(spread, 2.0 * d)
+                            + own(val[[i, j]]);
+                    }
+                    _ => {
+                        rest[[i, j]] =
+                            carry(slope_on(f, x - 2.0 * d, x + 2.0 * d), d) + own(val[[i, j]]);
+                    }
+                }
             }
         }
-        Bounds { lo, hi, err }
-    }
-
-    /// Bounds that hold for both: after a step that may or may not have been masked.
-    pub(crate) fn union(&self, o: &Bounds) -> Bounds {
-        let mut out = self.clone();
-        Zip::from(&mut out.lo)
-            .and(&o.lo)
-            .for_each(|a, &b| *a = nan_min(*a, b));
-        Zip::from(&mut out.hi)
-            .and(&o.hi)
-            .for_each(|a, &b| *a = nan_max(*a, b));
-        Zip::from(&mut out.err)
-            .and(&o.err)
-            .for_each(|a, &b| *a = nan_max(*a, b));
-        out
-    }
-
-    /// Row `i` of `from`, in place of this one's.
-    pub(crate) fn set_row(&mut self, i: usize, from: &Bounds) {
-        self.lo.row_mut(i).assign(&from.lo.row(i));
-        self.hi.row_mut(i).assign(&from.hi.row(i));
-        self.err.row_mut(i).assign(&from.err.row(i));
-    }
-
-    /// Row `i` exactly zero.
-    pub(crate) fn zero_row(&mut self, i: usize) {
-        self.lo.row_mut(i).fill(0.0);
-        self.hi.row_mut(i).fill(0.0);
-        self.err.row_mut(i).fill(0.0);
-    }
-
-    /// The largest error (NaN when unknown).
-    pub(crate) fn max_err(&self) -> f64 {
-        self.err.iter().fold(0.0, |m, &x| nan_max(m, x))
-    }
-
-    /// The largest magnitude (NaN when unknown).
-    pub(crate) fn max_mag(&self) -> f64 {
-        self.mag().iter().fold(0.0, |m, &x| nan_max(m, x))
+        Tracked { val, coef, rest }
     }
 }
 
@@ -280,71 +310,70 @@ mod tests {
 
     const EPS: f64 = f64::EPSILON;
 
+    fn step(scale: Array2<f64>) -> Step {
+        Step { scale, eps: EPS }
+    }
+
     #[test]
     fn saturated_tanh_damps_errors_and_linear_keeps_them() {
-        let b = Bounds {
-            lo: array![[10.0, -0.5]],
-            hi: array![[11.0, 0.5]],
-            err: array![[1e-6, 1e-6]],
-        };
-        let t = b.activate(Activation::Tanh, EPS);
-        assert!(t.err[[0, 0]] < 1e-13, "{:?}", t.err);
-        assert!(t.err[[0, 1]] >= 1e-6);
-        assert!(t.lo[[0, 0]] > 0.99 && t.hi[[0, 1]] < 0.5);
-        let l = b.activate(Activation::Linear, EPS);
-        assert!(l.err[[0, 0]] >= 1e-6);
+        let st = step(array![[1e-6, 1e-6]]);
+        let h = Tracked::state(array![[10.0, 0.0]].view(), 0, &st);
+        let t = h.activate(Activation::Tanh, &st).total(&st);
+        assert!(t[[0, 0]] < 1e-11, "{t:?}");
+        assert!(t[[0, 1]] >= 1e-6);
+        let l = h.activate(Activation::Linear, &st).total(&st);
+        assert!(l[[0, 0]] >= 1e-6);
+    }
+
+    /// `z·h + (1 − z)·h` is `h` whatever `z` is: the paths through `z` cancel, and the bound
+    /// is the error of `h` (plus roundings), not `2·|h|·δz`.
+    #[test]
+    fn paths_that_cancel_cancel() {
+        let st = step(array![[1e-6, 1e-6]]);
+        let h = Tracked::state(array![[0.8, 0.0]].view(), 0, &st).cols(0, 1);
+        let z = Tracked::state(array![[0.0, 0.3]].view(), 0, &st).cols(1, 2);
+        let out = z.mul(&h, &st).add(&z.one_minus(&st).mul(&h, &st), &st);
+        let t = out.total(&st)[[0, 0]];
+        assert!((1e-6..1.1e-6).contains(&t), "{t}");
     }
 
     #[test]
     fn a_product_bounds_the_perturbed_product() {
-        let a = Bounds {
-            lo: array![[-2.0]],
-            hi: array![[3.0]],
-            err: array![[0.1]],
-        };
-        let b = Bounds {
-            lo: array![[1.0]],
-            hi: array![[4.0]],
-            err: array![[0.2]],
-        };
-        let p = a.mul(&b, 0.0);
-        assert_eq!((p.lo[[0, 0]], p.hi[[0, 0]]), (-8.0, 12.0));
+        let st = step(array![[0.1, 0.2]]);
+        let a = Tracked::state(array![[3.0, 0.0]].view(), 0, &st).cols(0, 1);
+        let b = Tracked::state(array![[0.0, 4.0]].view(), 0, &st).cols(1, 2);
+        let p = a.mul(&b, &st);
         // |(3.1)(4.2) - 3·4| = 1.02 must be within the bound.
-        assert!(p.err[[0, 0]] >= 1.02 - 1e-12, "{:?}", p.err);
+        assert!(p.total(&st)[[0, 0]] >= 1.02, "{:?}", p.total(&st));
     }
 
     #[test]
-    fn a_matrix_product_carries_errors_through_absolute_weights() {
-        let x = Bounds {
-            lo: array![[1.0, -1.0]],
-            hi: array![[1.0, -1.0]],
-            err: array![[0.5, 0.25]],
+    fn a_matrix_product_carries_errors_through_the_weights() {
+        let st = Step {
+            scale: array![[0.5, 0.25]],
+            eps: 0.0,
         };
-        let w = array![[2.0], [-4.0]];
-        let y = x.dot(w.view(), 0.0);
-        assert_eq!(y.lo, array![[6.0]]);
-        assert_eq!(y.err, array![[2.0]]);
+        let x = Tracked::state(array![[1.0, -1.0]].view(), 0, &st);
+        let y = x.dot(array![[2.0], [-4.0]].view(), &st);
+        assert_eq!(y.val, array![[6.0]]);
+        assert_eq!(y.total(&st), array![[2.0]]);
     }
 
     #[test]
     fn softmax_spreads_the_worst_error_of_a_row() {
-        let b = Bounds {
-            lo: array![[0.0, 1.0]],
-            hi: array![[0.0, 1.0]],
-            err: array![[0.0, 1e-3]],
-        };
-        let s = b.activate(Activation::Softmax, EPS);
-        assert!(s.err[[0, 0]] >= 1e-3 && s.err[[0, 1]] >= 1e-3);
+        let st = step(array![[0.0, 1e-3]]);
+        let x = Tracked::state(array![[0.0, 1.0]].view(), 0, &st);
+        let s = x.activate(Activation::Softmax, &st).total(&st);
+        assert!(s[[0, 0]] >= 1e-3 && s[[0, 1]] >= 1e-3);
     }
 
     #[test]
-    fn unknown_bounds_stay_unknown() {
-        let a = Bounds {
-            lo: array![[0.0]],
-            hi: array![[0.0]],
-            err: array![[f64::NAN]],
-        };
-        assert!(a.union(&Bounds::zeros(1, 1)).max_err().is_nan());
-        assert!(Bounds::zeros(1, 1).union(&a).max_err().is_nan());
+    fn a_kink_near_the_value_costs_its_jump() {
+        let st = step(array![[1e-3]]);
+        let near = Tracked::state(array![[1e-4]].view(), 0, &st);
+        let far = Tracked::state(array![[1.0]].view(), 0, &st);
+        assert!(near.activate(Activation::Relu, &st).total(&st)[[0, 0]] >= 1e-3);
+        let t = far.activate(Activation::Relu, &st).total(&st)[[0, 0]];
+        assert!((1e-3..1.001e-3).contains(&t));
     }
 }

@@ -16,7 +16,7 @@
 use ndarray::{Array1, Array2, ArrayD, ArrayView2, Ix1, Ix2, s};
 use serde_json::Value;
 
-use super::bounds::Bounds;
+use super::bounds::{Step, Tracked};
 use crate::activations::Activation;
 use crate::interval::Interval;
 use crate::layers::{WeightDomain, WeightSpec};
@@ -313,41 +313,41 @@ impl Cell {
         }
     }
 
-    /// One step of the rounding-error analysis (see [`Bounds`]): bounds on the exact output and
-    /// states and on how far a float implementation (unit roundoff `eps`) may be from them.
-    pub(crate) fn step_bounds(
+    /// One step of the rounding-error analysis (see [`Tracked`]): the output and the new
+    /// states, with their errors.
+    pub(crate) fn step_tracked(
         &self,
-        x: &Bounds,
-        states: &[Bounds],
+        x: &Tracked,
+        states: &[Tracked],
         w: &[&ArrayD<f64>],
-        eps: f64,
-    ) -> (Bounds, Vec<Bounds>) {
+        st: &Step,
+    ) -> (Tracked, Vec<Tracked>) {
         let (k, r) = (mat(w[0]), mat(w[1]));
         let u = self.units;
         let h = &states[0];
         match self.flavor {
             Flavor::Simple => {
-                let mut pre = x.dot(k.view(), eps);
+                let mut pre = x.dot(k.view(), st);
                 if self.use_bias {
-                    pre = pre.add_row(vec1(w[2]).view(), eps);
+                    pre = pre.add_row(vec1(w[2]).view(), st);
                 }
                 let out = pre
-                    .add(&h.dot(r.view(), eps), eps)
-                    .activate(self.activation, eps);
+                    .add(&h.dot(r.view(), st), st)
+                    .activate(self.activation, st);
                 (out.clone(), vec![out])
             }
             Flavor::Lstm => {
-                let mut z = x.dot(k.view(), eps).add(&h.dot(r.view(), eps), eps);
+                let mut z = x.dot(k.view(), st).add(&h.dot(r.view(), st), st);
                 if self.use_bias {
-                    z = z.add_row(vec1(w[2]).view(), eps);
+                    z = z.add_row(vec1(w[2]).view(), st);
                 }
-                let gate = |j: usize, f: Activation| z.cols(j * u, (j + 1) * u).activate(f, eps);
+                let gate = |j: usize, f: Activation| z.cols(j * u, (j + 1) * u).activate(f, st);
                 let i = gate(0, self.recurrent_activation);
                 let f = gate(1, self.recurrent_activation);
                 let g = gate(2, self.activation);
                 let o = gate(3, self.recurrent_activation);
-                let c = f.mul(&states[1], eps).add(&i.mul(&g, eps), eps);
-                let out = o.mul(&c.activate(self.activation, eps), eps);
+                let c = f.mul(&states[1], st).add(&i.mul(&g, st), st);
+                let out = o.mul(&c.activate(self.activation, st), st);
                 (out.clone(), vec![out, c])
             }
             Flavor::Gru => {
@@ -359,36 +359,36 @@ impl Cell {
                         (Some(b.row(0).to_owned()), Some(b.row(1).to_owned()))
                     }
                 };
-                let mut mx = x.dot(k.view(), eps);
+                let mut mx = x.dot(k.view(), st);
                 if let Some(b) = &b_in {
-                    mx = mx.add_row(b.view(), eps);
+                    mx = mx.add_row(b.view(), st);
                 }
                 let (xz, xr, xh) = (mx.cols(0, u), mx.cols(u, 2 * u), mx.cols(2 * u, 3 * u));
                 let (z, hh) = if self.reset_after {
-                    let mut inner = h.dot(r.view(), eps);
+                    let mut inner = h.dot(r.view(), st);
                     if let Some(b) = &b_rec {
-                        inner = inner.add_row(b.view(), eps);
+                        inner = inner.add_row(b.view(), st);
                     }
                     let z = xz
-                        .add(&inner.cols(0, u), eps)
-                        .activate(self.recurrent_activation, eps);
+                        .add(&inner.cols(0, u), st)
+                        .activate(self.recurrent_activation, st);
                     let rg = xr
-                        .add(&inner.cols(u, 2 * u), eps)
-                        .activate(self.recurrent_activation, eps);
-                    let rh = rg.mul(&inner.cols(2 * u, 3 * u), eps);
-                    (z, xh.add(&rh, eps).activate(self.activation, eps))
+                        .add(&inner.cols(u, 2 * u), st)
+                        .activate(self.recurrent_activation, st);
+                    let rh = rg.mul(&inner.cols(2 * u, 3 * u), st);
+                    (z, xh.add(&rh, st).activate(self.activation, st))
                 } else {
-                    let inner = h.dot(r.slice(s![.., ..2 * u]), eps);
+                    let inner = h.dot(r.slice(s![.., ..2 * u]), st);
                     let z = xz
-                        .add(&inner.cols(0, u), eps)
-                        .activate(self.recurrent_activation, eps);
+                        .add(&inner.cols(0, u), st)
+                        .activate(self.recurrent_activation, st);
                     let rg = xr
-                        .add(&inner.cols(u, 2 * u), eps)
-                        .activate(self.recurrent_activation, eps);
-                    let rh = rg.mul(h, eps).dot(r.slice(s![.., 2 * u..]), eps);
-                    (z, xh.add(&rh, eps).activate(self.activation, eps))
+                        .add(&inner.cols(u, 2 * u), st)
+                        .activate(self.recurrent_activation, st);
+                    let rh = rg.mul(h, st).dot(r.slice(s![.., 2 * u..]), st);
+                    (z, xh.add(&rh, st).activate(self.activation, st))
                 };
-                let out = z.mul(h, eps).add(&z.one_minus(eps).mul(&hh, eps), eps);
+                let out = z.mul(h, st).add(&z.one_minus(st).mul(&hh, st), st);
                 (out.clone(), vec![out])
             }
         }

@@ -22,10 +22,10 @@
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Mutex;
 
-use ndarray::{Array2, Array3, ArrayD, Axis, Ix2, Ix3};
+use ndarray::{Array2, Array3, ArrayD, Axis, Ix2, Ix3, s};
 use serde_json::{Value, json};
 
-use super::bounds::Bounds;
+use super::bounds::{Step, Tracked, nan_max};
 use super::cell::{Cell, flag};
 use crate::DType;
 use crate::case::{Arg, Dims, Node};
@@ -564,13 +564,13 @@ impl Recurrence {
         ivs
     }
 
-    /// Error bounds of a run on these values (see [`Bounds`]): along the run's own steps when
-    /// its mask is known, for every pattern of skipped steps when it is not.
+    /// Error bounds of a run on these values, along the steps it takes under its mask (see
+    /// [`Tracked`]).
     pub(crate) fn error_bound(
         &self,
         x: &ArrayD<f64>,
         given: &[&ArrayD<f64>],
-        masking: Masking<'_>,
+        mask: Option<&Mask>,
         w: &[&ArrayD<f64>],
         eps: f64,
     ) -> ErrorBound {
@@ -584,80 +584,88 @@ impl Recurrence {
         };
         let (b, t) = (x.shape()[0], x.shape()[1]);
         let given = &given[..self.used(given.len())];
-        let mut states = Vec::new();
-        for (k, &n) in self.state_sizes().iter().enumerate() {
-            states.push(match given.get(k) {
+        let sizes = self.state_sizes();
+        let offsets: Vec<usize> = sizes
+            .iter()
+            .scan(0, |at, &n| {
+                *at += n;
+                Some(*at - n)
+            })
+            .collect();
+        let total: usize = sizes.iter().sum();
+        // The states' values along the run, and the bounds on their errors.
+        let mut values = Vec::new();
+        let mut scale = Array2::zeros((b, total));
+        for (k, &n) in sizes.iter().enumerate() {
+            let v = match given.get(k) {
                 Some(a) => match a.view().into_dimensionality::<Ix2>() {
-                    Ok(v) if v.shape() == [b, n] => Bounds::given(v, eps),
+                    Ok(v) if v.shape() == [b, n] => v.to_owned(),
                     _ => return unknown,
                 },
-                None => Bounds::zeros(b, n),
-            });
+                None => Array2::zeros((b, n)),
+            };
+            let at = offsets[k];
+            scale
+                .slice_mut(s![.., at..at + n])
+                .assign(&v.mapv(|x| eps * x.abs()));
+            values.push(v);
         }
-        let mut emitted = Bounds::zeros(b, self.output_size());
+        let mask = mask.filter(|m| m.shape() == [b, t]);
+        let out = self.output_size();
+        let (mut emitted, mut emitted_err) = (Array2::zeros((b, out)), Array2::zeros((b, out)));
         let (mut output_err, mut output_mag) = (0.0, 0.0);
         for p in 0..t {
             let ti = self.time_of(p, t);
-            let mut input = Bounds::given(x.index_axis(Axis(1), ti), eps);
+            let st = Step { scale, eps };
+            let mut input = Tracked::given(x.index_axis(Axis(1), ti), &st);
             let mut new = Vec::new();
-            let mut at = 0;
             for (cell, cw) in self.cells.iter().zip(&w) {
-                let n = cell.state_sizes().len();
-                let (o, st) = cell.step_bounds(&input, &states[at..at + n], cw, eps);
-                new.extend(st);
+                let first = new.len();
+                let states: Vec<Tracked> = (first..first + cell.state_sizes().len())
+                    .map(|k| Tracked::state(values[k].view(), offsets[k], &st))
+                    .collect();
+                let (o, next) = cell.step_tracked(&input, &states, cw, &st);
+                new.extend(next);
                 input = o;
-                at += n;
             }
-            match masking {
-                Masking::Unknown => {
-                    states = states.iter().zip(&new).map(|(a, b)| a.union(b)).collect();
-                    emitted = emitted.union(&input);
+            let new_err: Vec<Array2<f64>> = new.iter().map(|n| n.total(&st)).collect();
+            let out_err = input.total(&st);
+            let mut next = st.scale;
+            for row in 0..b {
+                if mask.is_none_or(|m| m[[row, ti]]) {
+                    for (k, (n, e)) in new.iter().zip(&new_err).enumerate() {
+                        values[k].row_mut(row).assign(&n.val.row(row));
+                        let at = offsets[k];
+                        next.slice_mut(s![row, at..at + sizes[k]])
+                            .assign(&e.row(row));
+                    }
+                    emitted.row_mut(row).assign(&input.val.row(row));
+                    emitted_err.row_mut(row).assign(&out_err.row(row));
+                } else if self.zero_output_for_mask {
+                    emitted.row_mut(row).fill(0.0);
+                    emitted_err.row_mut(row).fill(0.0);
                 }
-                Masking::Known(m) => match m.filter(|m| m.shape() == [b, t]) {
-                    None => {
-                        states = new;
-                        emitted = input;
-                    }
-                    Some(m) => {
-                        for row in 0..b {
-                            if m[[row, ti]] {
-                                for (s, n) in states.iter_mut().zip(&new) {
-                                    s.set_row(row, n);
-                                }
-                                emitted.set_row(row, &input);
-                            } else if self.zero_output_for_mask {
-                                emitted.zero_row(row);
-                            }
-                        }
-                    }
-                },
             }
-            output_err = nan_max(output_err, emitted.max_err());
-            output_mag = nan_max(output_mag, emitted.max_mag());
+            for (v, e) in emitted.iter().zip(&emitted_err) {
+                output_err = nan_max(output_err, *e);
+                output_mag = nan_max(output_mag, v.abs() + e);
+            }
+            scale = next;
         }
-        let state_err = states.iter().map(Bounds::max_err).fold(0.0, nan_max);
         ErrorBound {
             output_err,
             output_mag,
-            state_err,
+            state_err: scale.iter().fold(0.0, |m, &e| nan_max(m, e)),
         }
     }
-}
-
-/// What the tolerance knows of a run's mask.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Masking<'a> {
-    /// The mask of this very run (`None`: unmasked): the bounds follow its steps.
-    Known(Option<&'a Mask>),
-    /// Any: the bounds hold for every pattern of skipped steps, and grow much faster.
-    Unknown,
 }
 
 /// The mask of the last evaluation of a spec, with a fingerprint of its inputs. `tolerance`
 /// is not given the masks, and the error bound of a masked run follows the steps it takes:
 /// the judge evaluates a call and then asks for its tolerance on the same inputs, so the
-/// mask remembered for these inputs is the one the run had. Other inputs get the bounds
-/// that hold for any mask.
+/// mask remembered for these inputs is the one the run had. For inputs never evaluated the
+/// mask is unknown, and so is the bound: the tolerance then checks only where NaN and
+/// infinities are.
 #[derive(Debug, Default)]
 pub(crate) struct LastRun(Mutex<Option<(u64, Option<Mask>)>>);
 
@@ -687,27 +695,19 @@ impl LastRun {
         }
     }
 
-    /// The tolerance of a run on these inputs, from the error bound `bound` computes.
+    /// The tolerance of a run on these inputs, from the error bound `bound` computes for the
+    /// run's mask.
     pub(crate) fn tolerance(
         &self,
         inputs: &[&ArrayD<f64>],
         dtype: DType,
-        bound: impl Fn(Masking<'_>, f64) -> f64,
+        bound: impl Fn(Option<&Mask>, f64) -> f64,
     ) -> Tolerance {
-        let remembered = self.mask_for(inputs);
-        let masking = match &remembered {
-            Some(m) => Masking::Known(m.as_ref()),
-            None => Masking::Unknown,
+        let err = match self.mask_for(inputs) {
+            Some(m) => bound(m.as_ref(), Tolerance::eps(dtype)),
+            None => f64::NAN,
         };
-        tolerance_of(bound(masking, Tolerance::eps(dtype)), dtype)
-    }
-}
-
-pub(crate) fn nan_max(a: f64, b: f64) -> f64 {
-    if a.is_nan() || b.is_nan() {
-        f64::NAN
-    } else {
-        a.max(b)
+        tolerance_of(err, dtype)
     }
 }
 
@@ -853,10 +853,10 @@ impl Spec for RecurrentSpec {
         inputs: &[&ArrayD<f64>],
         weights: &[&ArrayD<f64>],
     ) -> Tolerance {
-        self.last.tolerance(inputs, dtype, |masking, eps| {
+        self.last.tolerance(inputs, dtype, |mask, eps| {
             let b = self
                 .rec
-                .error_bound(inputs[0], &inputs[1..], masking, weights, eps);
+                .error_bound(inputs[0], &inputs[1..], mask, weights, eps);
             nan_max(b.output_err, b.state_err)
         })
     }
