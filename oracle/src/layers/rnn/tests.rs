@@ -148,3 +148,288 @@ fn direct_masked_calls_match_keras() {
         }
     }
 }
+
+mod preconditions {
+    use serde_json::{Value, json};
+
+    use crate::DType;
+    use crate::case::{Arg, Dims, Node, TensorRef};
+    use crate::layers::{CallSite, Spec, lookup};
+    use crate::params::ParamError;
+    use crate::violation::{Category, Tag, Violation};
+
+    fn tensor(name: &str) -> Arg {
+        Arg::Tensor {
+            source: TensorRef::new(name, 0, 0),
+            dtype: None,
+        }
+    }
+
+    /// A call `layer(x, initial_state=states)`.
+    fn node(states: Option<Arg>) -> Node {
+        let mut n = Node::default();
+        n.args.push(tensor("x"));
+        if let Some(s) = states {
+            n.kwargs.push(("initial_state".into(), s));
+        }
+        n
+    }
+
+    fn states(n: usize) -> Option<Arg> {
+        Some(Arg::List(
+            (0..n).map(|i| tensor(&format!("s{i}"))).collect(),
+        ))
+    }
+
+    fn parse(class: &str, config: Value, node: &Node) -> Result<Box<dyn Spec>, ParamError> {
+        lookup(class, None).expect("registered").parse(&CallSite {
+            config: config.as_object().expect("an object"),
+            node,
+            dtype: DType::Float64,
+        })
+    }
+
+    fn spec(class: &str, config: Value, node: &Node) -> Box<dyn Spec> {
+        parse(class, config, node).unwrap_or_else(|e| panic!("{class}: {e:?}"))
+    }
+
+    fn invalid(r: Result<Box<dyn Spec>, ParamError>) -> Violation {
+        match r {
+            Err(ParamError::Invalid(v)) => v,
+            other => panic!("expected a violation, got {other:?}"),
+        }
+    }
+
+    fn d(v: &[Option<usize>]) -> Dims {
+        v.to_vec()
+    }
+
+    #[test]
+    fn stateful_is_unsupported_and_units_must_be_positive_integers() {
+        let n = node(None);
+        match parse("LSTM", json!({"units": 2, "stateful": true}), &n) {
+            Err(ParamError::Unsupported(u)) => assert_eq!(u.parameter, "stateful"),
+            other => panic!("{other:?}"),
+        }
+        for units in [json!(0), json!(-3), json!(2.0), json!("2")] {
+            let v = invalid(parse("GRU", json!({ "units": units }), &n));
+            assert_eq!(
+                (v.category, v.tag),
+                (Category::IllegalArgument, Tag::KerasEnforced)
+            );
+        }
+        // Flags are read with Python's truth: Keras accepts "x" as return_sequences=True.
+        let s = spec(
+            "SimpleRNN",
+            json!({"units": 2, "return_sequences": "x"}),
+            &n,
+        );
+        let out = s.infer(&[d(&[Some(1), Some(4), Some(3)])]).unwrap();
+        assert_eq!(out, vec![d(&[Some(1), Some(4), Some(2)])]);
+    }
+
+    #[test]
+    fn initial_states_are_counted_per_layer() {
+        // LSTM takes exactly [h, c], SimpleRNN one state, GRU one or more (the first used).
+        for (class, n) in [("LSTM", 1), ("LSTM", 3), ("SimpleRNN", 2), ("GRU", 0)] {
+            let v = invalid(parse(class, json!({"units": 4}), &node(states(n))));
+            assert_eq!(
+                (v.category, v.tag),
+                (Category::Structure, Tag::KerasEnforced),
+                "{class}"
+            );
+        }
+        let gru = spec(
+            "GRU",
+            json!({"units": 4, "return_state": true}),
+            &node(states(3)),
+        );
+        let seq = d(&[Some(2), Some(5), Some(3)]);
+        let out = gru
+            .infer(&[
+                seq,
+                d(&[Some(2), Some(4)]),
+                d(&[Some(9)]),
+                d(&[Some(1), Some(1)]),
+            ])
+            .unwrap();
+        assert_eq!(out.len(), 2);
+        // Positional: layer(x, [h, c]).
+        let n = Node {
+            args: vec![tensor("x"), states(2).unwrap()],
+            ..Node::default()
+        };
+        let lstm = spec("LSTM", json!({"units": 4}), &n);
+        let h = d(&[None, Some(4)]);
+        assert!(
+            lstm.infer(&[d(&[None, Some(5), Some(3)]), h.clone(), h])
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn initial_states_must_be_batch_by_units() {
+        let lstm = spec("LSTM", json!({"units": 4}), &node(states(2)));
+        let seq = d(&[Some(2), Some(5), Some(3)]);
+        let ok = d(&[Some(2), Some(4)]);
+        let check = |c: Dims| lstm.infer(&[seq.clone(), ok.clone(), c]);
+        assert!(check(ok.clone()).is_ok());
+        assert!(check(d(&[None, Some(4)])).is_ok());
+        let v = check(d(&[Some(2), Some(3)])).unwrap_err();
+        assert_eq!(
+            (v.category, v.tag),
+            (Category::IncompatibleShapes, Tag::KerasEnforced)
+        );
+        assert_eq!(v.parameter, "initial_state[1]");
+        // Shapes that broadcast run eagerly, but not as Keras declares them.
+        for c in [
+            d(&[Some(1), Some(4)]),
+            d(&[Some(2), Some(1)]),
+            d(&[Some(4)]),
+        ] {
+            assert_eq!(check(c).unwrap_err().tag, Tag::Semantic);
+        }
+    }
+
+    #[test]
+    fn sequences_need_steps_features_and_rank_three() {
+        let n = node(None);
+        let lstm = spec("LSTM", json!({"units": 2}), &n);
+        let err = |s: &dyn Spec, dims: &[Option<usize>]| s.infer(&[d(dims)]).unwrap_err();
+        let v = err(lstm.as_ref(), &[Some(2), Some(0), Some(3)]);
+        assert_eq!(
+            (v.category, v.tag),
+            (Category::EmptyOutput, Tag::KerasEnforced)
+        );
+        assert_eq!(
+            err(lstm.as_ref(), &[None, Some(4), None]).tag,
+            Tag::KerasEnforced
+        );
+        assert_eq!(
+            err(lstm.as_ref(), &[None, Some(4), Some(3), Some(1)]).category,
+            Category::Rank
+        );
+        // No time steps known: fine, even unrolled (eager Keras sees the real length).
+        let unrolled = spec("GRU", json!({"units": 2, "unroll": true}), &n);
+        assert!(unrolled.infer(&[d(&[None, None, Some(3)])]).is_ok());
+        // RNN declares no rank: TF asks for >= 3, beyond it the cell's shapes are garbage.
+        let cell = json!({"class_name": "SimpleRNNCell", "config": {"units": 2}});
+        let rnn = spec("RNN", json!({ "cell": cell }), &n);
+        assert_eq!(
+            err(rnn.as_ref(), &[None, Some(4), Some(3), Some(1)]).tag,
+            Tag::Semantic
+        );
+        assert_eq!(err(rnn.as_ref(), &[None, Some(4)]).tag, Tag::KerasEnforced);
+    }
+
+    #[test]
+    fn masks_are_batch_by_time() {
+        let s = spec("LSTM", json!({"units": 2}), &node(None));
+        let seq = d(&[None, Some(4), Some(3)]);
+        let one = std::slice::from_ref(&seq);
+        assert!(s.check_masks(one, &[Some(vec![1, 4])]).is_ok());
+        assert_eq!(
+            s.check_masks(one, &[Some(vec![1, 4, 3])]).unwrap_err().tag,
+            Tag::Semantic
+        );
+        assert!(s.check_masks(&[seq], &[Some(vec![1, 5])]).is_err());
+    }
+
+    #[test]
+    fn build_config_records_the_initial_state_shapes() {
+        let seq = d(&[None, Some(5), Some(3)]);
+        let h = d(&[None, Some(4)]);
+        let lstm = spec("LSTM", json!({"units": 4}), &node(states(2)));
+        assert_eq!(
+            lstm.build_config(&[seq.clone(), h.clone(), h.clone()]),
+            Some(json!({"shapes_dict": {"sequences_shape": [null, 5, 3],
+                "initial_state_shape": [[null, 4], [null, 4]]}}))
+        );
+        let gru = spec("GRU", json!({"units": 4}), &node(Some(tensor("h"))));
+        assert_eq!(
+            gru.build_config(&[seq.clone(), h]),
+            Some(json!({"shapes_dict": {"sequences_shape": [null, 5, 3],
+                "initial_state_shape": [null, 4]}}))
+        );
+        let plain = spec("GRU", json!({"units": 4}), &node(None));
+        assert_eq!(
+            plain.build_config(&[seq]),
+            Some(json!({"input_shape": [null, 5, 3]}))
+        );
+    }
+
+    fn lstm(config: Value) -> Value {
+        json!({"module": "keras.layers", "class_name": "LSTM", "config": config})
+    }
+
+    #[test]
+    fn bidirectional_layers_must_pair_up() {
+        let n = node(None);
+        let bi = |c: Value| parse("Bidirectional", c, &n);
+        // Keras compares with Python's ==: go_backwards 1 is True.
+        let same = json!({"layer": lstm(json!({"units": 2, "go_backwards": 1})),
+                          "backward_layer": lstm(json!({"units": 2, "go_backwards": true}))});
+        assert_eq!(invalid(bi(same)).parameter, "backward_layer.go_backwards");
+        let mixed = json!({"layer": lstm(json!({"units": 2})),
+                           "backward_layer": lstm(json!({"units": 2, "go_backwards": true,
+                                                         "return_sequences": true}))});
+        assert_eq!(
+            invalid(bi(mixed)).parameter,
+            "backward_layer.return_sequences"
+        );
+        let bad = json!({"layer": lstm(json!({"units": 2})), "merge_mode": "max"});
+        assert_eq!(invalid(bi(bad)).parameter, "merge_mode");
+        match bi(json!({"merge_mode": "sum"})) {
+            Err(ParamError::Unsupported(u)) => assert_eq!(u.parameter, "layer"),
+            other => panic!("{other:?}"),
+        }
+        // Another backward layer size: Keras declares the forward layer's shapes.
+        let wider = json!({"layer": lstm(json!({"units": 2})),
+                           "backward_layer": lstm(json!({"units": 3, "go_backwards": true}))});
+        let s = bi(wider).unwrap();
+        let v = s.infer(&[d(&[None, Some(5), Some(3)])]).unwrap_err();
+        assert_eq!(v.tag, Tag::Semantic);
+        // merge_mode None: two outputs, then the forward and the backward states.
+        let both = json!({"layer": lstm(json!({"units": 2, "return_state": true})),
+                          "merge_mode": null});
+        let out = bi(both)
+            .unwrap()
+            .infer(&[d(&[None, Some(5), Some(3)])])
+            .unwrap();
+        assert_eq!(out.len(), 6);
+        // Initial states split in halves: [h, c] forward, [h, c] backward.
+        let s = parse(
+            "Bidirectional",
+            json!({"layer": lstm(json!({"units": 2}))}),
+            &node(states(4)),
+        );
+        assert!(s.is_ok());
+        let v = invalid(parse(
+            "Bidirectional",
+            json!({"layer": lstm(json!({"units": 2}))}),
+            &node(states(2)),
+        ));
+        assert_eq!(v.category, Category::Structure);
+    }
+
+    #[test]
+    fn a_tolerance_without_a_run_checks_only_special_values() {
+        let s = spec("SimpleRNN", json!({"units": 2}), &node(None));
+        let x = ndarray::ArrayD::from_elem(vec![1, 3, 2], 0.5);
+        let w = [
+            ndarray::ArrayD::from_elem(vec![2, 2], 0.1),
+            ndarray::ArrayD::from_elem(vec![2, 2], 0.1),
+            ndarray::ArrayD::from_elem(vec![2], 0.1),
+        ];
+        let w: Vec<_> = w.iter().collect();
+        assert_eq!(s.tolerance(DType::Float64, &[&x], &w).abs, f64::INFINITY);
+        s.eval(&[&x], &w);
+        let t = s.tolerance(DType::Float64, &[&x], &w).abs;
+        assert!(t < 1e-14, "{t}");
+        let other = ndarray::ArrayD::from_elem(vec![1, 3, 2], 0.25);
+        assert_eq!(
+            s.tolerance(DType::Float64, &[&other], &w).abs,
+            f64::INFINITY
+        );
+    }
+}
