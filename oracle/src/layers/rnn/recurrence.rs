@@ -18,6 +18,10 @@
 //!   with `return_state` the final states (flattened, cell by cell);
 //! - `compute_mask` keeps the input mask (not reversed for `go_backwards`) on the sequence
 //!   output only; the last output and the states are unmasked.
+//!
+//! The tolerance bounds the rounding errors step by step along the run's own steps and mask
+//! ([`Recurrence::error_bound`], [`Tracked`]): how far they grow depends on the weights, the
+//! activations' slopes where the run goes, and the number of steps.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Mutex;
@@ -205,7 +209,7 @@ fn structure(detail: String, expected: String, actual: usize) -> Violation {
 }
 
 /// What a recurrent layer's tolerance needs of one run: its largest error bounds and
-/// magnitudes (see [`Bounds`]).
+/// magnitudes (see [`Tracked`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct ErrorBound {
     pub output_err: f64,
