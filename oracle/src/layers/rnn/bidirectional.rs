@@ -17,17 +17,22 @@
 //!
 //! Keras declares its output shapes from the forward layer alone: a backward layer of
 //! other units or other states gives tensors of other shapes than declared (semantic).
+//! The wrapped layers compute in their own dtype policies, and are built from their own
+//! `build_config`s when Keras deserializes them.
 
 use ndarray::{ArrayD, Axis, concatenate};
 use serde_json::{Map, Value};
 
 use super::bounds::nan_max;
+use super::cell::{built_for, nested_dtype};
+use super::recurrence::coarser;
 use super::recurrence::{LastRun, Recurrence, StateForm};
 use super::rnn_layer::nested;
 use super::{gru, lstm, rnn_layer, simple_rnn};
 use crate::DType;
 use crate::case::Dims;
 use crate::interval::Interval;
+use crate::layers::normalization::{max_finite, saturate};
 use crate::layers::util::arity;
 use crate::layers::{CallSite, LayerKind, Mask, ParamDef, Spec, WeightSpec};
 use crate::params::{Config, ParamResult};
@@ -54,11 +59,18 @@ struct BidirectionalSpec {
     form: StateForm,
     /// How many of the state tensors go to the forward layer.
     forward_states: usize,
+    /// The wrapper's compute dtype, which its outputs are cast to.
+    dtype: DType,
     last: LastRun,
 }
 
-/// The recurrent layer a nested config describes.
-fn wrapped(key: &str, class: &str, config: &Map<String, Value>) -> ParamResult<Recurrence> {
+/// The recurrent layer a nested config describes (`entry` holds its `build_config`).
+fn wrapped(
+    key: &str,
+    class: &str,
+    entry: Option<&Value>,
+    config: &Map<String, Value>,
+) -> ParamResult<Recurrence> {
     let parse = match class {
         "LSTM" => lstm::parse_config,
         "GRU" => gru::parse_config,
@@ -69,8 +81,14 @@ fn wrapped(key: &str, class: &str, config: &Map<String, Value>) -> ParamResult<R
         }
     };
     let c = Config::new(config);
-    let rec = parse(&c)?;
+    let mut rec = parse(&c)?;
     c.finish()?;
+    rec.dtype = nested_dtype(key, config.get("dtype"))?;
+    if let Some(e) = entry.and_then(Value::as_object)
+        && rec.cells[0].built_for.is_none()
+    {
+        rec.cells[0].built_for = built_for(key, e)?;
+    }
     Ok(rec)
 }
 
@@ -113,9 +131,10 @@ fn illegal_merge(v: Option<&Value>) -> crate::params::ParamError {
         .into()
 }
 
+/// Keras's message names the attribute (`"return_state"`), not the layer.
 fn mismatch(what: &str, detail: String) -> crate::params::ParamError {
     Violation::new(Category::IllegalArgument, Tag::KerasEnforced)
-        .parameter(format!("backward_layer.{what}"))
+        .parameter(what)
         .detail(detail)
         .badness(badness::argument(1.0))
         .into()
@@ -133,23 +152,28 @@ impl LayerKind for Bidirectional {
             return Err(Unsupported::new("layer", "missing from the config").into());
         };
         let (class, config) = nested("layer", layer)?;
-        let mut forward = wrapped("layer", class, config)?;
+        let mut forward = wrapped("layer", class, Some(layer), config)?;
         let reversed: Map<String, Value>;
-        let (b_class, b_config) = match c.raw("backward_layer").filter(|v| !v.is_null()) {
-            Some(v) => nested("backward_layer", v)?,
+        let given = c.raw("backward_layer").filter(|v| !v.is_null());
+        let (b_class, b_config, b_entry) = match given {
+            Some(v) => {
+                let (k, cfg) = nested("backward_layer", v)?;
+                (k, cfg, Some(v))
+            }
             None => {
                 let mut m = config.clone();
                 m.insert("go_backwards".into(), Value::Bool(true));
                 reversed = m;
-                (class, &reversed)
+                // A copy of the forward layer, built as it is.
+                (class, &reversed, Some(layer))
             }
         };
-        let mut backward = wrapped("backward_layer", b_class, b_config)?;
+        let mut backward = wrapped("backward_layer", b_class, b_entry, b_config)?;
         c.finish()?;
         if py_eq(config.get("go_backwards"), b_config.get("go_backwards")) {
             return Err(mismatch(
                 "go_backwards",
-                "goes the same way as the forward layer".into(),
+                "is the same in the forward and backward layers".into(),
             ));
         }
         for key in ["stateful", "return_sequences", "return_state"] {
@@ -172,6 +196,7 @@ impl LayerKind for Bidirectional {
             merge,
             forward_states: f_form.count(),
             form,
+            dtype: call.dtype,
             last: LastRun::default(),
         }))
     }
@@ -194,11 +219,12 @@ impl LayerKind for Bidirectional {
     }
 }
 
-/// Example wrapped layers for generators.
+/// Example wrapped layers for generators (without a dtype, a wrapped layer computes in
+/// float32).
 const LAYERS: &[&str] = &[
     r#"{"module": "keras.layers", "class_name": "LSTM", "config": {"units": 3, "return_sequences": true}}"#,
     r#"{"module": "keras.layers", "class_name": "LSTM", "config": {"units": 2, "return_state": true}}"#,
-    r#"{"module": "keras.layers", "class_name": "GRU", "config": {"units": 2, "reset_after": false}}"#,
+    r#"{"module": "keras.layers", "class_name": "GRU", "config": {"units": 2, "reset_after": false, "dtype": "float64"}}"#,
     r#"{"module": "keras.layers", "class_name": "GRU", "config": {"units": 3, "return_sequences": true, "return_state": true}}"#,
     r#"{"module": "keras.layers", "class_name": "SimpleRNN", "config": {"units": 4, "activation": "relu", "return_sequences": true}}"#,
     r#"{"module": "keras.layers", "class_name": "RNN", "config": {"return_sequences": true, "cell": {"module": "keras.layers", "class_name": "StackedRNNCells", "config": {"cells": [{"module": "keras.layers", "class_name": "GRUCell", "config": {"units": 2}}, {"module": "keras.layers", "class_name": "LSTMCell", "config": {"units": 2}}]}}}}"#,
@@ -239,7 +265,10 @@ impl BidirectionalSpec {
         };
         outs.extend(f.into_iter().skip(1));
         outs.extend(b.into_iter().skip(1));
-        outs
+        let max = max_finite(self.dtype);
+        outs.into_iter()
+            .map(|o| o.mapv(|v| saturate(v, max)))
+            .collect()
     }
 
     fn output_count(&self) -> usize {
@@ -385,6 +414,10 @@ impl Spec for BidirectionalSpec {
     ) -> Tolerance {
         let (fs, bs) = self.split(&inputs[1..]);
         let (fw, bw) = weights.split_at(self.forward_weight_count().min(weights.len()));
+        let dtype = coarser(
+            self.forward.coarsest(dtype),
+            self.backward.coarsest(self.dtype),
+        );
         self.last.tolerance(inputs, dtype, |mask, eps| {
             let f = self.forward.error_bound(inputs[0], fs, mask, fw, eps);
             let b = self.backward.error_bound(inputs[0], bs, mask, bw, eps);

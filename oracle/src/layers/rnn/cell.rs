@@ -17,8 +17,10 @@ use ndarray::{Array1, Array2, ArrayD, ArrayView2, Ix1, Ix2, s};
 use serde_json::Value;
 
 use super::bounds::{Step, Tracked};
+use crate::DType;
 use crate::activations::Activation;
 use crate::interval::Interval;
+use crate::layers::normalization::{max_finite, saturate};
 use crate::layers::{WeightDomain, WeightSpec};
 use crate::params::{Config, ParamError, ParamResult};
 use crate::violation::{Category, Tag, Violation, badness};
@@ -42,6 +44,12 @@ pub(crate) struct Cell {
     pub use_bias: bool,
     /// GRU only: the reset gate applies after the recurrent matrix product.
     pub reset_after: bool,
+    /// The dtype the cell computes in, when it is not its layer's: a cell (or a layer inside
+    /// a `Bidirectional`) given as a nested config has its own dtype policy.
+    pub dtype: Option<DType>,
+    /// The input features the cell was built for, from the `build_config` of its nested
+    /// config: Keras builds it there when it deserializes it, whatever the input.
+    pub built_for: Option<usize>,
 }
 
 /// Python's truth value of a config entry: Keras reads these flags with `if flag:`, so any
@@ -140,6 +148,8 @@ impl Cell {
             recurrent_activation,
             use_bias,
             reset_after,
+            dtype: None,
+            built_for: None,
         })
     }
 
@@ -194,29 +204,34 @@ impl Cell {
     }
 
     /// One step: the output and the new states, for a batch of inputs `x` and the states.
+    /// Every operation overflows to infinity past `max`, the largest finite value of the
+    /// dtype the cell computes in, as TF's kernels do.
     pub(crate) fn step(
         &self,
         x: ArrayView2<f64>,
         states: &[Array2<f64>],
         w: &[&ArrayD<f64>],
+        max: f64,
     ) -> (Array2<f64>, Vec<Array2<f64>>) {
+        let sat = |a: Array2<f64>| a.mapv(|v| saturate(v, max));
+        let act = |f: Activation, a: Array2<f64>| sat(act(f, a));
         let (k, r) = (mat(w[0]), mat(w[1]));
         let u = self.units;
         let h = &states[0];
         match self.flavor {
             Flavor::Simple => {
-                let mut pre = x.dot(&k);
+                let mut pre = sat(x.dot(&k));
                 if self.use_bias {
-                    pre += &vec1(w[2]);
+                    pre = sat(pre + &vec1(w[2]));
                 }
-                let pre = pre + h.dot(&r);
+                let pre = sat(pre + sat(h.dot(&r)));
                 let out = act(self.activation, pre);
                 (out.clone(), vec![out])
             }
             Flavor::Lstm => {
-                let mut z = x.dot(&k) + h.dot(&r);
+                let mut z = sat(sat(x.dot(&k)) + sat(h.dot(&r)));
                 if self.use_bias {
-                    z += &vec1(w[2]);
+                    z = sat(z + &vec1(w[2]));
                 }
                 let gate = |j: usize, f: Activation| {
                     act(f, z.slice(s![.., j * u..(j + 1) * u]).to_owned())
@@ -225,8 +240,8 @@ impl Cell {
                 let f = gate(1, self.recurrent_activation);
                 let g = gate(2, self.activation);
                 let o = gate(3, self.recurrent_activation);
-                let c = &f * &states[1] + &i * &g;
-                let out = &o * &act(self.activation, c.clone());
+                let c = sat(sat(&f * &states[1]) + sat(&i * &g));
+                let out = sat(&o * &act(self.activation, c.clone()));
                 (out.clone(), vec![out, c])
             }
             Flavor::Gru => {
@@ -239,30 +254,30 @@ impl Cell {
                             (Some(b.row(0).to_owned()), Some(b.row(1).to_owned()))
                         }
                     };
-                let mut mx = x.dot(&k);
+                let mut mx = sat(x.dot(&k));
                 if let Some(b) = &b_in {
-                    mx += b;
+                    mx = sat(mx + b);
                 }
                 let cols =
                     |a: &Array2<f64>, j: usize| a.slice(s![.., j * u..(j + 1) * u]).to_owned();
                 let (xz, xr, xh) = (cols(&mx, 0), cols(&mx, 1), cols(&mx, 2));
                 let (z, hh) = if self.reset_after {
-                    let mut inner = h.dot(&r);
+                    let mut inner = sat(h.dot(&r));
                     if let Some(b) = &b_rec {
-                        inner += b;
+                        inner = sat(inner + b);
                     }
-                    let z = act(self.recurrent_activation, xz + cols(&inner, 0));
-                    let rg = act(self.recurrent_activation, xr + cols(&inner, 1));
-                    let rh = rg * cols(&inner, 2);
-                    (z, act(self.activation, xh + rh))
+                    let z = act(self.recurrent_activation, sat(xz + cols(&inner, 0)));
+                    let rg = act(self.recurrent_activation, sat(xr + cols(&inner, 1)));
+                    let rh = sat(rg * cols(&inner, 2));
+                    (z, act(self.activation, sat(xh + rh)))
                 } else {
-                    let inner = h.dot(&r.slice(s![.., ..2 * u]));
-                    let z = act(self.recurrent_activation, xz + cols(&inner, 0));
-                    let rg = act(self.recurrent_activation, xr + cols(&inner, 1));
-                    let rh = (rg * h).dot(&r.slice(s![.., 2 * u..]));
-                    (z, act(self.activation, xh + rh))
+                    let inner = sat(h.dot(&r.slice(s![.., ..2 * u])));
+                    let z = act(self.recurrent_activation, sat(xz + cols(&inner, 0)));
+                    let rg = act(self.recurrent_activation, sat(xr + cols(&inner, 1)));
+                    let rh = sat(sat(rg * h).dot(&r.slice(s![.., 2 * u..])));
+                    (z, act(self.activation, sat(xh + rh)))
                 };
-                let out = &z * h + (1.0 - &z) * &hh;
+                let out = sat(sat(&z * h) + sat(sat(1.0 - &z) * &hh));
                 (out.clone(), vec![out])
             }
         }
@@ -395,6 +410,63 @@ impl Cell {
     }
 }
 
+/// The compute dtype of a nested object's dtype policy (`"float32"`, `{"class_name":
+/// "DTypePolicy", "config": {"name": "mixed_float16"}}`, ...). Without one, Keras gives it the
+/// global policy when it deserializes it: float32 where semfuzz builds models (it sets the
+/// dtype of the model's layers, not of the objects nested in their configs).
+pub(crate) fn nested_dtype(key: &str, v: Option<&Value>) -> ParamResult<DType> {
+    let name = match v {
+        None | Some(Value::Null) => return Ok(DType::Float32),
+        Some(Value::String(s)) => s.as_str(),
+        Some(Value::Object(o)) => o
+            .get("config")
+            .and_then(|c| c.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or(""),
+        Some(_) => "",
+    };
+    let name = name.strip_prefix("mixed_").unwrap_or(name);
+    match name.parse::<DType>() {
+        Ok(d) if d.is_float() => Ok(d),
+        _ => Err(crate::violation::Unsupported::new(
+            format!("{key}.dtype"),
+            format!(
+                "the dtype policy {}",
+                v.map_or("?".into(), Value::to_string)
+            ),
+        )
+        .into()),
+    }
+}
+
+/// The input features a nested object was built for, from its `build_config`
+/// (`{"input_shape": [...]}` or `{"shapes_dict": {"sequences_shape": [...], ...}}`).
+pub(crate) fn built_for(
+    key: &str,
+    entry: &serde_json::Map<String, Value>,
+) -> ParamResult<Option<usize>> {
+    let Some(b) = entry.get("build_config").filter(|b| !b.is_null()) else {
+        return Ok(None);
+    };
+    let shape = b
+        .get("input_shape")
+        .or_else(|| b.get("shapes_dict").and_then(|d| d.get("sequences_shape")));
+    match shape.and_then(Value::as_array).and_then(|s| s.last()) {
+        Some(Value::Null) => Ok(None),
+        Some(d) if d.as_u64().is_some() => Ok(d.as_u64().map(|n| n as usize)),
+        _ => Err(crate::violation::Unsupported::new(
+            format!("{key}.build_config"),
+            format!("an unknown build_config {b}"),
+        )
+        .into()),
+    }
+}
+
+/// The largest finite value of the dtype a cell computes in (its own, or its layer's).
+pub(crate) fn max_of(cell: &Cell, layer: DType) -> f64 {
+    max_finite(cell.dtype.unwrap_or(layer))
+}
+
 /// `recurrent_activation`, sigmoid by default.
 fn activation_of(c: &Config) -> ParamResult<Activation> {
     activation(c, "recurrent_activation", Activation::Sigmoid)
@@ -431,6 +503,8 @@ mod tests {
             recurrent_activation: Activation::Sigmoid,
             use_bias: true,
             reset_after,
+            dtype: None,
+            built_for: None,
         }
     }
 
@@ -447,7 +521,7 @@ mod tests {
         let b = array![0.0, 1.0, -1.0, 0.5].into_dyn();
         let x = array![[2.0]];
         let (h0, c0) = (array![[0.3]], array![[-0.7]]);
-        let (out, st) = c.step(x.view(), &[h0, c0], &[&k, &r, &b]);
+        let (out, st) = c.step(x.view(), &[h0, c0], &[&k, &r, &b], f64::MAX);
         let zi = 0.2 + 0.15;
         let zf = 0.4 - 0.15 + 1.0;
         let zc: f64 = 0.6 + 0.075 - 1.0;
@@ -468,7 +542,7 @@ mod tests {
         let h = 0.3;
         let after = cell(Flavor::Gru, 1, true);
         let b2 = array![[0.1, 0.2, 0.3], [-0.1, -0.2, -0.3]].into_dyn();
-        let (out, _) = after.step(x.view(), &[array![[h]]], &[&k, &r, &b2]);
+        let (out, _) = after.step(x.view(), &[array![[h]]], &[&k, &r, &b2], f64::MAX);
         let z = sig(0.2 + 0.1 + 0.15 - 0.1);
         let rg = sig(0.4 + 0.2 - 0.15 - 0.2);
         let hh = (0.6f64 + 0.3 + rg * (0.075 - 0.3)).tanh();
@@ -476,7 +550,7 @@ mod tests {
 
         let before = cell(Flavor::Gru, 1, false);
         let b1 = array![0.1, 0.2, 0.3].into_dyn();
-        let (out, _) = before.step(x.view(), &[array![[h]]], &[&k, &r, &b1]);
+        let (out, _) = before.step(x.view(), &[array![[h]]], &[&k, &r, &b1], f64::MAX);
         let z = sig(0.2 + 0.1 + 0.15);
         let rg = sig(0.4 + 0.2 - 0.15);
         let hh = (0.6f64 + 0.3 + rg * h * 0.25).tanh();

@@ -30,10 +30,11 @@ use ndarray::{Array2, Array3, ArrayD, Axis, Ix2, Ix3, s};
 use serde_json::{Value, json};
 
 use super::bounds::{Step, Tracked, nan_max};
-use super::cell::{Cell, flag};
+use super::cell::{Cell, flag, max_of};
 use crate::DType;
 use crate::case::{Arg, Dims, Node};
 use crate::interval::Interval;
+use crate::layers::normalization::{max_finite, saturate};
 use crate::layers::util::{arity, input_shape_config, show};
 use crate::layers::{CallSite, Mask, Spec, WeightSpec};
 use crate::params::{Config, ParamResult};
@@ -56,6 +57,9 @@ pub(crate) struct Recurrence {
     /// The layer declares `InputSpec(ndim=3)` (`LSTM`, `GRU`, `SimpleRNN`); `RNN` does not
     /// check the rank beyond TF's own "at least 3".
     pub strict_rank: bool,
+    /// The layer's compute dtype: its outputs are cast to it, and its cells compute in it
+    /// unless they have their own.
+    pub dtype: DType,
 }
 
 /// The arguments of Keras's `RNN` base class, which every recurrent layer takes.
@@ -208,6 +212,15 @@ fn structure(detail: String, expected: String, actual: usize) -> Violation {
         .badness(badness::STRUCTURE + 1.0)
 }
 
+/// The dtype of the two with the larger unit roundoff.
+pub(crate) fn coarser(a: DType, b: DType) -> DType {
+    if Tolerance::eps(b) > Tolerance::eps(a) {
+        b
+    } else {
+        a
+    }
+}
+
 /// What a recurrent layer's tolerance needs of one run: its largest error bounds and
 /// magnitudes (see [`Tracked`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -247,7 +260,17 @@ impl Recurrence {
             zero_output_for_mask: f.zero_output_for_mask,
             first_state_only,
             strict_rank,
+            dtype: DType::Float64,
         }
+    }
+
+    /// The dtype whose roundings dominate: the coarsest the layer or a cell computes in.
+    pub(crate) fn coarsest(&self, run: DType) -> DType {
+        self.cells
+            .iter()
+            .filter_map(|c| c.dtype)
+            .chain([self.dtype, run])
+            .fold(run, coarser)
     }
 
     /// The sizes of all states, cell by cell.
@@ -370,6 +393,26 @@ impl Recurrence {
                 .detail("has no time steps (TF reads the first one)")
                 .badness(badness::argument(1.0)));
         }
+        let mut features = seq[2];
+        for (k, cell) in self.cells.iter().enumerate() {
+            if let (Some(b), Some(d)) = (cell.built_for, features)
+                && b != d
+            {
+                return Err(
+                    Violation::new(Category::IncompatibleShapes, Tag::KerasEnforced)
+                        .parameter(if k == 0 {
+                            "input[0]".into()
+                        } else {
+                            format!("cells[{k}]")
+                        })
+                        .expected(format!("{b} features, as the nested build_config built it"))
+                        .actual(format!("{d} features"))
+                        .detail("does not fit the kernel Keras builds from the nested config")
+                        .badness(badness::shape(b.abs_diff(d) as f64)),
+                );
+            }
+            features = Some(cell.units);
+        }
         let batch = seq[0];
         for (k, (s, size)) in states
             .iter()
@@ -425,7 +468,8 @@ impl Recurrence {
         let mut at = 0;
         for (cell, cw) in self.cells.iter().zip(w) {
             let n = cell.state_sizes().len();
-            let (out, st) = cell.step(input.view(), &states[at..at + n], cw);
+            let max = max_of(cell, self.dtype);
+            let (out, st) = cell.step(input.view(), &states[at..at + n], cw, max);
             new.extend(st);
             input = out;
             at += n;
@@ -501,7 +545,11 @@ impl Recurrence {
         if self.return_state {
             outs.extend(states.into_iter().map(Array2::into_dyn));
         }
-        outs
+        // Cast to the layer's dtype.
+        let max = max_finite(self.dtype);
+        outs.into_iter()
+            .map(|o| o.mapv(|v| saturate(v, max)))
+            .collect()
     }
 
     /// The output masks (see the module documentation).
@@ -780,8 +828,9 @@ pub(crate) fn recurrent_call(
     parse: fn(&Config) -> ParamResult<Recurrence>,
 ) -> ParamResult<Box<dyn Spec>> {
     let c = Config::new(call.config);
-    let rec = parse(&c)?;
+    let mut rec = parse(&c)?;
     c.finish()?;
+    rec.dtype = call.dtype;
     let form = StateForm::of_call(call.node)?;
     rec.check_form(&form)?;
     Ok(Box::new(RecurrentSpec {
@@ -857,6 +906,7 @@ impl Spec for RecurrentSpec {
         inputs: &[&ArrayD<f64>],
         weights: &[&ArrayD<f64>],
     ) -> Tolerance {
+        let dtype = self.rec.coarsest(dtype);
         self.last.tolerance(inputs, dtype, |mask, eps| {
             let b = self
                 .rec

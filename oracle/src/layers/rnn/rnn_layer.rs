@@ -6,8 +6,9 @@
 use serde_json::{Map, Value};
 
 use super::COMMON_FLAGS;
-use super::cell::{Cell, Flavor};
-use super::recurrence::{Flags, Recurrence, recurrent_call};
+use super::cell::{Cell, Flavor, built_for, nested_dtype};
+use super::recurrence::{Flags, Recurrence, coarser, recurrent_call};
+use crate::DType;
 use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
 use crate::violation::Unsupported;
@@ -38,7 +39,11 @@ pub(crate) fn nested<'a>(
     Ok((class, config))
 }
 
-fn cell_of(class: &str, config: &Map<String, Value>) -> ParamResult<Cell> {
+fn cell_of(
+    class: &str,
+    entry: &Map<String, Value>,
+    config: &Map<String, Value>,
+) -> ParamResult<Cell> {
     let flavor = match class {
         "SimpleRNNCell" => Flavor::Simple,
         "LSTMCell" => Flavor::Lstm,
@@ -48,30 +53,41 @@ fn cell_of(class: &str, config: &Map<String, Value>) -> ParamResult<Cell> {
         }
     };
     let c = Config::new(config);
-    let cell = Cell::parse(flavor, &c)?;
+    let mut cell = Cell::parse(flavor, &c)?;
     c.finish()?;
+    cell.dtype = Some(nested_dtype("cell", config.get("dtype"))?);
+    cell.built_for = built_for("cell", entry)?;
     Ok(cell)
 }
 
 /// The cells of a `cell` entry, and whether they are stacked.
 fn cells_of(v: &Value) -> ParamResult<(Vec<Cell>, bool)> {
     let (class, config) = nested("cell", v)?;
+    let entry = v.as_object().expect("nested checked it");
     if class != "StackedRNNCells" {
-        return Ok((vec![cell_of(class, config)?], false));
+        return Ok((vec![cell_of(class, entry, config)?], false));
     }
     let c = Config::new(config);
     let list = match c.raw("cells") {
         Some(Value::Array(l)) if !l.is_empty() => l,
         _ => return Err(Unsupported::new("cells", "not a list of cells").into()),
     };
-    let cells = list
+    // The stack casts each step's input to its own dtype before its cells see it, and builds
+    // the cells its build_config finds unbuilt.
+    let stack_dtype = nested_dtype("cell", config.get("dtype"))?;
+    let mut cells = list
         .iter()
         .map(|e| {
             let (k, cfg) = nested("cells", e)?;
-            cell_of(k, cfg)
+            let mut cell = cell_of(k, e.as_object().expect("nested checked it"), cfg)?;
+            cell.dtype = cell.dtype.map(|d| coarser(d, stack_dtype));
+            Ok(cell)
         })
-        .collect::<ParamResult<_>>()?;
+        .collect::<ParamResult<Vec<Cell>>>()?;
     c.finish()?;
+    if cells[0].built_for.is_none() {
+        cells[0].built_for = built_for("cell", entry)?;
+    }
     Ok((cells, true))
 }
 
@@ -91,12 +107,15 @@ pub(crate) fn parse_config(c: &Config) -> ParamResult<Recurrence> {
         zero_output_for_mask: f.zero_output_for_mask,
         first_state_only: false,
         strict_rank: false,
+        dtype: DType::Float64,
     })
 }
 
-/// Example cells for generators: one of each, and a stack.
+/// Example cells for generators: one of each, and a stack. A cell without a dtype computes
+/// in float32 (see [`nested_dtype`]).
 const CELLS: &[&str] = &[
     r#"{"module": "keras.layers", "class_name": "LSTMCell", "config": {"units": 3}}"#,
+    r#"{"module": "keras.layers", "class_name": "LSTMCell", "config": {"units": 2, "dtype": "float64"}}"#,
     r#"{"module": "keras.layers", "class_name": "GRUCell", "config": {"units": 2, "reset_after": false}}"#,
     r#"{"module": "keras.layers", "class_name": "GRUCell", "config": {"units": 4, "activation": "relu"}}"#,
     r#"{"module": "keras.layers", "class_name": "SimpleRNNCell", "config": {"units": 2}}"#,

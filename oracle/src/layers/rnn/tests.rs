@@ -369,14 +369,11 @@ mod preconditions {
         // Keras compares with Python's ==: go_backwards 1 is True.
         let same = json!({"layer": lstm(json!({"units": 2, "go_backwards": 1})),
                           "backward_layer": lstm(json!({"units": 2, "go_backwards": true}))});
-        assert_eq!(invalid(bi(same)).parameter, "backward_layer.go_backwards");
+        assert_eq!(invalid(bi(same)).parameter, "go_backwards");
         let mixed = json!({"layer": lstm(json!({"units": 2})),
                            "backward_layer": lstm(json!({"units": 2, "go_backwards": true,
                                                          "return_sequences": true}))});
-        assert_eq!(
-            invalid(bi(mixed)).parameter,
-            "backward_layer.return_sequences"
-        );
+        assert_eq!(invalid(bi(mixed)).parameter, "return_sequences");
         let bad = json!({"layer": lstm(json!({"units": 2})), "merge_mode": "max"});
         assert_eq!(invalid(bi(bad)).parameter, "merge_mode");
         match bi(json!({"merge_mode": "sum"})) {
@@ -431,5 +428,80 @@ mod preconditions {
             s.tolerance(DType::Float64, &[&other], &w).abs,
             f64::INFINITY
         );
+    }
+
+    fn spec_in(class: &str, config: Value, dtype: DType) -> Box<dyn Spec> {
+        lookup(class, None)
+            .expect("registered")
+            .parse(&CallSite {
+                config: config.as_object().expect("an object"),
+                node: &node(None),
+                dtype,
+            })
+            .unwrap_or_else(|e| panic!("{class}: {e:?}"))
+    }
+
+    /// A nested cell computes in its own dtype policy (float32 when it has none, where
+    /// semfuzz builds models): a float64 RNN around it is as exact as float32.
+    #[test]
+    fn nested_cells_compute_in_their_own_dtype() {
+        let x = ndarray::ArrayD::from_elem(vec![1, 3, 2], 0.5);
+        let w = [
+            ndarray::ArrayD::from_elem(vec![2, 2], 0.1),
+            ndarray::ArrayD::from_elem(vec![2, 2], 0.1),
+            ndarray::ArrayD::from_elem(vec![2], 0.1),
+        ];
+        let w: Vec<_> = w.iter().collect();
+        let tol = |cell: Value| {
+            let s = spec_in("RNN", json!({ "cell": cell }), DType::Float64);
+            s.eval(&[&x], &w);
+            s.tolerance(DType::Float64, &[&x], &w).abs
+        };
+        let own = tol(json!({"class_name": "SimpleRNNCell", "config": {"units": 2}}));
+        let f64 = tol(json!({"class_name": "SimpleRNNCell",
+                              "config": {"units": 2, "dtype": "float64"}}));
+        assert!(own > 1e6 * f64, "{own} vs {f64}");
+    }
+
+    /// Keras builds a nested cell or layer from its `build_config` when it deserializes it:
+    /// its kernel then fits those features only.
+    #[test]
+    fn nested_build_configs_fix_the_features() {
+        let cell = json!({"class_name": "LSTMCell", "config": {"units": 2},
+                          "build_config": {"input_shape": [null, 3]}});
+        let s = spec_in("RNN", json!({ "cell": cell }), DType::Float64);
+        assert!(s.infer(&[d(&[None, Some(5), Some(3)])]).is_ok());
+        let v = s.infer(&[d(&[None, Some(5), Some(6)])]).unwrap_err();
+        assert_eq!(
+            (v.category, v.tag),
+            (Category::IncompatibleShapes, Tag::KerasEnforced)
+        );
+        let layer = json!({"class_name": "GRU", "config": {"units": 2},
+                           "build_config": {"input_shape": [null, 5, 4]}});
+        let b = spec_in("Bidirectional", json!({ "layer": layer }), DType::Float64);
+        assert!(b.infer(&[d(&[None, Some(5), Some(4)])]).is_ok());
+        assert!(b.infer(&[d(&[None, Some(5), Some(3)])]).is_err());
+    }
+
+    /// TF's float32 kernels overflow to infinity where float64 does not.
+    #[test]
+    fn float32_overflows() {
+        let s = spec_in(
+            "SimpleRNN",
+            json!({"units": 1, "activation": "linear"}),
+            DType::Float32,
+        );
+        let x = ndarray::ArrayD::from_elem(vec![1, 1, 1], 1e20);
+        let k = ndarray::ArrayD::from_elem(vec![1, 1], 1e20);
+        let r = ndarray::ArrayD::from_elem(vec![1, 1], 1.0);
+        let b = ndarray::ArrayD::from_elem(vec![1], 0.0);
+        let out = s.eval(&[&x], &[&k, &r, &b]);
+        assert_eq!(out[0][[0, 0]], f64::INFINITY);
+        let s = spec_in(
+            "SimpleRNN",
+            json!({"units": 1, "activation": "linear"}),
+            DType::Float64,
+        );
+        assert_eq!(s.eval(&[&x], &[&k, &r, &b])[0][[0, 0]], 1e40);
     }
 }
