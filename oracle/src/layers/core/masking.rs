@@ -96,8 +96,12 @@ impl LayerKind for Masking {
 impl MaskingSpec {
     /// `true` where some value of the last axis differs from `mask_value`.
     fn mask_of(&self, x: &ArrayD<f64>) -> Mask {
-        let last = Axis(x.ndim() - 1);
-        x.map_axis(last, |lane| lane.iter().any(|&v| v != self.mask_value))
+        match x.ndim() {
+            0 => Mask::from_elem(vec![], x.iter().any(|&v| v != self.mask_value)),
+            n => x.map_axis(Axis(n - 1), |lane| {
+                lane.iter().any(|&v| v != self.mask_value)
+            }),
+        }
     }
 }
 
@@ -152,6 +156,10 @@ impl Spec for MaskingSpec {
         _masks: &[Option<&Mask>],
     ) -> Option<Vec<Option<Mask>>> {
         Some(vec![Some(self.mask_of(inputs[0]))])
+    }
+
+    fn produces_mask(&self) -> bool {
+        true
     }
 }
 

@@ -2,6 +2,7 @@
 
 pub mod dense;
 pub mod einsum_dense;
+pub mod embedding;
 pub mod identity;
 pub mod masking;
 
@@ -11,6 +12,7 @@ use super::LayerKind;
 pub static KINDS: &[&dyn LayerKind] = &[
     &dense::Dense,
     &identity::Identity,
+    &embedding::Embedding,
     &masking::Masking,
     &einsum_dense::EinsumDense,
 ];
