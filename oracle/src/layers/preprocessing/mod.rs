@@ -200,8 +200,9 @@ pub fn max_abs(xs: impl IntoIterator<Item = f64>) -> f64 {
         .fold(0.0f64, |m, x| m.max(x.abs()))
 }
 
-/// A value of the compute dtype: Keras converts Python constants such as `backend.epsilon()`
-/// to the dtype of the tensor they meet (`result_type(float32, float)` is float32).
+/// A Python float constant as the reference uses it in a computation of `dtype`: TF's default
+/// conversion makes it a float32 tensor, which is the intended precision below float64; in
+/// float64 the reference keeps the value written (the conversion is the family's Keras bug).
 pub fn in_dtype(x: f64, dtype: DType) -> f64 {
     match dtype {
         DType::Float64 => x,

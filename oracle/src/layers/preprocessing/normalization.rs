@@ -30,15 +30,24 @@ use serde_json::Value;
 use crate::DType;
 use crate::case::Dims;
 use crate::interval::Interval;
-use crate::layers::preprocessing::{Constant, in_dtype, max_abs, plain_call, refuse_seed};
+use crate::layers::preprocessing::{Constant, max_abs, plain_call, refuse_seed};
 use crate::layers::util::{arity, input_shape_config, keep_mask, show};
 use crate::layers::{CallSite, LayerKind, Mask, ParamDef, Spec, WeightDomain, WeightSpec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Unsupported, Violation, badness};
 
-/// `keras.backend.epsilon()`.
-const EPSILON: f64 = 1e-7;
+/// `keras.backend.epsilon()` (1e-7) in the compute dtype: `maximum(sqrt(variance), 1e-7)`
+/// converts the Python float to the dtype of the tensor it meets.
+fn epsilon(dtype: DType) -> f64 {
+    match dtype {
+        DType::Float64 => 1e-7,
+        // 1e-7 rounded to float16 (a subnormal) and to bfloat16.
+        DType::Float16 => 2f64.powi(-23),
+        DType::BFloat16 => 1.6796875 * 2f64.powi(-24),
+        _ => 1e-7f32 as f64,
+    }
+}
 
 pub struct Normalization;
 
@@ -135,7 +144,7 @@ impl LayerKind for Normalization {
             axis,
             stats,
             invert,
-            epsilon: in_dtype(EPSILON, call.dtype),
+            epsilon: epsilon(call.dtype),
         }))
     }
 
