@@ -1,0 +1,228 @@
+//! `keras.layers.TimeDistributed`: applies the wrapped layer (its config nested under
+//! `layer`) to each slice `x[:, t]` of the input along axis 1 and stacks the results along
+//! axis 1. The weights are the wrapped layer's.
+//!
+//! Keras builds the wrapped layer on the slice's shape `(batch, ...)` and calls its `call`
+//! directly, once per time step (a Python loop when the time axis is static, which an empty
+//! time axis makes fail: `ops.stack` of no tensors); the wrapped layer's preconditions are
+//! checked here on the slice's shape. The slice of the wrapper's mask, `mask[:, t]`, goes to
+//! the wrapped layer's call when that reads a mask; the wrapper keeps its input mask for its
+//! output (Keras's default `compute_mask`: the wrapped layer's is not consulted).
+
+use ndarray::{ArrayD, Axis};
+use serde_json::Value;
+
+use crate::DType;
+use crate::case::{Dims, Node};
+use crate::interval::Interval;
+use crate::layers::util::{arity, input_shape_config, keep_mask, rank_between, show};
+use crate::layers::{CallSite, Family, LayerKind, Mask, ParamDef, Spec, WeightSpec, lookup};
+use crate::params::{Config, ParamError, ParamResult};
+use crate::tolerance::Tolerance;
+use crate::violation::{Category, Tag, Unsupported, Violation, badness};
+
+pub struct TimeDistributed;
+
+#[derive(Debug)]
+struct TimeDistributedSpec {
+    /// The wrapped layer's class, for messages.
+    class: String,
+    inner: Box<dyn Spec>,
+}
+
+/// A problem of the wrapped layer, named as such (`layer.kernel_size[0]`, `layer.input[0]`).
+fn nested(mut v: Violation) -> Violation {
+    v.parameter = if v.parameter.is_empty() {
+        "layer".to_owned()
+    } else {
+        format!("layer.{}", v.parameter)
+    };
+    v
+}
+
+fn not_a_layer(v: &Value) -> ParamError {
+    Violation::new(Category::IllegalArgument, Tag::KerasEnforced)
+        .parameter("layer")
+        .actual(v)
+        .expected("a serialized Keras layer")
+        .detail("is not a layer")
+        .badness(badness::argument(1.0))
+        .into()
+}
+
+impl LayerKind for TimeDistributed {
+    fn class_name(&self) -> &'static str {
+        "TimeDistributed"
+    }
+
+    fn parse(&self, call: &CallSite<'_>) -> ParamResult<Box<dyn Spec>> {
+        let c = Config::new(call.config);
+        let layer = c.raw("layer");
+        c.finish()?;
+        let Some(layer) = layer else {
+            return Err(Unsupported::new("layer", "missing from the config").into());
+        };
+        let entry = layer.as_object().ok_or_else(|| not_a_layer(layer))?;
+        let class = entry
+            .get("class_name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| not_a_layer(layer))?;
+        let config = entry
+            .get("config")
+            .and_then(Value::as_object)
+            .ok_or_else(|| not_a_layer(layer))?;
+        let module = entry.get("module").and_then(Value::as_str);
+        let kind = lookup(class, module)
+            .filter(|k| k.family() == Family::Layer)
+            .ok_or_else(|| {
+                Unsupported::new("layer", format!("no reference semantics for {class}"))
+            })?;
+        let node = Node::default();
+        let inner = kind
+            .parse(&CallSite {
+                config,
+                node: &node,
+                dtype: call.dtype,
+            })
+            .map_err(|e| match e {
+                ParamError::Invalid(v) => ParamError::Invalid(nested(v)),
+                ParamError::Unsupported(mut u) => {
+                    u.parameter = format!("layer.{}", u.parameter);
+                    ParamError::Unsupported(u)
+                }
+            })?;
+        Ok(Box::new(TimeDistributedSpec {
+            class: class.to_owned(),
+            inner,
+        }))
+    }
+
+    /// The wrapped layer is a nested config, which the sampled parameters cannot express.
+    fn params(&self) -> &'static [ParamDef] {
+        &[]
+    }
+}
+
+/// The shape of one time slice: the input without axis 1.
+fn slice_shape<T: Copy>(x: &[T]) -> Vec<T> {
+    let mut s = vec![x[0]];
+    s.extend_from_slice(&x[2..]);
+    s
+}
+
+impl Spec for TimeDistributedSpec {
+    fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
+        arity(inputs, 1)?;
+        let x = &inputs[0];
+        rank_between(x, 0, 3, usize::MAX)?;
+        if x[1] == Some(0) {
+            return Err(
+                Violation::new(Category::IncompatibleShapes, Tag::KerasEnforced)
+                    .parameter("input[0]")
+                    .actual(show(x))
+                    .expected("at least one time step")
+                    .detail(
+                        "has no time steps: Keras stacks the slices' outputs, and there are none",
+                    )
+                    .badness(badness::shape(1.0)),
+            );
+        }
+        let outs = self.inner.infer(&[slice_shape(x)]).map_err(nested)?;
+        let [one] = outs.as_slice() else {
+            return Err(Violation::new(Category::Structure, Tag::KerasEnforced)
+                .parameter("layer")
+                .actual(format!("{} ({} outputs)", self.class, outs.len()))
+                .expected("a layer with one output")
+                .detail("returns several tensors, which TimeDistributed cannot stack")
+                .badness(badness::STRUCTURE + outs.len() as f64));
+        };
+        if one.is_empty() {
+            return Err(Violation::new(Category::Rank, Tag::KerasEnforced)
+                .parameter("layer")
+                .actual(&self.class)
+                .expected("an output with a batch axis")
+                .detail("returns a scalar"));
+        }
+        let mut out = vec![one[0], x[1]];
+        out.extend_from_slice(&one[1..]);
+        Ok(vec![out])
+    }
+
+    fn weights(&self, inputs: &[Vec<usize>]) -> Vec<WeightSpec> {
+        self.inner.weights(&[slice_shape(&inputs[0])])
+    }
+
+    fn eval(&self, inputs: &[&ArrayD<f64>], weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
+        self.eval_masked(inputs, &[None], weights)
+    }
+
+    fn eval_masked(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        masks: &[Option<&Mask>],
+        weights: &[&ArrayD<f64>],
+    ) -> Vec<ArrayD<f64>> {
+        let x = inputs[0];
+        let mask = masks
+            .first()
+            .copied()
+            .flatten()
+            .filter(|m| m.ndim() >= 2 && m.shape()[1] == x.shape()[1]);
+        let outs: Vec<ArrayD<f64>> = (0..x.shape()[1])
+            .map(|t| {
+                let slice = x.index_axis(Axis(1), t).to_owned();
+                let m = mask.map(|m| m.index_axis(Axis(1), t).to_owned());
+                self.inner
+                    .eval_masked(&[&slice], &[m.as_ref()], weights)
+                    .swap_remove(0)
+            })
+            .collect();
+        let views: Vec<_> = outs.iter().map(|a| a.view()).collect();
+        vec![ndarray::stack(Axis(1), &views).expect("slices of one shape")]
+    }
+
+    fn compute_mask(
+        &self,
+        _inputs: &[&ArrayD<f64>],
+        masks: &[Option<&Mask>],
+    ) -> Option<Vec<Option<Mask>>> {
+        keep_mask(masks)
+    }
+
+    fn intervals(
+        &self,
+        shapes: &[Dims],
+        inputs: &[Interval],
+        weights: &[Interval],
+    ) -> Vec<Interval> {
+        match shapes.first() {
+            Some(x) if x.len() >= 3 => self.inner.intervals(&[slice_shape(x)], inputs, weights),
+            _ => vec![Interval::TOP],
+        }
+    }
+
+    /// The loosest of the wrapped layer's tolerances over the slices.
+    fn tolerance(
+        &self,
+        dtype: DType,
+        inputs: &[&ArrayD<f64>],
+        weights: &[&ArrayD<f64>],
+    ) -> Tolerance {
+        let x = inputs[0];
+        (0..x.shape()[1])
+            .map(|t| {
+                let slice = x.index_axis(Axis(1), t).to_owned();
+                self.inner.tolerance(dtype, &[&slice], weights)
+            })
+            .reduce(|a, b| Tolerance {
+                abs: a.abs.max(b.abs),
+                rel: a.rel.max(b.rel),
+                flush: a.flush.max(b.flush),
+            })
+            .unwrap_or_else(|| Tolerance::elementwise(dtype))
+    }
+
+    fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {
+        input_shape_config(inputs)
+    }
+}
