@@ -270,8 +270,9 @@ impl ConvLstmSpec {
                     self,
                     StepValues {
                         terms: taps * (channels + f) + 2,
-                        sums: max_finite(&xm.data) + max_finite(&hm.data),
-                        bias: bias.as_deref().map_or(0.0, max_finite),
+                        filters: f,
+                        sums: xm.data.iter().zip(&hm.data).map(|(a, b)| a + b).collect(),
+                        bias: bias.as_deref().map(abs),
                         pre: [&pi, &pf, &pc, &po],
                         gates: [&gi, &gf, &gc, &go],
                         c_prev: &c,
@@ -384,20 +385,15 @@ pub fn step_keep(mask: &Mask, t: usize, state_cl: &[usize], df: DataFormat) -> O
     Some(keep.data.iter().map(|&v| v == 1.0).collect())
 }
 
-/// The largest finite absolute value (0 when none).
-fn max_finite(v: &[f64]) -> f64 {
-    v.iter()
-        .filter(|x| x.is_finite())
-        .fold(0.0f64, |m, x| m.max(x.abs()))
-}
-
-/// What one step computed, for [`ErrorBound::step`].
+/// What one step computed, for [`ErrorBound::step`]; per-element arrays are channels last.
 struct StepValues<'a> {
     /// Products summed into each pre-activation (both convolutions), plus the bias and the add.
     terms: usize,
-    /// The largest sum of absolute products (input and recurrent convolutions).
-    sums: f64,
-    bias: f64,
+    filters: usize,
+    /// Per pre-activation (rows × `4·filters`): the sum of the absolute products.
+    sums: Vec<f64>,
+    /// `|bias|`, `4·filters` entries.
+    bias: Option<Vec<f64>>,
     pre: [&'a [f64]; 4],
     gates: [&'a [f64]; 4],
     c_prev: &'a [f64],
@@ -407,12 +403,13 @@ struct StepValues<'a> {
     masked: bool,
 }
 
-/// A first-order bound on how far TF's outputs may be from the reference's: each step's
-/// pre-activations carry the rounding of their sums (`4·n·ε·Σ|terms|`, as every reduction in
-/// the oracle) plus the error of the previous output through the recurrent kernel; the gates
-/// scale it by their activation's slope; the cell and the output add their own roundings.
-/// Errors are tracked as maxima over elements and grow with the number of steps as the
-/// recurrence lets them (a forget gate below 1 damps them).
+/// A first-order bound on how far TF's outputs may be from the reference's, element by
+/// element within a step: each pre-activation carries the rounding of its sums
+/// (`4·n·ε·Σ|terms|`, as every reduction in the oracle) plus the error of the previous output
+/// through the recurrent kernel; each activation moves that error as far as the function
+/// moves over it, plus its own rounding; the cell and the output add theirs. Between steps
+/// the state's error is carried as its largest value, so it grows with the number of steps
+/// only as far as the recurrence lets it (a forget gate below 1 damps it).
 #[derive(Debug, Default)]
 struct ErrorBound {
     eps: f64,
@@ -424,51 +421,71 @@ struct ErrorBound {
     worst: f64,
 }
 
-/// The largest slope of `act` over pre-activations up to `max_pre` in absolute value.
-fn slope(act: Activation, max_pre: f64) -> f64 {
-    match act.lipschitz() {
-        Some(l) => l,
-        None => max_pre.exp(),
+/// How far `act` may move `p` known within `±e`, plus its own rounding: the change over
+/// `[p - e, p + e]` for monotone functions, the slope times `e` for the others.
+fn propagate(act: Activation, p: f64, e: f64, eps: f64) -> f64 {
+    use Activation::*;
+    if !p.is_finite() {
+        return 0.0; // non-finite results are compared exactly
     }
+    let own = |y: f64| 8.0 * eps * y.abs() + 4.0 * eps * act.exp_minus_one_error();
+    if act.is_axis_wise() {
+        return e + own(1.0);
+    }
+    let y = act.scalar(p);
+    let moved = match act {
+        Gelu | Silu | HardSilu | Mish | HardShrink => act.lipschitz().unwrap_or(f64::INFINITY) * e,
+        _ => (act.scalar(p + e) - y)
+            .abs()
+            .max((act.scalar(p - e) - y).abs()),
+    };
+    let moved = if moved.is_nan() { f64::INFINITY } else { moved };
+    moved + own(y)
 }
 
 impl ErrorBound {
     fn step(&mut self, spec: &ConvLstmSpec, v: StepValues<'_>) {
         let e = self.eps;
+        let f = v.filters;
         let ra = spec.recurrent_activation;
         let act = spec.common.activation;
-        let pre_err = 4.0 * v.terms as f64 * e * (v.sums + v.bias) + self.recurrent_norm * self.h;
-        let gate_err = |k: usize, a: Activation| {
-            let max_pre = max_finite(v.pre[k]) + pre_err;
-            slope(a, max_pre) * pre_err
-                + 8.0 * e * max_finite(v.gates[k])
-                + 4.0 * e * a.exp_minus_one_error()
-        };
-        let [ei, ef, eg, eo] = [
-            gate_err(0, ra),
-            gate_err(1, ra),
-            gate_err(2, act),
-            gate_err(3, ra),
-        ];
-        let [gi, gf, gc, go] = v.gates.map(max_finite);
-        let c_prev = max_finite(v.c_prev);
-        let c_err = gf * self.c
-            + c_prev * ef
-            + gi * eg
-            + gc * ei
-            + 4.0 * e * (gf * c_prev + gi * gc).max(max_finite(v.c_new));
-        let h_err = go * (slope(act, max_finite(v.c_new) + c_err) * c_err)
-            + max_finite(v.act_c) * eo
-            + go * (8.0 * e * max_finite(v.act_c) + 4.0 * e * act.exp_minus_one_error())
-            + 4.0 * e * max_finite(v.h_new);
-        let keep_nan = |x: f64| if x.is_nan() { f64::INFINITY } else { x };
-        let (h_err, c_err) = (keep_nan(h_err), keep_nan(c_err));
+        let carried = self.recurrent_norm * self.h;
+        let (mut h_worst, mut c_worst) = (0.0f64, 0.0f64);
+        for k in 0..v.c_new.len() {
+            let (row, j) = (k / f, k % f);
+            let gate_err = |g: usize, a: Activation| {
+                let at = row * 4 * f + g * f + j;
+                let b = v.bias.as_ref().map_or(0.0, |b| b[g * f + j]);
+                let pre = 4.0 * v.terms as f64 * e * (v.sums[at] + b) + carried;
+                propagate(a, v.pre[g][k], pre, e)
+            };
+            let (ei, ef, eg, eo) = (
+                gate_err(0, ra),
+                gate_err(1, ra),
+                gate_err(2, act),
+                gate_err(3, ra),
+            );
+            let [gi, gf, gc, go] = v.gates.map(|g| g[k].abs());
+            let c_prev = v.c_prev[k].abs();
+            let c_err =
+                gf * self.c + c_prev * ef + gi * eg + gc * ei + 4.0 * e * (gf * c_prev + gi * gc);
+            let h_err = go * propagate(act, v.c_new[k], c_err, e)
+                + v.act_c[k].abs() * eo
+                + 4.0 * e * v.h_new[k].abs();
+            let finite = |x: f64| if x.is_nan() { f64::INFINITY } else { x };
+            if v.c_new[k].is_finite() {
+                c_worst = c_worst.max(finite(c_err));
+            }
+            if v.h_new[k].is_finite() {
+                h_worst = h_worst.max(finite(h_err));
+            }
+        }
         if v.masked {
-            self.h = self.h.max(h_err);
-            self.c = self.c.max(c_err);
+            self.h = self.h.max(h_worst);
+            self.c = self.c.max(c_worst);
         } else {
-            self.h = h_err;
-            self.c = c_err;
+            self.h = h_worst;
+            self.c = c_worst;
         }
         self.worst = self.worst.max(self.h);
         if spec.return_state {
@@ -685,5 +702,247 @@ impl Spec for ConvLstmSpec {
 
     fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {
         input_shape_config(inputs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::case::Node;
+    use serde_json::json;
+
+    fn spec(rank: usize, config: serde_json::Value, dtype: DType) -> ParamResult<Box<dyn Spec>> {
+        let config = config.as_object().unwrap().clone();
+        let node = Node::default();
+        parse(
+            &CallSite {
+                config: &config,
+                node: &node,
+                dtype,
+            },
+            rank,
+        )
+    }
+
+    fn arr(shape: &[usize], data: &[f64]) -> ArrayD<f64> {
+        ArrayD::from_shape_vec(IxDyn(shape), data.to_vec()).unwrap()
+    }
+
+    fn known(s: &[usize]) -> Dims {
+        s.iter().map(|&d| Some(d)).collect()
+    }
+
+    fn sigmoid(x: f64) -> f64 {
+        1.0 / (1.0 + (-x).exp())
+    }
+
+    /// One filter, one channel, a 1-tap kernel: the LSTM equations by hand.
+    fn by_hand(xs: &[f64], k: [f64; 4], u: [f64; 4], b: [f64; 4]) -> Vec<(f64, f64)> {
+        let (mut h, mut c) = (0.0, 0.0);
+        xs.iter()
+            .map(|&x| {
+                let z: Vec<f64> = (0..4).map(|g| x * k[g] + b[g] + h * u[g]).collect();
+                let (i, f, g, o) = (sigmoid(z[0]), sigmoid(z[1]), z[2].tanh(), sigmoid(z[3]));
+                c = f * c + i * g;
+                h = o * c.tanh();
+                (h, c)
+            })
+            .collect()
+    }
+
+    const K: [f64; 4] = [0.5, -0.5, 1.0, 2.0];
+    const U: [f64; 4] = [0.1, 0.2, -0.3, 0.4];
+    const B: [f64; 4] = [0.0, 1.0, 0.25, -0.5];
+
+    fn weights() -> [ArrayD<f64>; 3] {
+        [arr(&[1, 1, 4], &K), arr(&[1, 1, 4], &U), arr(&[4], &B)]
+    }
+
+    #[test]
+    fn one_tap_steps_are_the_lstm_equations() {
+        let s = spec(
+            1,
+            json!({"filters": 1, "kernel_size": 1, "return_sequences": true, "return_state": true}),
+            DType::Float64,
+        )
+        .unwrap();
+        let x = arr(&[1, 3, 1, 1], &[1.0, -2.0, 0.5]);
+        let w = weights();
+        let out = s.eval(&[&x], &[&w[0], &w[1], &w[2]]);
+        let want = by_hand(&[1.0, -2.0, 0.5], K, U, B);
+        assert_eq!(out.len(), 3);
+        for (t, (h, _)) in want.iter().enumerate() {
+            assert!((out[0][[0, t, 0, 0]] - h).abs() < 1e-15, "step {t}");
+        }
+        let (h, c) = want[2];
+        assert!((out[1][[0, 0, 0]] - h).abs() < 1e-15);
+        assert!((out[2][[0, 0, 0]] - c).abs() < 1e-15);
+    }
+
+    #[test]
+    fn backwards_reads_the_last_step_first_and_keeps_that_order() {
+        let s = spec(
+            1,
+            json!({"filters": 1, "kernel_size": 1, "return_sequences": true, "go_backwards": true}),
+            DType::Float64,
+        )
+        .unwrap();
+        let x = arr(&[1, 3, 1, 1], &[1.0, -2.0, 0.5]);
+        let w = weights();
+        let out = s.eval(&[&x], &[&w[0], &w[1], &w[2]]);
+        let want = by_hand(&[0.5, -2.0, 1.0], K, U, B);
+        for (t, (h, _)) in want.iter().enumerate() {
+            assert!((out[0][[0, t, 0, 0]] - h).abs() < 1e-15, "step {t}");
+        }
+    }
+
+    #[test]
+    fn masked_steps_keep_the_state_and_repeat_or_zero_the_output() {
+        let x = arr(&[2, 3, 1, 1], &[1.0, -2.0, 0.5, 1.0, -2.0, 0.5]);
+        // Sample 0 skips step 1; sample 1 skips step 0.
+        let mask =
+            ArrayD::from_shape_vec(IxDyn(&[2, 3]), vec![true, false, true, false, true, true])
+                .unwrap();
+        let w = weights();
+        let ws = [&w[0], &w[1], &w[2]];
+        for zero in [false, true] {
+            let s = spec(
+                1,
+                json!({"filters": 1, "kernel_size": 1, "return_sequences": true,
+                       "return_state": true, "zero_output_for_mask": zero}),
+                DType::Float64,
+            )
+            .unwrap();
+            let out = s.eval_masked(&[&x], &[Some(&mask)], &ws);
+            let a = by_hand(&[1.0, 0.5], K, U, B);
+            let b = by_hand(&[-2.0, 0.5], K, U, B);
+            let fill0 = if zero { 0.0 } else { a[0].0 };
+            let seq0 = [a[0].0, fill0, a[1].0];
+            let seq1 = [0.0, b[0].0, b[1].0];
+            for t in 0..3 {
+                assert!(
+                    (out[0][[0, t, 0, 0]] - seq0[t]).abs() < 1e-15,
+                    "{zero} 0 {t}"
+                );
+                assert!(
+                    (out[0][[1, t, 0, 0]] - seq1[t]).abs() < 1e-15,
+                    "{zero} 1 {t}"
+                );
+            }
+            assert!((out[2][[0, 0, 0]] - a[1].1).abs() < 1e-15);
+            assert!((out[2][[1, 0, 0]] - b[1].1).abs() < 1e-15);
+            // The mask follows the sequence, not the states.
+            let m = s.compute_mask(&[&x], &[Some(&mask)]).unwrap();
+            assert_eq!(m, vec![Some(mask.clone()), None, None]);
+        }
+        let last = spec(1, json!({"filters": 1, "kernel_size": 1}), DType::Float64).unwrap();
+        assert_eq!(last.compute_mask(&[&x], &[Some(&mask)]), Some(vec![None]));
+    }
+
+    #[test]
+    fn a_longer_mask_selects_state_positions() {
+        // A (batch, time, steps) mask over a state (batch, steps, filters).
+        let mask = ArrayD::from_shape_vec(IxDyn(&[1, 2, 3]), vec![true; 6]).unwrap();
+        assert_eq!(
+            step_keep(&mask, 0, &[1, 3, 2], DataFormat::ChannelsLast),
+            None
+        );
+        let mut m = mask.clone();
+        m[[0, 1, 1]] = false;
+        assert_eq!(
+            step_keep(&m, 1, &[1, 3, 2], DataFormat::ChannelsLast),
+            Some(vec![true, true, false, false, true, true])
+        );
+        // Channels first: the mask's axis meets the filters axis, here of length 1.
+        let one = ArrayD::from_shape_vec(IxDyn(&[1, 2, 1]), vec![true, false]).unwrap();
+        assert_eq!(
+            step_keep(&one, 1, &[1, 3, 1], DataFormat::ChannelsFirst),
+            Some(vec![false; 3])
+        );
+        // A mask that does not fit the state (TF fails to broadcast it) is not applied.
+        assert_eq!(step_keep(&m, 1, &[1, 2, 2], DataFormat::ChannelsLast), None);
+    }
+
+    #[test]
+    fn shapes_and_preconditions() {
+        let cfg =
+            json!({"filters": 3, "kernel_size": 2, "return_sequences": true, "return_state": true});
+        let s = spec(2, cfg, DType::Float64).unwrap();
+        assert_eq!(
+            s.infer(&[vec![None, None, Some(5), Some(4), Some(2)]])
+                .unwrap(),
+            vec![
+                vec![None, None, Some(4), Some(3), Some(3)],
+                vec![None, Some(4), Some(3), Some(3)],
+                vec![None, Some(4), Some(3), Some(3)],
+            ]
+        );
+        let err = |s: &dyn Spec, x: &[Option<usize>]| s.infer(&[x.to_vec()]).unwrap_err().category;
+        assert_eq!(err(&*s, &known(&[1, 2, 5, 4])), Category::Rank);
+        assert_eq!(
+            err(&*s, &known(&[1, 0, 5, 4, 2])),
+            Category::IncompatibleShapes
+        );
+        assert_eq!(
+            err(&*s, &[Some(1), Some(2), None, Some(4), Some(2)]),
+            Category::IncompatibleShapes
+        );
+        assert_eq!(
+            err(&*s, &known(&[1, 2, 1, 4, 2])),
+            Category::ImproperArgument
+        );
+        assert_eq!(
+            err(&*s, &known(&[1, 2, 5, 4, 0])),
+            Category::IncompatibleShapes
+        );
+        let cf = json!({"filters": 2, "kernel_size": 2, "data_format": "channels_first"});
+        let f64 = spec(1, cf.clone(), DType::Float64).unwrap();
+        assert_eq!(err(&*f64, &known(&[2, 3, 2, 5])), Category::IllegalArgument);
+        assert_eq!(
+            f64.infer(&[known(&[0, 3, 2, 5])]).unwrap(),
+            vec![known(&[0, 2, 4])]
+        );
+        let f32 = spec(1, cf.clone(), DType::Float32).unwrap();
+        assert_eq!(
+            f32.infer(&[known(&[2, 3, 2, 5])]).unwrap(),
+            vec![known(&[2, 2, 4])]
+        );
+        assert!(spec(3, cf, DType::Float64).is_ok());
+        for bad in [
+            json!({"filters": 0, "kernel_size": 2}),
+            json!({"filters": 2, "kernel_size": 2, "strides": 0}),
+            json!({"filters": 2, "kernel_size": 2, "padding": "causal"}),
+            json!({"filters": 2, "kernel_size": 2, "strides": 2, "dilation_rate": 2}),
+        ] {
+            assert!(
+                matches!(
+                    spec(1, bad.clone(), DType::Float64),
+                    Err(crate::params::ParamError::Invalid(_))
+                ),
+                "{bad}"
+            );
+        }
+        assert!(matches!(
+            spec(
+                1,
+                json!({"filters": 2, "kernel_size": 2, "stateful": true}),
+                DType::Float64
+            ),
+            Err(crate::params::ParamError::Unsupported(_))
+        ));
+    }
+
+    #[test]
+    fn the_tolerance_grows_with_the_steps() {
+        let s = spec(1, json!({"filters": 1, "kernel_size": 1}), DType::Float32).unwrap();
+        let w = weights();
+        let ws = [&w[0], &w[1], &w[2]];
+        let short = arr(&[1, 1, 1, 1], &[1.0]);
+        let long = arr(&[1, 8, 1, 1], &[1.0; 8]);
+        let (a, b) = (
+            s.tolerance(DType::Float32, &[&short], &ws).abs,
+            s.tolerance(DType::Float32, &[&long], &ws).abs,
+        );
+        assert!(a > 0.0 && b > a && b < 4.0 * a, "{a} {b}");
     }
 }

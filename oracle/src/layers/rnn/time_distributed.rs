@@ -226,3 +226,111 @@ impl Spec for TimeDistributedSpec {
         input_shape_config(inputs)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::IxDyn;
+    use serde_json::json;
+
+    fn spec(layer: Value) -> ParamResult<Box<dyn Spec>> {
+        let config = json!({"name": "td", "layer": layer})
+            .as_object()
+            .unwrap()
+            .clone();
+        let node = Node::default();
+        TimeDistributed.parse(&CallSite {
+            config: &config,
+            node: &node,
+            dtype: DType::Float64,
+        })
+    }
+
+    fn known(s: &[usize]) -> Dims {
+        s.iter().map(|&d| Some(d)).collect()
+    }
+
+    fn dense(config: Value) -> Value {
+        json!({"module": "keras.layers", "class_name": "Dense", "config": config})
+    }
+
+    #[test]
+    fn each_slice_goes_through_the_wrapped_layer() {
+        let s = spec(dense(json!({"units": 2}))).unwrap();
+        assert_eq!(
+            s.infer(&[vec![None, Some(3), Some(4)]]).unwrap(),
+            vec![vec![None, Some(3), Some(2)]]
+        );
+        assert_eq!(s.weights(&[vec![5, 3, 4]])[0].shape, vec![4, 2]);
+        let x = ArrayD::from_shape_fn(IxDyn(&[2, 3, 4]), |i| (i[0] * 12 + i[1] * 4 + i[2]) as f64);
+        let kernel = ArrayD::from_shape_fn(IxDyn(&[4, 2]), |i| i[0] as f64 - i[1] as f64);
+        let bias = ArrayD::from_shape_vec(IxDyn(&[2]), vec![0.5, -1.0]).unwrap();
+        let y = s.eval(&[&x], &[&kernel, &bias]).swap_remove(0);
+        assert_eq!(y.shape(), &[2, 3, 2]);
+        for b in 0..2 {
+            for t in 0..3 {
+                for u in 0..2 {
+                    let want: f64 =
+                        (0..4).map(|k| x[[b, t, k]] * kernel[[k, u]]).sum::<f64>() + bias[u];
+                    assert_eq!(y[[b, t, u]], want);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_mask_is_kept_and_its_slices_reach_the_wrapped_layer() {
+        let lstm = json!({"module": "keras.layers", "class_name": "ConvLSTM1D",
+                          "config": {"filters": 1, "kernel_size": 1, "return_sequences": true}});
+        let s = spec(lstm).unwrap();
+        // (batch, outer time, inner time, steps, channels), masked per (batch, outer, inner).
+        let x = ArrayD::from_elem(IxDyn(&[1, 2, 2, 1, 1]), 1.0);
+        let mut mask = ArrayD::from_elem(IxDyn(&[1, 2, 2]), true);
+        mask[[0, 1, 1]] = false;
+        let k = ArrayD::from_elem(IxDyn(&[1, 1, 4]), 0.5);
+        let u = ArrayD::from_elem(IxDyn(&[1, 1, 4]), 0.25);
+        let b = ArrayD::from_elem(IxDyn(&[4]), 0.0);
+        let y = s
+            .eval_masked(&[&x], &[Some(&mask)], &[&k, &u, &b])
+            .swap_remove(0);
+        assert_eq!(y.shape(), &[1, 2, 2, 1, 1]);
+        // Outer step 1 repeats its first inner output where its second inner step is masked.
+        assert_eq!(y[[0, 1, 1, 0, 0]], y[[0, 1, 0, 0, 0]]);
+        assert_ne!(y[[0, 0, 1, 0, 0]], y[[0, 0, 0, 0, 0]]);
+        assert_eq!(
+            s.compute_mask(&[&x], &[Some(&mask)]),
+            Some(vec![Some(mask.clone())])
+        );
+    }
+
+    #[test]
+    fn preconditions_of_the_wrapper_and_of_the_wrapped_layer() {
+        let s = spec(dense(json!({"units": 2}))).unwrap();
+        let cat = |x: Dims| s.infer(&[x]).unwrap_err().category;
+        assert_eq!(cat(known(&[2, 4])), Category::Rank);
+        assert_eq!(cat(known(&[2, 0, 4])), Category::IncompatibleShapes);
+        let conv = json!({"module": "keras.layers", "class_name": "Conv1D",
+                          "config": {"filters": 2, "kernel_size": 5}});
+        let v = spec(conv)
+            .unwrap()
+            .infer(&[known(&[2, 3, 4, 2])])
+            .unwrap_err();
+        assert_eq!(v.parameter, "layer.kernel_size[0]");
+        let state = json!({"module": "keras.layers", "class_name": "ConvLSTM1D",
+                           "config": {"filters": 2, "kernel_size": 2, "return_state": true}});
+        let v = spec(state)
+            .unwrap()
+            .infer(&[known(&[2, 3, 4, 5, 2])])
+            .unwrap_err();
+        assert_eq!(v.category, Category::Structure);
+        let Err(ParamError::Invalid(v)) = spec(dense(json!({"units": 0}))) else {
+            panic!("units=0 is refused")
+        };
+        assert_eq!(v.parameter, "layer.units");
+        assert!(matches!(
+            spec(json!({"class_name": "NoSuchLayer", "config": {}})),
+            Err(ParamError::Unsupported(_))
+        ));
+        assert!(matches!(spec(json!(3)), Err(ParamError::Invalid(_))));
+    }
+}
