@@ -31,6 +31,14 @@ valid("convlstm2d_channels_first_same_f32",
       lambda: L.ConvLSTM2D(3, 2, padding="same", data_format="channels_first", return_sequences=True),
       [(2, 2, 2, 3, 4)], weights=W(), dtype="float32")
 
+valid("convlstm1d_long_f32", lambda: L.ConvLSTM1D(3, 3, padding="same", return_sequences=True),
+      [(2, 16, 5, 2)], weights=W(0.8), dtype="float32")
+valid("convlstm2d_state_f32", lambda: L.ConvLSTM2D(2, 2, return_state=True), [(2, 4, 4, 3, 3)], weights=W(),
+      dtype="float32")
+valid("convlstm3d_f32", lambda: L.ConvLSTM3D(2, 2, padding="same"), [(1, 3, 3, 3, 2, 2)], weights=W(),
+      dtype="float32")
+valid("td_conv2d_f32", lambda: L.TimeDistributed(L.Conv2D(3, 2)), [(2, 3, 4, 4, 2)], weights=W(), dtype="float32")
+
 # --- ConvLSTM1D ------------------------------------------------------------------------------
 valid("convlstm1d", lambda: L.ConvLSTM1D(2, 3), [(2, 3, 6, 2)], weights=W())
 valid("convlstm1d_default_weights", lambda: L.ConvLSTM1D(3, 2), [(2, 4, 5, 2)])
