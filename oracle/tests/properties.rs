@@ -10,7 +10,7 @@ use ndarray::ArrayD;
 use oracle::DType;
 use oracle::case::{Arg, Dims, Node, TensorRef};
 use oracle::interval::Interval;
-use oracle::layers::{Arity, CallSite, ParamDef, registry};
+use oracle::layers::{Arity, CallSite, Family, ParamDef, registry};
 use serde_json::{Map, Value, json};
 
 /// xorshift64*: small, deterministic.

@@ -144,80 +144,67 @@ invalid("td_dense_zero_units", lambda: L.TimeDistributed(L.Dense(3)), [(2, 4, 5)
                    "config": {"units": 0}}})
 
 
-# --- masks -----------------------------------------------------------------------------------
-# Masking (the reference's, on main) over (batch, time, 6) masks whole steps; TimeDistributed keeps
-# that (batch, time) mask through a Reshape to (batch, time, 3, 2) for the ConvLSTM.
-def steps_input(seed, shape=(2, 5, 6)):
-    x = np.random.default_rng(seed).standard_normal(shape)
-    x[0, 1] = 0.0
-    x[0, 3] = 0.0
-    x[1, 0] = 0.0
-    x[1, 4] = 0.0
-    return x
+# --- masks ---------------------------------------------------------------------------------
+# Embedding(mask_zero=True) over (batch, time) ids masks whole steps; TimeDistributed keeps that
+# (batch, time) mask through a Reshape to (batch, time, 3, 2) for the ConvLSTM. Over (batch, time,
+# steps) ids it masks positions: a (batch, time, steps) mask, which TF tiles onto the state position
+# by position when the state has as many steps (padding "same").
+def set_normal(model, seed):
+    rng = np.random.default_rng(seed)
+    for layer in model.layers:
+        if layer.get_weights():
+            layer.set_weights([0.5 * rng.standard_normal(w.shape) for w in layer.get_weights()])
+    return model
+
+
+STEP_IDS = np.array([[1, 0, 2, 0, 3], [0, 4, 5, 1, 0]])
 
 
 def masked_steps(**kw):
     def build():
-        i = keras.Input((5, 6))
-        m = L.Masking(0.0)(i)
-        r = L.TimeDistributed(L.Reshape((3, 2)))(m)
+        i = keras.Input((5,), dtype="int32")
+        e = L.Embedding(6, 6, mask_zero=True)(i)
+        r = L.TimeDistributed(L.Reshape((3, 2)))(e)
         y = L.ConvLSTM1D(2, 2, padding="same", **kw)(r)
-        model = keras.Model(i, y)
-        lstm = model.layers[-1]
-        rng = np.random.default_rng(7)
-        lstm.set_weights([0.5 * rng.standard_normal(w.shape) for w in lstm.get_weights()])
-        return model
+        return set_normal(keras.Model(i, y), 7)
     return build
 
 
+POSITION_IDS = np.array([[[1, 2, 3, 4, 5], [1, 0, 3, 4, 5], [0, 0, 0, 0, 0], [5, 4, 3, 2, 1]],
+                         [[0, 2, 3, 4, 5], [1, 2, 3, 4, 5], [1, 2, 0, 0, 5], [1, 2, 3, 4, 0]]])
+
+
+def masked_positions(**kw):
+    def build():
+        i = keras.Input((4, 5), dtype="int32")
+        e = L.Embedding(6, 2, mask_zero=True)(i)
+        y = L.ConvLSTM1D(2, 3, padding="same", **kw)(e)
+        return set_normal(keras.Model(i, y), 8)
+    return build
+
+
+def td_then_lstm():
+    i = keras.Input((5,), dtype="int32")
+    e = L.Embedding(6, 6, mask_zero=True)(i)
+    d = L.TimeDistributed(L.Dense(6))(e)
+    r = L.TimeDistributed(L.Reshape((3, 2)))(d)
+    y = L.ConvLSTM1D(2, 2, return_sequences=True)(r)
+    return set_normal(keras.Model(i, y), 9)
+
+
 if "--no-masks" not in sys.argv:
-    valid_model("mask_steps_sequences", masked_steps(return_sequences=True), [steps_input(1)])
-    valid_model("mask_steps_last", masked_steps(), [steps_input(2)])
+    valid_model("mask_steps_sequences", masked_steps(return_sequences=True), [STEP_IDS])
+    valid_model("mask_steps_last", masked_steps(), [STEP_IDS])
     valid_model("mask_steps_zero_output", masked_steps(return_sequences=True, zero_output_for_mask=True),
-                [steps_input(3)])
+                [STEP_IDS])
     valid_model("mask_steps_backwards_state",
-                masked_steps(return_sequences=True, return_state=True, go_backwards=True), [steps_input(4)])
-    valid_model("mask_steps_unroll", masked_steps(return_sequences=True, unroll=True), [steps_input(5)])
-
-    # Masking over (batch, time, steps, channels) gives a (batch, time, steps) mask, which TF tiles onto
-    # the state position by position when the state has as many steps (padding "same").
-    def masked_positions(**kw):
-        def build():
-            i = keras.Input((4, 5, 2))
-            m = L.Masking(0.0)(i)
-            y = L.ConvLSTM1D(2, 3, padding="same", **kw)(m)
-            model = keras.Model(i, y)
-            lstm = model.layers[-1]
-            rng = np.random.default_rng(8)
-            lstm.set_weights([0.5 * rng.standard_normal(w.shape) for w in lstm.get_weights()])
-            return model
-        return build
-
-    def positions_input(seed):
-        x = np.random.default_rng(seed).standard_normal((2, 4, 5, 2))
-        x[0, 1, 2] = 0.0
-        x[0, 2, :] = 0.0
-        x[1, 0, 4] = 0.0
-        x[1, 3, 0] = 0.0
-        return x
-
-    valid_model("mask_positions_sequences", masked_positions(return_sequences=True), [positions_input(1)])
-    valid_model("mask_positions_state", masked_positions(return_state=True), [positions_input(2)])
-
-    # TimeDistributed keeps the mask of its input for its output.
-    def td_then_lstm():
-        i = keras.Input((5, 6))
-        m = L.Masking(0.0)(i)
-        d = L.TimeDistributed(L.Dense(6))(m)
-        r = L.TimeDistributed(L.Reshape((3, 2)))(d)
-        y = L.ConvLSTM1D(2, 2, return_sequences=True)(r)
-        model = keras.Model(i, y)
-        rng = np.random.default_rng(9)
-        for layer in model.layers:
-            if layer.get_weights():
-                layer.set_weights([0.5 * rng.standard_normal(w.shape) for w in layer.get_weights()])
-        return model
-
-    valid_model("mask_td_dense_keeps_mask", td_then_lstm, [steps_input(6)])
+                masked_steps(return_sequences=True, return_state=True, go_backwards=True), [STEP_IDS])
+    valid_model("mask_steps_unroll", masked_steps(return_sequences=True, unroll=True), [STEP_IDS])
+    valid_model("mask_positions_sequences", masked_positions(return_sequences=True), [POSITION_IDS])
+    valid_model("mask_positions_state", masked_positions(return_state=True), [POSITION_IDS])
+    valid_model("mask_positions_zero_output_backwards",
+                masked_positions(return_sequences=True, zero_output_for_mask=True, go_backwards=True),
+                [POSITION_IDS])
+    valid_model("mask_td_dense_keeps_mask", td_then_lstm, [STEP_IDS])
 
 write_all("rnn_conv")

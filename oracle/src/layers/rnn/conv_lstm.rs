@@ -50,6 +50,7 @@ pub struct ConvLstmSpec {
     return_state: bool,
     go_backwards: bool,
     zero_output_for_mask: bool,
+    unroll: bool,
 }
 
 /// Parses a `ConvLSTM{rank}D` call.
@@ -69,9 +70,9 @@ pub fn parse(call: &CallSite<'_>, rank: usize) -> ParamResult<Box<dyn Spec>> {
     let return_state = c.bool_or("return_state", false)?;
     let go_backwards = c.bool_or("go_backwards", false)?;
     let zero_output_for_mask = c.bool_or("zero_output_for_mask", false)?;
-    // Unrolling computes the same values (it differs only for masks longer than
-    // `(batch, time)`, which it cannot tile).
-    c.bool_or("unroll", false)?;
+    // Unrolling computes the same values; it only tiles masks longer than `(batch, time)`
+    // differently (see `check_masks`).
+    let unroll = c.bool_or("unroll", false)?;
     if c.bool_or("stateful", false)? {
         return Err(Unsupported::new("stateful", "state kept across calls").into());
     }
@@ -91,6 +92,7 @@ pub fn parse(call: &CallSite<'_>, rank: usize) -> ParamResult<Box<dyn Spec>> {
         return_state,
         go_backwards,
         zero_output_for_mask,
+        unroll,
     }))
 }
 
@@ -587,6 +589,79 @@ impl Spec for ConvLstmSpec {
         self.run(inputs[0], masks.first().copied().flatten(), weights, None)
     }
 
+    /// The mask must be `(batch, time, ...)` of the input's batch and time. A longer one is
+    /// tiled onto each step's state (see [`step_keep`]): its axes must each be 1 or the
+    /// state's, else TF fails to broadcast it or, where the state's axis is 1, broadcasts the
+    /// state up to the mask (the outputs then lose the layer's shape: semantic). An unrolled
+    /// loop tiles it by the state's sizes once more, which only a mask of 1s past the time
+    /// axis survives.
+    fn check_masks(
+        &self,
+        inputs: &[Dims],
+        mask_shapes: &[Option<Vec<usize>>],
+    ) -> Result<(), Violation> {
+        let (Some(Some(m)), Some(x)) = (mask_shapes.first(), inputs.first()) else {
+            return Ok(());
+        };
+        if x.len() != self.rank + 3 {
+            return Ok(());
+        }
+        let bad = |tag: Tag, detail: &str| {
+            Violation::new(Category::IncompatibleShapes, tag)
+                .parameter("mask")
+                .actual(format!("{m:?}"))
+                .expected(format!(
+                    "a (batch, time, ...) mask that fits the state of {}",
+                    show(x)
+                ))
+                .detail(detail.to_owned())
+                .badness(badness::shape(1.0))
+        };
+        let fits = |i: usize, d: Option<usize>| d.is_none_or(|d| m[i] == d || m[i] == 1);
+        if m.len() < 2 || !fits(0, x[0]) || !fits(1, x[1]) {
+            return Err(bad(
+                Tag::KerasEnforced,
+                "is not a (batch, time) mask of the input",
+            ));
+        }
+        if m.len() == 2 {
+            return Ok(());
+        }
+        let mut step = vec![x[0]];
+        step.extend_from_slice(&x[2..]);
+        let Ok(state) = self.state_shape(&step) else {
+            return Ok(());
+        };
+        let rest = &m[2..];
+        if rest.len() > state.len() - 1 {
+            return Err(bad(
+                Tag::KerasEnforced,
+                "has more axes than the state it is tiled onto",
+            ));
+        }
+        for (i, &mi) in rest.iter().enumerate() {
+            match state[i + 1] {
+                Some(d) if mi != 1 && d != mi && d != 1 => {
+                    return Err(bad(Tag::KerasEnforced, "does not broadcast to the state"));
+                }
+                Some(1) if mi != 1 => {
+                    return Err(bad(
+                        Tag::Semantic,
+                        "broadcasts the state up to its own size",
+                    ));
+                }
+                _ if self.unroll && mi != 1 => {
+                    return Err(bad(
+                        Tag::KerasEnforced,
+                        "is tiled by the state's sizes in an unrolled loop and no longer fits",
+                    ));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
     fn compute_mask(
         &self,
         _inputs: &[&ArrayD<f64>],
@@ -861,6 +936,40 @@ mod tests {
         );
         // A mask that does not fit the state (TF fails to broadcast it) is not applied.
         assert_eq!(step_keep(&m, 1, &[1, 2, 2], DataFormat::ChannelsLast), None);
+    }
+
+    #[test]
+    fn masks_must_fit_the_input_and_the_state() {
+        let same = spec(
+            1,
+            json!({"filters": 2, "kernel_size": 3, "padding": "same"}),
+            DType::Float64,
+        )
+        .unwrap();
+        let valid = spec(1, json!({"filters": 2, "kernel_size": 3}), DType::Float64).unwrap();
+        let unrolled = spec(
+            1,
+            json!({"filters": 2, "kernel_size": 3, "padding": "same", "unroll": true}),
+            DType::Float64,
+        )
+        .unwrap();
+        let x = [vec![None, Some(4), Some(5), Some(2)]];
+        let check =
+            |s: &dyn Spec, m: &[usize]| s.check_masks(&x, &[Some(m.to_vec())]).map_err(|v| v.tag);
+        assert_eq!(check(&*same, &[1, 4]), Ok(()));
+        assert_eq!(check(&*same, &[1, 4, 5]), Ok(()));
+        assert_eq!(check(&*same, &[1, 4, 1]), Ok(()));
+        assert_eq!(check(&*same, &[1]), Err(Tag::KerasEnforced));
+        assert_eq!(check(&*same, &[1, 3]), Err(Tag::KerasEnforced));
+        assert_eq!(check(&*same, &[1, 4, 5, 2, 1]), Err(Tag::KerasEnforced));
+        // The valid state has 3 steps, not the mask's 5.
+        assert_eq!(check(&*valid, &[1, 4, 5]), Err(Tag::KerasEnforced));
+        assert_eq!(check(&*valid, &[1, 4]), Ok(()));
+        assert_eq!(check(&*unrolled, &[1, 4, 5]), Err(Tag::KerasEnforced));
+        assert_eq!(check(&*unrolled, &[1, 4]), Ok(()));
+        // A state axis of 1 is broadcast up to the mask's.
+        let wide = spec(1, json!({"filters": 2, "kernel_size": 5}), DType::Float64).unwrap();
+        assert_eq!(check(&*wide, &[1, 4, 5]), Err(Tag::Semantic));
     }
 
     #[test]

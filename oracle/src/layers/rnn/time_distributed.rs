@@ -181,6 +181,38 @@ impl Spec for TimeDistributedSpec {
         vec![ndarray::stack(Axis(1), &views).expect("slices of one shape")]
     }
 
+    /// Keras requires a mask of at least `(batch, time)` matching the input's; the wrapped
+    /// layer sees its slices.
+    fn check_masks(
+        &self,
+        inputs: &[Dims],
+        mask_shapes: &[Option<Vec<usize>>],
+    ) -> Result<(), Violation> {
+        let (Some(Some(m)), Some(x)) = (mask_shapes.first(), inputs.first()) else {
+            return Ok(());
+        };
+        if x.len() < 3 {
+            return Ok(());
+        }
+        let fits = |i: usize| x[i].is_none_or(|d| d == m[i]);
+        if m.len() < 2 || !fits(0) || !fits(1) {
+            return Err(
+                Violation::new(Category::IncompatibleShapes, Tag::KerasEnforced)
+                    .parameter("mask")
+                    .actual(format!("{m:?}"))
+                    .expected(format!(
+                        "a mask starting with the input's (batch, time) of {}",
+                        show(x)
+                    ))
+                    .detail("does not match the input's batch and time axes")
+                    .badness(badness::shape(1.0)),
+            );
+        }
+        self.inner
+            .check_masks(&[slice_shape(x)], &[Some(slice_shape(m))])
+            .map_err(nested)
+    }
+
     fn compute_mask(
         &self,
         _inputs: &[&ArrayD<f64>],
