@@ -591,10 +591,9 @@ impl Spec for ConvLstmSpec {
 
     /// The mask must be `(batch, time, ...)` of the input's batch and time. A longer one is
     /// tiled onto each step's state (see [`step_keep`]): its axes must each be 1 or the
-    /// state's, else TF fails to broadcast it or, where the state's axis is 1, broadcasts the
-    /// state up to the mask (the outputs then lose the layer's shape: semantic). An unrolled
-    /// loop tiles it by the state's sizes once more, which only a mask of 1s past the time
-    /// axis survives.
+    /// state's, else TF fails to broadcast it (or, where the state's axis is 1, the loop
+    /// refuses the state it broadcast up to the mask). An unrolled loop tiles it by the
+    /// state's sizes once more, which only a mask of 1s past the time axis survives.
     fn check_masks(
         &self,
         inputs: &[Dims],
@@ -641,14 +640,8 @@ impl Spec for ConvLstmSpec {
         }
         for (i, &mi) in rest.iter().enumerate() {
             match state[i + 1] {
-                Some(d) if mi != 1 && d != mi && d != 1 => {
+                Some(d) if mi != 1 && d != mi => {
                     return Err(bad(Tag::KerasEnforced, "does not broadcast to the state"));
-                }
-                Some(1) if mi != 1 => {
-                    return Err(bad(
-                        Tag::Semantic,
-                        "broadcasts the state up to its own size",
-                    ));
                 }
                 _ if self.unroll && mi != 1 => {
                     return Err(bad(
@@ -967,9 +960,9 @@ mod tests {
         assert_eq!(check(&*valid, &[1, 4]), Ok(()));
         assert_eq!(check(&*unrolled, &[1, 4, 5]), Err(Tag::KerasEnforced));
         assert_eq!(check(&*unrolled, &[1, 4]), Ok(()));
-        // A state axis of 1 is broadcast up to the mask's.
+        // A state axis of 1 is broadcast up to the mask's, which the loop then refuses.
         let wide = spec(1, json!({"filters": 2, "kernel_size": 5}), DType::Float64).unwrap();
-        assert_eq!(check(&*wide, &[1, 4, 5]), Err(Tag::Semantic));
+        assert_eq!(check(&*wide, &[1, 4, 5]), Err(Tag::KerasEnforced));
     }
 
     #[test]

@@ -101,6 +101,11 @@ impl LayerKind for TimeDistributed {
     fn params(&self) -> &'static [ParamDef] {
         &[]
     }
+
+    /// Generators cannot build the nested layer config (see `params`).
+    fn generated(&self) -> bool {
+        false
+    }
 }
 
 /// The shape of one time slice: the input without axis 1.
