@@ -1,8 +1,7 @@
 """Golden cases for the convolutional LSTMs (ConvLSTM1D/2D/3D) and TimeDistributed. See common.py.
 
 float64 runs TF's own (Eigen) CPU kernels, which refuse channels_first ConvLSTM1D/2D; float32
-runs oneDNN, which accepts them. The float32 channels_first cases come first: in one process,
-once a float64 channels_first ConvLSTM has failed, TF refuses later float32 ones too.
+runs oneDNN, which accepts them.
 Keep each input at most ~300 elements.
 """
 
@@ -24,7 +23,7 @@ def W(scale=0.5):
 # bias bug of the conv layers (keras.ops.add turning x + bias(1, F, 1..) into an NHWC bias_add when x's
 # last axis has F entries) does not reach it; convlstm3d_channels_first_last_axis_is_filters checks so.
 
-# --- float32 channels_first (oneDNN) first ---------------------------------------------------
+# --- float32 (oneDNN, channels_first accepted) ---------------------------------------------------
 valid("convlstm1d_channels_first_f32", lambda: L.ConvLSTM1D(2, 3, data_format="channels_first"),
       [(2, 3, 2, 6)], weights=W(), dtype="float32")
 valid("convlstm2d_channels_first_same_f32",
