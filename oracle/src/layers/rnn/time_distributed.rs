@@ -186,6 +186,15 @@ impl Spec for TimeDistributedSpec {
         vec![ndarray::stack(Axis(1), &views).expect("slices of one shape")]
     }
 
+    /// The wrapped layer's value preconditions (an `Embedding` index), slice by slice.
+    fn check_values(&self, inputs: &[&ArrayD<f64>]) -> Result<(), Violation> {
+        let x = inputs[0];
+        (0..x.shape()[1]).try_for_each(|t| {
+            let slice = x.index_axis(Axis(1), t).to_owned();
+            self.inner.check_values(&[&slice]).map_err(nested)
+        })
+    }
+
     /// Keras requires a mask of at least `(batch, time)` matching the input's; the wrapped
     /// layer sees its slices.
     fn check_masks(
@@ -369,5 +378,13 @@ mod tests {
             Err(ParamError::Unsupported(_))
         ));
         assert!(matches!(spec(json!(3)), Err(ParamError::Invalid(_))));
+        // The wrapped layer's checks of values run on every slice.
+        let emb = json!({"module": "keras.layers", "class_name": "Embedding",
+                         "config": {"input_dim": 3, "output_dim": 2}});
+        let s = spec(emb).unwrap();
+        let ids = ArrayD::from_shape_vec(IxDyn(&[1, 2, 2]), vec![0.0, 1.0, 2.0, 3.0]).unwrap();
+        assert!(s.check_values(&[&ids]).is_err());
+        let ids = ids.mapv(|v| v.min(2.0));
+        assert!(s.check_values(&[&ids]).is_ok());
     }
 }
