@@ -3,12 +3,14 @@ GaussianNoise, AlphaDropout, ActivityRegularization: the identity at inference),
 preprocessing layers Rescaling and Normalization, and the core layers Masking and EinsumDense.
 See common.py.
 
-Three Keras bugs are recorded as divergences (the reference keeps the exact semantics):
+Keras bugs recorded as divergences (the reference keeps the exact semantics):
 - Rescaling, Normalization (config statistics) and Masking convert Python float constants with
   TF's default conversion, which makes float32 tensors: in float64, `scale=1/255` multiplies by
   float32(1/255), `mask_value=0.1` compares with float32(0.1).
 - Normalization does not refresh the statistics it caches when `set_weights` replaces its
   adapted weights (only `adapt`, `build` and loading a saved model do).
+- EinsumDense's bias meets the known `keras.ops.add` bias_add bug when its one long axis has
+  the size of the output's last axis without being it.
 EinsumDense's declared output shape with a left ellipsis over two axes or more after the batch
 is reversed (Keras accepts it; the reference calls it semantic).
 """
@@ -281,6 +283,15 @@ einsum("no_output_axis", "ab,b->a", (), (2, 3))
 einsum("relu", "abc,cd->abd", (None, 2), (2, 3, 4), bias_axes="d", activation="relu")
 einsum("softmax", "ab,bc->ac", 5, (2, 3), activation="softmax")
 einsum("output_zero", "ab,bc->ac", 0, (2, 3))
+# keras.ops.add (TF backend) turns `x + bias` into tf.nn.bias_add along the last axis (or axis 1)
+# whenever the bias has one axis longer than 1 whose size is that of the output's last axis (or
+# axis 1), wherever the bias's axis is: the crashes/mismatch-DepthwiseConv2D-channels-first-bias bug.
+BIAS_ADD = ("keras.ops.add on TF uses tf.nn.bias_add(NHWC) when the bias has one axis longer than 1 whose size "
+            "equals the output's last axis: EinsumDense's bias of shape (5, 1) lands on the last axis")
+valid("einsum_bias_inner_square", lambda: E("abc,cd->abd", (5, 5), bias_axes="b"), [(2, 5, 3)], weights=randw,
+      divergence=BIAS_ADD)
+valid("einsum_right_ellipsis_bias_square", lambda: E("ab...,bc->ac...", 2, bias_axes="c"), [(2, 3, 2)],
+      weights=randw, divergence=BIAS_ADD)
 valid("einsum_float32", lambda: E("abc,cd->abd", (None, 4), bias_axes="d"), [(2, 3, 5)], weights=randw,
       dtype="float32")
 valid_model("mask_dropped_by_einsum", seq(lambda: E("abc,cd->abd", (None, 2)), GAP), [IDS])
