@@ -17,6 +17,11 @@
 //! inserts those axes in reverse order (`...b,bc->...c` on `(None, 2, 3, 5)` is declared
 //! `(None, 3, 2, c)` and is `(None, 2, 3, c)`).
 //!
+//! The bias is added with `keras.ops.add`, which on TF becomes `tf.nn.bias_add` along the last
+//! axis whenever the bias has one axis longer than 1 of the output's last size (the known
+//! channels_first bias bug of `crashes/`): a bias of shape `(5, 1)` on an output `(b, 5, 5)`
+//! lands on the wrong axis. The reference broadcasts, as the layer means.
+//!
 //! Where a declared size is unknown (`None` in `output_shape`) while the einsum's is known, the
 //! reference keeps it unknown on symbolic inputs, as Keras does for the layers after it, and
 //! gives the einsum's sizes on concrete inputs.
