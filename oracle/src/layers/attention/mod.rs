@@ -1,6 +1,17 @@
-//! Attention layers.
+//! Attention layers: `Attention` and `AdditiveAttention` (one spec, two score functions), and
+//! `MultiHeadAttention` and `GroupedQueryAttention` (projections around one multi-head core).
+
+pub mod additive_attention;
+#[allow(clippy::module_inception)]
+pub mod attention;
+pub mod base_attention;
+pub mod call;
+pub mod tensor_ops;
 
 use super::LayerKind;
 
 /// The classes of this family, one line each.
-pub static KINDS: &[&dyn LayerKind] = &[];
+pub static KINDS: &[&dyn LayerKind] = &[
+    &attention::Attention,
+    &additive_attention::AdditiveAttention,
+];
