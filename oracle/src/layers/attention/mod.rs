@@ -6,6 +6,9 @@ pub mod additive_attention;
 pub mod attention;
 pub mod base_attention;
 pub mod call;
+pub mod grouped_query_attention;
+pub mod heads;
+pub mod multi_head_attention;
 pub mod tensor_ops;
 
 use super::LayerKind;
@@ -14,4 +17,6 @@ use super::LayerKind;
 pub static KINDS: &[&dyn LayerKind] = &[
     &attention::Attention,
     &additive_attention::AdditiveAttention,
+    &multi_head_attention::MultiHeadAttention,
+    &grouped_query_attention::GroupedQueryAttention,
 ];
