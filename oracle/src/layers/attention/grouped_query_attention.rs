@@ -1,4 +1,4 @@
-//! `keras.layers.GroupedQueryAttention` (exported also as `GroupQueryAttention`): attention
+//! `keras.layers.GroupQueryAttention` (the class `GroupedQueryAttention`): attention
 //! with `num_query_heads` query heads sharing `num_key_value_heads` key/value heads, on
 //! rank-3 tensors `(B, T, dq)`, `(B, S, dq)` (the value's features must be the query's) and
 //! `(B, S, dk)`.
@@ -20,7 +20,7 @@ use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::attention::call::{CallArgs, HEAD_TENSORS, heads_call};
 use crate::layers::attention::heads::{
-    Core, max_abs, projection_magnitude, repeat_heads, same_size,
+    Core, max_abs, projection_magnitude, repeat_heads, same_size, scale,
 };
 use crate::layers::attention::multi_head_attention::{
     dropout_rate, no_flash, sigmoid, sliding_window,
@@ -73,8 +73,10 @@ fn count(c: &Config<'_>, key: &str) -> ParamResult<usize> {
 }
 
 impl LayerKind for GroupedQueryAttention {
+    /// Keras exports the class `GroupedQueryAttention` as `GroupQueryAttention`, the name its
+    /// configs carry.
     fn class_name(&self) -> &'static str {
-        "GroupedQueryAttention"
+        "GroupQueryAttention"
     }
 
     fn arity(&self) -> Arity {
@@ -165,7 +167,7 @@ impl GqaSpec {
             fused: self.dropout <= 0.0 && !self.call.return_attention_scores,
             axes: vec![1],
             n_axes: 1,
-            scale: 1.0 / (self.head_dim as f64).sqrt(),
+            scale: scale(self.head_dim),
             causal: self.call.use_causal_mask,
             sliding: self.sliding_window,
             dtype: self.dtype,

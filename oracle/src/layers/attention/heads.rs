@@ -46,11 +46,20 @@ pub struct Core {
     pub axes: Vec<usize>,
     /// How many attention axes the layer was configured with (the mask's expansion axis).
     pub n_axes: usize,
-    /// `1/√key_dim`.
+    /// `1/√key_dim`, as Keras applies it: see [`scale`].
     pub scale: f64,
     pub causal: bool,
     pub sliding: Option<usize>,
     pub dtype: DType,
+}
+
+/// The attention scale `1/√dim` as Keras 3.15 applies it on TF: it passes the Python float
+/// to `tf.cast` (`ops.cast`), which first makes a float32 tensor of it, so even in float64 the
+/// scale is the float32 rounding of `1/√dim` (`1/√3` = 0.5773502691896258 becomes
+/// 0.5773502588272095, a relative error of 1.8e-8 on every score). A Keras precision bug,
+/// reproduced here: `float(tf.cast(1/math.sqrt(3), tf.float64))`.
+pub fn scale(dim: usize) -> f64 {
+    (1.0 / (dim as f64).sqrt()) as f32 as f64
 }
 
 /// Keras's einsum equations for the explicit path over projected tensors of rank `rank`

@@ -29,7 +29,7 @@ use crate::DType;
 use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::attention::call::{CallArgs, HEAD_TENSORS, heads_call};
-use crate::layers::attention::heads::{Core, max_abs, projection_magnitude, same_size};
+use crate::layers::attention::heads::{Core, max_abs, projection_magnitude, same_size, scale};
 use crate::layers::attention::tensor_ops::project;
 use crate::layers::util::{rank_between, show};
 use crate::layers::{Arity, CallSite, LayerKind, Mask, ParamDef, Spec, WeightDomain, WeightSpec};
@@ -350,7 +350,7 @@ impl MhaSpec {
             fused,
             n_axes: axes.len(),
             axes,
-            scale: 1.0 / (self.key_dim as f64).sqrt(),
+            scale: scale(self.key_dim),
             causal: self.call.use_causal_mask,
             sliding: self.sliding_window,
             dtype: self.dtype,
