@@ -66,6 +66,7 @@ pub fn classes_for(dtype: DType) -> Vec<&'static dyn LayerKind> {
     let node = oracle::case::Node::default();
     let mut rng = crate::rng(0x5eed);
     let found: Vec<&'static dyn LayerKind> = registry()
+        .filter(|k| k.generated())
         .filter(|k| {
             let config = sample_config(*k, None, 1.0, &mut rng);
             !matches!(

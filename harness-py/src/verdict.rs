@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use ndarray::{ArrayD, Dimension};
 use oracle::check::{CallKind, CheckError, ModelAnalysis};
+use oracle::layers::Mask;
 use oracle::{Case, DType, Violation};
 use serde::Serialize;
 
@@ -181,7 +182,29 @@ fn judge_outcome(
     match oracle {
         Err(CheckError::Unsupported(_)) => Vec::new(),
         Err(CheckError::Invalid(v)) => judge_invalid(case, v, tf),
-        Ok(analysis) => judge_valid(case, dtype, analysis, tf),
+        Ok(analysis) => match value_violation(case, analysis, tf) {
+            Some(v) => judge_invalid(case, &v, tf),
+            None => judge_valid(case, dtype, analysis, tf),
+        },
+    }
+}
+
+/// A value precondition (checked when a layer runs) that the case breaks in the reference,
+/// when TF refused to run it: the refusal is then judged as the answer to that violation.
+fn value_violation(case: &Case, analysis: &ModelAnalysis, tf: &TfOutcome) -> Option<Violation> {
+    let refused = match tf {
+        TfOutcome::Rejected(_) => true,
+        TfOutcome::Ran { modes, .. } => modes
+            .iter()
+            .any(|(_, o)| matches!(o, ModeOutcome::Error(_))),
+        _ => false,
+    };
+    if !refused {
+        return None;
+    }
+    match oracle::check::eval(case, analysis) {
+        Err(oracle::check::EvalError::Invalid(v)) => Some(*v),
+        _ => None,
     }
 }
 
@@ -206,7 +229,20 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
             ),
         )];
     };
-    let verdict = if KERNEL_ERRORS.contains(&e.kind.as_str()) {
+    let verdict = if v.category == oracle::Category::InputValue {
+        // Only the kernel sees values: any error is the expected refusal.
+        Verdict::new(
+            Kind::Agree,
+            &v.class,
+            "",
+            Some(&v.layer),
+            format!(
+                "rejected when it ran: {}: {}",
+                e.kind,
+                first_line(&e.message)
+            ),
+        )
+    } else if KERNEL_ERRORS.contains(&e.kind.as_str()) {
         Verdict::new(
             Kind::LateError,
             &v.class,
@@ -444,14 +480,23 @@ fn call_inputs<'a>(
 ) -> Option<Vec<&'a ArrayD<f64>>> {
     call.inputs
         .iter()
-        .map(|r| {
-            let l = case.model.layers.iter().position(|x| x.name == r.layer)?;
-            match &analysis.call(l, r.node)?.kind {
-                CallKind::Input { position } => inputs.get(*position),
-                _ => out.get(&(r.layer.clone(), r.node))?.get(r.index),
-            }
-        })
+        .map(|r| tensor_value(case, analysis, r, out, inputs))
         .collect()
+}
+
+/// One tensor of the model in one mode: TF's output, or a model input as TF received it.
+fn tensor_value<'a>(
+    case: &'a Case,
+    analysis: &ModelAnalysis,
+    r: &oracle::case::TensorRef,
+    out: &'a LayerOutputs,
+    inputs: &'a [ArrayD<f64>],
+) -> Option<&'a ArrayD<f64>> {
+    let l = case.model.layers.iter().position(|x| x.name == r.layer)?;
+    match &analysis.call(l, r.node)?.kind {
+        CallKind::Input { position } => inputs.get(*position),
+        _ => out.get(&(r.layer.clone(), r.node))?.get(r.index),
+    }
 }
 
 fn rounded(a: &ArrayD<f64>, dtype: DType) -> ArrayD<f64> {
@@ -507,28 +552,60 @@ fn first_divergence(
     values: &AsFed,
 ) -> Option<Verdict> {
     let AsFed { inputs, weights } = values;
+    // The Keras masks of TF's outputs, computed from TF's own arrays (model inputs are
+    // unmasked; a nested model's outputs are taken as unmasked).
+    let mut masks: HashMap<(&str, usize), Vec<Option<Mask>>> = HashMap::new();
     for call in &analysis.calls {
         let CallKind::Layer(spec) = &call.kind else {
             continue;
         };
         let layer = &case.model.layers[call.layer];
-        let Some(tf_out) = out.get(&(layer.name.clone(), call.node)) else {
+        let Some(args) = call_inputs(case, analysis, call, out, inputs) else {
             continue;
         };
-        let Some(args) = call_inputs(case, analysis, call, out, inputs) else {
+        let owned_masks: Vec<Option<Mask>> = match &call.mask_inputs {
+            // The mask tensors the call is given, as TF computed them.
+            Some(given) => (0..call.inputs.len())
+                .map(|i| {
+                    let r = given.get(i)?.as_ref()?;
+                    let t = tensor_value(case, analysis, r, out, inputs)?;
+                    Some(t.mapv(|x| x != 0.0))
+                })
+                .collect(),
+            None => call
+                .inputs
+                .iter()
+                .map(|r| {
+                    masks
+                        .get(&(r.layer.as_str(), r.node))
+                        .and_then(|m| m.get(r.index))
+                        .cloned()
+                        .flatten()
+                })
+                .collect(),
+        };
+        let arg_masks: Vec<Option<&Mask>> = owned_masks.iter().map(Option::as_ref).collect();
+        let shapes_fit = args.iter().zip(&call.input_shapes).all(|(a, s)| {
+            a.ndim() == s.len()
+                && a.shape()
+                    .iter()
+                    .zip(s)
+                    .all(|(x, y)| y.is_none_or(|y| y == *x))
+        });
+        if shapes_fit
+            && let Some(m) = spec.compute_mask(&args, &arg_masks)
+            && m.iter().any(Option::is_some)
+        {
+            masks.insert((layer.name.as_str(), call.node), m);
+        }
+        let Some(tf_out) = out.get(&(layer.name.clone(), call.node)) else {
             continue;
         };
         let w: Vec<&ArrayD<f64>> = weights
             .get(layer.name.as_str())
             .map(|v| v.iter().collect())
             .unwrap_or_default();
-        if args.iter().zip(&call.input_shapes).any(|(a, s)| {
-            a.ndim() != s.len()
-                || a.shape()
-                    .iter()
-                    .zip(s)
-                    .any(|(x, y)| y.is_some_and(|y| y != *x))
-        }) {
+        if !shapes_fit {
             continue; // TF fed this layer something of another shape: reported upstream
         }
         let shapes: Vec<Vec<usize>> = args.iter().map(|a| a.shape().to_vec()).collect();
@@ -537,7 +614,22 @@ fn first_divergence(
             // which the reference does not know, so the layer cannot be judged.
             continue;
         }
-        let reference = spec.eval(&args, &w);
+        if let Err(v) = spec.check_values(&args) {
+            if v.tag == oracle::Tag::Semantic {
+                continue; // no defined result to compare with
+            }
+            return Some(Verdict::new(
+                Kind::MissingValidation,
+                &layer.class_name,
+                v.category.name(),
+                Some(&layer.name),
+                format!(
+                    "TensorFlow runs '{}' on values the reference refuses: {v}",
+                    layer.name
+                ),
+            ));
+        }
+        let (reference, _) = oracle::check::eval_call(spec.as_ref(), &args, &arg_masks, &w);
         let tol = spec.tolerance(dtype, &args, &w).flushing(dtype);
         for (i, (r, t)) in reference.iter().zip(tf_out).enumerate() {
             let r = rounded(r, dtype);

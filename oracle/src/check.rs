@@ -10,7 +10,7 @@ use crate::DType;
 use crate::case::graph::topological_order;
 use crate::case::{Arg, Case, DerivedShapes, Dims, Layer, Model, ModelKind, TensorRef};
 use crate::layers::util::show;
-use crate::layers::{CallSite, Spec, WeightDomain, lookup};
+use crate::layers::{CallSite, Mask, Spec, WeightDomain, lookup};
 use crate::params::ParamError;
 use crate::violation::{Category, Tag, Unsupported, Violation, badness};
 
@@ -45,6 +45,13 @@ pub struct CheckedCall {
     pub inputs: Vec<TensorRef>,
     pub input_shapes: Vec<Dims>,
     pub outputs: Vec<Dims>,
+    /// The shapes of the Keras masks the outputs carry (`None`: unmasked; unknown
+    /// dimensions are 1).
+    pub output_masks: Vec<Option<Vec<usize>>>,
+    /// The tensors passed as the call's `mask` keyword argument (how Keras writes the mask a
+    /// call receives: one per tensor input, `None` where an input is unmasked); absent, the
+    /// call gets the masks its inputs carry.
+    pub mask_inputs: Option<Vec<Option<TensorRef>>>,
 }
 
 /// A model whose every call passed its preconditions.
@@ -263,17 +270,41 @@ fn walk_model(
                     Vec::new(),
                     Vec::new(),
                     vec![given],
+                    Vec::new(),
+                    None,
                 )
             } else {
                 let refs: Vec<TensorRef> = if sequential {
                     previous.iter().cloned().collect()
                 } else {
                     let node = &layer.nodes[n];
-                    if let Some((k, _)) = node.kwargs.iter().find(|(_, a)| !a.tensors().is_empty())
-                    {
+                    let takes: &[&str] = match &layer.nested {
+                        None => lookup(&layer.class_name, layer.module.as_deref())
+                            .map(|k| k.tensor_kwargs())
+                            .unwrap_or(&[]),
+                        Some(_) => &[],
+                    };
+                    if let Some((k, _)) = node.kwargs.iter().find(|(k, a)| {
+                        let allowed =
+                            takes.contains(&k.as_str()) || (k == "mask" && layer.nested.is_none());
+                        !a.tensors().is_empty() && !allowed
+                    }) {
                         return Err(unsupported(layer, k, "a tensor keyword argument"));
                     }
-                    node.args.iter().flat_map(Arg::tensors).cloned().collect()
+                    // Positional tensors, then the tensor keyword arguments in the order the
+                    // class declares them.
+                    let kwarg_tensors = takes.iter().flat_map(|name| {
+                        node.kwargs
+                            .iter()
+                            .filter(move |(k, _)| k == name)
+                            .flat_map(|(_, a)| a.tensors())
+                    });
+                    node.args
+                        .iter()
+                        .flat_map(Arg::tensors)
+                        .chain(kwarg_tensors)
+                        .cloned()
+                        .collect()
                 };
                 let mut shapes = Vec::new();
                 for r in &refs {
@@ -287,11 +318,36 @@ fn walk_model(
                     // A sequential model without an input layer: its first layer takes the input.
                     shapes.push(inputs.first().cloned().unwrap_or_default());
                 }
-                let (kind, outputs) = match &layer.nested {
+                let explicit = if sequential {
+                    None
+                } else {
+                    layer.nodes.get(n).and_then(explicit_masks)
+                };
+                let arg_masks: Vec<Option<Vec<usize>>> = match &explicit {
+                    Some(given) => (0..refs.len())
+                        .map(|i| {
+                            let r = given.get(i)?.as_ref()?;
+                            let dims = tensor_shape(model, &analysis, r)?;
+                            Some(dims.iter().map(|d| d.unwrap_or(1)).collect())
+                        })
+                        .collect(),
+                    None => refs
+                        .iter()
+                        .map(|r| {
+                            let l = model.layers.iter().position(|x| x.name == r.layer)?;
+                            analysis
+                                .call(l, r.node)?
+                                .output_masks
+                                .get(r.index)
+                                .cloned()?
+                        })
+                        .collect(),
+                };
+                let (kind, outputs, masks) = match &layer.nested {
                     Some(inner) => {
                         let sub = check_model(inner, &shapes, dtype)?;
                         let outs = sub.outputs.clone();
-                        (CallKind::Nested(Box::new(sub)), outs)
+                        (CallKind::Nested(Box::new(sub)), outs, Vec::new())
                     }
                     None => {
                         let kind = lookup(&layer.class_name, layer.module.as_deref()).ok_or_else(
@@ -315,22 +371,27 @@ fn walk_model(
                         let outs = spec.infer(&shapes).map_err(|v| {
                             CheckError::Invalid(v.at(&layer.name, &layer.class_name))
                         })?;
-                        (CallKind::Layer(spec), outs)
+                        let masks =
+                            call_masks(spec.as_ref(), &shapes, &arg_masks).map_err(|v| {
+                                CheckError::Invalid(v.at(&layer.name, &layer.class_name))
+                            })?;
+                        (CallKind::Layer(spec), outs, masks)
                     }
                 };
-                (kind, refs, shapes, outputs)
+                (kind, refs, shapes, outputs, masks, explicit)
             })
         })();
-        let (kind, inputs, input_shapes, outputs) = match (call, collect.as_deref_mut()) {
-            (Ok(c), _) => c,
-            (Err(CheckError::Invalid(v)), Some(found)) => {
-                found.push(v);
-                failed.insert((layer.name.clone(), n));
-                previous = Some(TensorRef::new(&layer.name, n, 0));
-                continue;
-            }
-            (Err(e), _) => return Err(e),
-        };
+        let (kind, inputs, input_shapes, outputs, output_masks, mask_inputs) =
+            match (call, collect.as_deref_mut()) {
+                (Ok(c), _) => c,
+                (Err(CheckError::Invalid(v)), Some(found)) => {
+                    found.push(v);
+                    failed.insert((layer.name.clone(), n));
+                    previous = Some(TensorRef::new(&layer.name, n, 0));
+                    continue;
+                }
+                (Err(e), _) => return Err(e),
+            };
         previous = Some(TensorRef::new(&layer.name, n, 0));
         analysis.index.insert((l, n), analysis.calls.len());
         analysis.calls.push(CheckedCall {
@@ -340,6 +401,8 @@ fn walk_model(
             inputs,
             input_shapes,
             outputs,
+            output_masks,
+            mask_inputs,
         });
     }
     if !failed.is_empty() {
@@ -362,6 +425,53 @@ fn walk_model(
             .collect(),
     };
     Ok(analysis)
+}
+
+/// The tensors of a call's `mask` keyword argument, one per tensor input.
+fn explicit_masks(node: &crate::case::Node) -> Option<Vec<Option<TensorRef>>> {
+    let (_, arg) = node.kwargs.iter().find(|(k, _)| k == "mask")?;
+    let one = |a: &Arg| match a {
+        Arg::Tensor { source, .. } => Some(source.clone()),
+        _ => None,
+    };
+    match arg {
+        Arg::Tensor { .. } => Some(vec![one(arg)]),
+        Arg::List(items) => Some(items.iter().map(one).collect()),
+        _ => None,
+    }
+}
+
+/// The mask preconditions of a call whose inputs carry masks of these shapes, and the
+/// shapes of its outputs' masks: `compute_mask` on stand-in arrays (unknown dimensions 1),
+/// run only where a mask can exist.
+fn call_masks(
+    spec: &dyn Spec,
+    shapes: &[Dims],
+    arg_masks: &[Option<Vec<usize>>],
+) -> Result<Vec<Option<Vec<usize>>>, Violation> {
+    let masked = arg_masks.iter().any(Option::is_some);
+    if masked {
+        spec.check_masks(shapes, arg_masks)?;
+    }
+    if !masked && !spec.produces_mask() {
+        return Ok(Vec::new());
+    }
+    let arrays: Vec<ArrayD<f64>> = shapes
+        .iter()
+        .map(|s| ArrayD::zeros(s.iter().map(|d| d.unwrap_or(1)).collect::<Vec<_>>()))
+        .collect();
+    let masks: Vec<Option<Mask>> = arg_masks
+        .iter()
+        .map(|m| m.as_ref().map(|d| Mask::from_elem(d.clone(), true)))
+        .collect();
+    let refs: Vec<&ArrayD<f64>> = arrays.iter().collect();
+    let mask_refs: Vec<Option<&Mask>> = masks.iter().map(Option::as_ref).collect();
+    Ok(spec
+        .compute_mask(&refs, &mask_refs)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|m| m.map(|m| m.shape().to_vec()))
+        .collect())
 }
 
 fn tensor_shape<'a>(model: &Model, analysis: &'a ModelAnalysis, r: &TensorRef) -> Option<&'a Dims> {
@@ -499,7 +609,11 @@ fn placed(e: ParamError, layer: &Layer) -> CheckError {
 pub struct Evaluation {
     /// By (layer index, node index): the call's outputs.
     pub outputs: HashMap<(usize, usize), Vec<ArrayD<f64>>>,
+    /// By (layer index, node index): the Keras masks of the call's outputs (`None`:
+    /// unmasked). Calls whose outputs are all unmasked have no entry.
+    pub masks: HashMap<(usize, usize), Vec<Option<Mask>>>,
     pub model_outputs: Vec<ArrayD<f64>>,
+    pub model_output_masks: Vec<Option<Mask>>,
 }
 
 impl Evaluation {
@@ -526,6 +640,9 @@ pub enum EvalError {
     MissingWeights(String),
     #[error("the case has no input arrays")]
     MissingInputs,
+    /// A value precondition fails on the arrays a call receives.
+    #[error("{0}")]
+    Invalid(Box<Violation>),
 }
 
 /// Evaluates a case that [`check`] accepted, in f64.
@@ -539,37 +656,91 @@ pub fn eval(case: &Case, analysis: &ModelAnalysis) -> Result<Evaluation, EvalErr
             .get(&layer.name)
             .map(|ts| ts.iter().map(|t| &t.data).collect())
     };
-    eval_model(&case.model, analysis, &inputs, &mut weights)
+    eval_model(&case.model, analysis, &inputs, &[], &mut weights)
+}
+
+/// A call's outputs and their masks, for inputs with these masks: `eval_masked` when some
+/// input is masked, and the masks `compute_mask` sets (none when the layer does not
+/// support masking).
+pub fn eval_call(
+    spec: &dyn Spec,
+    inputs: &[&ArrayD<f64>],
+    masks: &[Option<&Mask>],
+    weights: &[&ArrayD<f64>],
+) -> (Vec<ArrayD<f64>>, Vec<Option<Mask>>) {
+    let outs = if masks.iter().all(Option::is_none) {
+        spec.eval(inputs, weights)
+    } else {
+        spec.eval_masked(inputs, masks, weights)
+    };
+    let out_masks = spec
+        .compute_mask(inputs, masks)
+        .unwrap_or_default()
+        .into_iter()
+        .chain(std::iter::repeat(None))
+        .take(outs.len())
+        .collect();
+    (outs, out_masks)
 }
 
 fn eval_model<'w>(
     model: &Model,
     analysis: &ModelAnalysis,
     inputs: &[&ArrayD<f64>],
+    input_masks: &[Option<&Mask>],
     weights: &mut dyn FnMut(&Layer) -> Option<Vec<&'w ArrayD<f64>>>,
 ) -> Result<Evaluation, EvalError> {
     let mut ev = Evaluation::default();
     let mut last = None;
+    let input_mask = |i: usize| input_masks.get(i).copied().flatten();
     for call in &analysis.calls {
         let layer = &model.layers[call.layer];
-        let args: Vec<&ArrayD<f64>> =
-            if call.inputs.is_empty() && !matches!(call.kind, CallKind::Input { .. }) {
-                vec![inputs[0]]
-            } else {
-                call.inputs
+        let producers: Vec<(usize, &TensorRef)> = call
+            .inputs
+            .iter()
+            .map(|r| {
+                let l = model
+                    .layers
                     .iter()
-                    .map(|r| {
-                        let l = model
-                            .layers
-                            .iter()
-                            .position(|x| x.name == r.layer)
-                            .expect("checked");
-                        &ev.outputs[&(l, r.node)][r.index]
+                    .position(|x| x.name == r.layer)
+                    .expect("checked");
+                (l, r)
+            })
+            .collect();
+        let explicit: Option<Vec<Option<Mask>>> = call.mask_inputs.as_ref().map(|given| {
+            (0..call.inputs.len())
+                .map(|i| {
+                    let r = given.get(i)?.as_ref()?;
+                    let l = model.layers.iter().position(|x| x.name == r.layer)?;
+                    let t = ev.outputs.get(&(l, r.node))?.get(r.index)?;
+                    Some(t.mapv(|x| x != 0.0))
+                })
+                .collect()
+        });
+        let (args, mut arg_masks): (Vec<&ArrayD<f64>>, Vec<Option<&Mask>>) =
+            if call.inputs.is_empty() && !matches!(call.kind, CallKind::Input { .. }) {
+                (vec![inputs[0]], vec![input_mask(0)])
+            } else {
+                producers
+                    .iter()
+                    .map(|&(l, r)| {
+                        let mask = ev
+                            .masks
+                            .get(&(l, r.node))
+                            .and_then(|m| m.get(r.index))
+                            .and_then(Option::as_ref);
+                        (&ev.outputs[&(l, r.node)][r.index], mask)
                     })
-                    .collect()
+                    .unzip()
             };
-        let outs = match &call.kind {
-            CallKind::Input { position } => vec![inputs[*position].clone()],
+        if let Some(given) = &explicit {
+            arg_masks = given.iter().map(Option::as_ref).collect();
+        }
+        let (outs, out_masks) = match &call.kind {
+            CallKind::Input { position } => (
+                vec![inputs[*position].clone()],
+                vec![input_mask(*position).cloned()],
+            ),
             CallKind::Layer(spec) => {
                 let needed = call
                     .input_shapes
@@ -581,7 +752,10 @@ fn eval_model<'w>(
                 } else {
                     weights(layer).ok_or_else(|| EvalError::MissingWeights(layer.name.clone()))?
                 };
-                spec.eval(&args, &w)
+                spec.check_values(&args).map_err(|v| {
+                    EvalError::Invalid(Box::new(v.at(&layer.name, &layer.class_name)))
+                })?;
+                eval_call(spec.as_ref(), &args, &arg_masks, &w)
             }
             CallKind::Nested(sub) => {
                 let inner = layer.nested.as_deref().expect("nested call has a model");
@@ -593,13 +767,22 @@ fn eval_model<'w>(
                     next += n;
                     Some(w)
                 };
-                eval_model(inner, sub, &args, &mut take)?.model_outputs
+                // A nested model sets its inputs' masks on its own inputs; its outputs
+                // keep the masks its layers set.
+                let inner_ev = eval_model(inner, sub, &args, &arg_masks, &mut take)?;
+                (inner_ev.model_outputs, inner_ev.model_output_masks)
             }
         };
         last = Some((call.layer, call.node));
+        if out_masks.iter().any(Option::is_some) {
+            ev.masks.insert((call.layer, call.node), out_masks);
+        }
         ev.outputs.insert((call.layer, call.node), outs);
     }
-    ev.model_outputs = match &model.kind {
+    let mask_of = |ev: &Evaluation, k: (usize, usize), i: usize| {
+        ev.masks.get(&k).and_then(|m| m.get(i)).cloned().flatten()
+    };
+    let (model_outputs, model_output_masks) = match &model.kind {
         ModelKind::Functional { outputs, .. } => outputs
             .refs()
             .into_iter()
@@ -609,11 +792,24 @@ fn eval_model<'w>(
                     .iter()
                     .position(|x| x.name == r.layer)
                     .expect("checked");
-                ev.outputs[&(l, r.node)][r.index].clone()
+                (
+                    ev.outputs[&(l, r.node)][r.index].clone(),
+                    mask_of(&ev, (l, r.node), r.index),
+                )
             })
-            .collect(),
-        ModelKind::Sequential => last.map(|k| ev.outputs[&k].clone()).unwrap_or_default(),
+            .unzip(),
+        ModelKind::Sequential => match last {
+            Some(k) => (
+                ev.outputs[&k].clone(),
+                (0..ev.outputs[&k].len())
+                    .map(|i| mask_of(&ev, k, i))
+                    .collect(),
+            ),
+            None => Default::default(),
+        },
     };
+    ev.model_outputs = model_outputs;
+    ev.model_output_masks = model_output_masks;
     Ok(ev)
 }
 

@@ -28,10 +28,13 @@ pub enum Category {
     ReshapeSize,
     /// An input of a dtype the layer cannot take.
     DType,
+    /// An input value outside the layer's domain, found when it runs (an `Embedding` index
+    /// out of range): only the kernel can refuse it.
+    InputValue,
 }
 
 impl Category {
-    pub const ALL: [Category; 11] = [
+    pub const ALL: [Category; 12] = [
         Category::Structure,
         Category::Rank,
         Category::IncompatibleShapes,
@@ -43,6 +46,7 @@ impl Category {
         Category::Axis,
         Category::ReshapeSize,
         Category::DType,
+        Category::InputValue,
     ];
 
     /// The name used in findings, signatures and JSON.
@@ -59,6 +63,7 @@ impl Category {
             Category::Axis => "axis",
             Category::ReshapeSize => "reshape-size",
             Category::DType => "dtype",
+            Category::InputValue => "input-value",
         }
     }
 }

@@ -74,6 +74,12 @@ pub trait LayerKind: Sync {
     /// The arguments generators sample, with their ranges and edge values.
     fn params(&self) -> &'static [ParamDef];
 
+    /// Whether generators use the class (operations Keras records only for masks do not
+    /// occur in generated models).
+    fn generated(&self) -> bool {
+        true
+    }
+
     /// Keyword arguments of `call` that take tensors (`initial_state` of recurrent
     /// layers), in the order their tensors follow the positional ones in a call's inputs.
     fn tensor_kwargs(&self) -> &'static [&'static str] {
@@ -163,6 +169,28 @@ pub trait Spec: std::fmt::Debug + Send + Sync {
         _masks: &[Option<&Mask>],
     ) -> Option<Vec<Option<Mask>>> {
         None
+    }
+
+    /// Preconditions on the input values that TF checks when it runs (an `Embedding`
+    /// index out of range): checked on the arrays a call receives, before `eval`.
+    fn check_values(&self, _inputs: &[&ArrayD<f64>]) -> Result<(), Violation> {
+        Ok(())
+    }
+
+    /// Whether the call makes a mask from unmasked inputs (`Embedding(mask_zero=True)`,
+    /// `Masking`).
+    fn produces_mask(&self) -> bool {
+        false
+    }
+
+    /// Preconditions on the masks the inputs carry (`mask_shapes[i]` belongs to input `i`;
+    /// unknown dimensions are 1): `Softmax` requires a mask that broadcasts to its input.
+    fn check_masks(
+        &self,
+        _inputs: &[Dims],
+        _mask_shapes: &[Option<Vec<usize>>],
+    ) -> Result<(), Violation> {
+        Ok(())
     }
 
     /// [`Spec::eval`] for inputs that carry masks: layers whose `call` reads its mask
@@ -279,6 +307,38 @@ pub mod util {
     /// (Keras's default `compute_mask`).
     pub fn keep_mask(masks: &[Option<&Mask>]) -> Option<Vec<Option<Mask>>> {
         Some(vec![masks.first().copied().flatten().cloned()])
+    }
+
+    /// Requires a mask that broadcasts to its input the NumPy way (dimensions aligned from
+    /// the right, each 1 or equal; unknown input dimensions accepted), as `ops.where` needs.
+    pub fn mask_broadcasts(input: &Dims, mask: &[usize]) -> Result<(), Violation> {
+        let fits = mask.len() <= input.len()
+            && mask
+                .iter()
+                .rev()
+                .zip(input.iter().rev())
+                .all(|(&m, d)| m == 1 || d.is_none_or(|d| d == m));
+        if fits {
+            return Ok(());
+        }
+        let diff: usize = mask
+            .iter()
+            .rev()
+            .zip(input.iter().rev())
+            .map(|(&m, d)| d.map_or(0, |d| if m == 1 { 0 } else { m.abs_diff(d) }))
+            .sum::<usize>()
+            + mask.len().saturating_sub(input.len());
+        Err(
+            Violation::new(Category::IncompatibleShapes, Tag::KerasEnforced)
+                .parameter("mask")
+                .actual(format!("{mask:?}"))
+                .expected(format!(
+                    "a mask that broadcasts to the input {}",
+                    show(input)
+                ))
+                .detail("does not broadcast to the input")
+                .badness(badness::shape(diff.max(1) as f64)),
+        )
     }
 
     use crate::violation::{Category, Tag, Violation, badness};

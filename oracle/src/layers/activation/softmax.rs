@@ -4,17 +4,18 @@
 //! maximum only when it is finite — so a lane holding `+∞` gives NaN there and 0 elsewhere,
 //! unlike the one-axis kernel, which gives NaN throughout); an empty list is refused.
 //!
-//! A mask (passed to the call, or carried by the input) is not modelled.
+//! A mask carried by the input must broadcast to it; masked positions enter the softmax as
+//! −1e9 and come out as 0 (so a lane masked throughout is all zeros).
 
 use ndarray::ArrayD;
 
 use crate::DType;
 use crate::activations::softmax;
-use crate::case::{Arg, Dims};
+use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::normalization::{AxisArg, axis_arg, lanes, max_abs_of, resolve_axes};
 use crate::layers::util::arity;
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{CallSite, LayerKind, Mask, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Unsupported, Violation, badness};
@@ -35,13 +36,10 @@ impl LayerKind for Softmax {
         let c = Config::new(call.config);
         let axis = axis_arg(&c, "axis", -1)?;
         c.finish()?;
-        let masked =
-            call.node.args.len() > 1
-                || call.node.kwargs.iter().any(|(k, a)| {
-                    k == "mask" && !matches!(a, Arg::Literal(serde_json::Value::Null))
-                });
-        if masked {
-            return Err(Unsupported::new("mask", "a softmax over a mask").into());
+        // A `mask` keyword tensor is the input's mask (the graph checker hands it over); a
+        // mask passed positionally is not.
+        if call.node.args.len() > 1 {
+            return Err(Unsupported::new("mask", "a positional mask argument").into());
         }
         Ok(Box::new(SoftmaxSpec { axis }))
     }
@@ -124,6 +122,51 @@ fn softmax_many(x: &ArrayD<f64>, axes: &[usize]) -> ArrayD<f64> {
 }
 
 impl Spec for SoftmaxSpec {
+    fn compute_mask(
+        &self,
+        _inputs: &[&ArrayD<f64>],
+        masks: &[Option<&Mask>],
+    ) -> Option<Vec<Option<Mask>>> {
+        crate::layers::util::keep_mask(masks)
+    }
+
+    fn check_masks(
+        &self,
+        inputs: &[Dims],
+        mask_shapes: &[Option<Vec<usize>>],
+    ) -> Result<(), Violation> {
+        match mask_shapes.first() {
+            Some(Some(m)) => crate::layers::util::mask_broadcasts(&inputs[0], m),
+            _ => Ok(()),
+        }
+    }
+
+    fn eval_masked(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        masks: &[Option<&Mask>],
+        weights: &[&ArrayD<f64>],
+    ) -> Vec<ArrayD<f64>> {
+        let x = inputs[0];
+        let Some(mask) = masks
+            .first()
+            .copied()
+            .flatten()
+            .and_then(|m| m.broadcast(x.raw_dim()))
+        else {
+            return self.eval(inputs, weights);
+        };
+        let shifted = ndarray::Zip::from(x)
+            .and(&mask)
+            .map_collect(|&v, &keep| if keep { v } else { -1e9 });
+        let y = self.eval(&[&shifted], weights).remove(0);
+        vec![
+            ndarray::Zip::from(&y)
+                .and(&mask)
+                .map_collect(|&v, &keep| if keep { v } else { 0.0 }),
+        ]
+    }
+
     fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
         arity(inputs, 1)?;
         self.form(inputs[0].len())?;
@@ -195,7 +238,7 @@ impl Spec for SoftmaxSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::case::Node;
+    use crate::case::{Arg, Node};
     use serde_json::json;
 
     fn spec(config: serde_json::Value) -> Box<dyn Spec> {
@@ -254,16 +297,15 @@ mod tests {
     }
 
     #[test]
-    fn a_mask_is_unsupported() {
+    fn a_positional_mask_is_unsupported() {
         let map = json!({}).as_object().unwrap().clone();
         let mut node = Node::default();
-        node.kwargs.push((
-            "mask".into(),
-            Arg::Tensor {
-                source: crate::case::TensorRef::new("m", 0, 0),
+        for name in ["x", "m"] {
+            node.args.push(Arg::Tensor {
+                source: crate::case::TensorRef::new(name, 0, 0),
                 dtype: None,
-            },
-        ));
+            });
+        }
         let r = Softmax.parse(&CallSite {
             config: &map,
             node: &node,

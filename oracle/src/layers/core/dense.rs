@@ -69,6 +69,14 @@ impl LayerKind for Dense {
 }
 
 impl Spec for DenseSpec {
+    fn compute_mask(
+        &self,
+        _inputs: &[&ArrayD<f64>],
+        masks: &[Option<&crate::layers::Mask>],
+    ) -> Option<Vec<Option<crate::layers::Mask>>> {
+        crate::layers::util::keep_mask(masks)
+    }
+
     fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
         arity(inputs, 1)?;
         rank_between(&inputs[0], 0, 2, usize::MAX)?;

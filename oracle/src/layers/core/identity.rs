@@ -32,6 +32,14 @@ impl LayerKind for Identity {
 }
 
 impl Spec for IdentitySpec {
+    fn compute_mask(
+        &self,
+        _inputs: &[&ArrayD<f64>],
+        masks: &[Option<&crate::layers::Mask>],
+    ) -> Option<Vec<Option<crate::layers::Mask>>> {
+        crate::layers::util::keep_mask(masks)
+    }
+
     fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
         arity(inputs, 1)?;
         Ok(vec![inputs[0].clone()])

@@ -39,6 +39,14 @@ impl LayerKind for Add {
 }
 
 impl Spec for AddSpec {
+    fn compute_mask(
+        &self,
+        _inputs: &[&ArrayD<f64>],
+        masks: &[Option<&crate::layers::Mask>],
+    ) -> Option<Vec<Option<crate::layers::Mask>>> {
+        super::or_masks(masks)
+    }
+
     fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
         Ok(vec![merge_shape(inputs, 1)?])
     }

@@ -40,6 +40,14 @@ impl LayerKind for Average {
 }
 
 impl Spec for AverageSpec {
+    fn compute_mask(
+        &self,
+        _inputs: &[&ArrayD<f64>],
+        masks: &[Option<&crate::layers::Mask>],
+    ) -> Option<Vec<Option<crate::layers::Mask>>> {
+        super::or_masks(masks)
+    }
+
     fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
         Ok(vec![merge_shape(inputs, 1)?])
     }

@@ -15,7 +15,7 @@ use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::merging::{list_build_config, require_list_call};
 use crate::layers::util::{rank_between, show};
-use crate::layers::{Arity, CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{Arity, CallSite, LayerKind, Mask, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Unsupported, Violation, badness};
@@ -95,6 +95,57 @@ impl ConcatenateSpec {
 }
 
 impl Spec for ConcatenateSpec {
+    /// Each input's mask is widened to the input's shape (an unmasked input: all true; a
+    /// mask of lower rank: repeated along a new last axis), the masks are joined along
+    /// `axis`, and the output mask is true where any entry of the last axis is.
+    fn compute_mask(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        masks: &[Option<&Mask>],
+    ) -> Option<Vec<Option<Mask>>> {
+        if masks.iter().all(Option::is_none) {
+            return Some(vec![None]);
+        }
+        let full: Option<Vec<Mask>> = inputs
+            .iter()
+            .zip(masks)
+            .map(|(x, m)| match m {
+                None => Some(Mask::from_elem(x.raw_dim(), true)),
+                Some(m) if m.ndim() < x.ndim() => m
+                    .view()
+                    .insert_axis(Axis(m.ndim()))
+                    .broadcast(x.raw_dim())
+                    .map(|b| b.to_owned()),
+                Some(m) => Some((*m).clone()),
+            })
+            .collect();
+        let joined = full.and_then(|f| {
+            let rank = f.first()?.ndim();
+            let axis = self.resolve(rank);
+            let views: Vec<_> = f.iter().map(|m| m.view()).collect();
+            ndarray::concatenate(Axis(axis), &views).ok()
+        })?;
+        let last = Axis(joined.ndim() - 1);
+        Some(vec![Some(joined.fold_axis(last, false, |&a, &b| a || b))])
+    }
+
+    fn check_masks(
+        &self,
+        inputs: &[Dims],
+        mask_shapes: &[Option<Vec<usize>>],
+    ) -> Result<(), Violation> {
+        for (x, m) in inputs.iter().zip(mask_shapes) {
+            if let Some(m) = m {
+                let mut widened = m.clone();
+                if widened.len() < x.len() {
+                    widened.push(1);
+                }
+                crate::layers::util::mask_broadcasts(x, &widened)?;
+            }
+        }
+        Ok(())
+    }
+
     fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
         if inputs.is_empty() {
             return Err(Violation::new(Category::Structure, Tag::KerasEnforced)

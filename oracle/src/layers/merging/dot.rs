@@ -232,6 +232,14 @@ impl DotSpec {
 }
 
 impl Spec for DotSpec {
+    fn compute_mask(
+        &self,
+        _inputs: &[&ArrayD<f64>],
+        _masks: &[Option<&crate::layers::Mask>],
+    ) -> Option<Vec<Option<crate::layers::Mask>>> {
+        Some(vec![None]) // supports masking, but its output is unmasked
+    }
+
     fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
         arity(inputs, 2)?;
         rank_between(&inputs[0], 0, 2, usize::MAX)?;

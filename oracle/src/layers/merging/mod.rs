@@ -30,7 +30,7 @@ use ndarray::ArrayD;
 
 use crate::case::{Arg, Dims};
 use crate::interval::Interval;
-use crate::layers::CallSite;
+use crate::layers::{CallSite, Mask};
 use crate::params::ParamResult;
 use crate::violation::{Category, Tag, Violation, badness};
 
@@ -155,6 +155,56 @@ fn shapes(inputs: &[Dims]) -> String {
 /// (`layer(a)`) Keras refuses them: "A merge layer should be called on a list of inputs".
 /// (Several bare positional tensors are read as a list; a call without recorded arguments,
 /// as in a sequential model, is not judged here.)
+/// `compute_mask` of the element-wise merge layers: the OR of the inputs' masks when every
+/// input is masked, no mask otherwise.
+pub fn or_masks(masks: &[Option<&Mask>]) -> Option<Vec<Option<Mask>>> {
+    let all: Option<Vec<&Mask>> = masks.iter().copied().collect();
+    let out = all.and_then(|ms| {
+        let (first, rest) = ms.split_first()?;
+        rest.iter().try_fold((*first).clone(), |acc, m| {
+            let known = |a: &Mask| a.shape().iter().map(|&d| Some(d)).collect::<Vec<_>>();
+            let shape = keras_broadcast(&[&known(&acc), &known(m)]).ok()?;
+            let shape: Vec<usize> = shape.iter().map(|d| d.unwrap_or(1)).collect();
+            let a = acc.broadcast(shape.clone())?;
+            let b = m.broadcast(shape)?;
+            Some(ndarray::Zip::from(&a).and(&b).map_collect(|&x, &y| x || y))
+        })
+    });
+    Some(vec![out])
+}
+
+/// The masks of a merge's inputs widened to the inputs' shape (`broadcast_to(expand_dims(
+/// mask, -1), shape(x))`), for the merges whose call reads the masks (Multiply, Maximum,
+/// Minimum). `None` when the inputs' shapes differ or a mask does not widen: the reference
+/// then merges as if unmasked.
+pub fn widened_masks(
+    inputs: &[&ArrayD<f64>],
+    masks: &[Option<&Mask>],
+) -> Option<Vec<Option<Mask>>> {
+    let shape = inputs.first()?.raw_dim();
+    if inputs.iter().any(|x| x.raw_dim() != shape) {
+        return None;
+    }
+    masks
+        .iter()
+        .map(|m| match m {
+            None => Some(None),
+            Some(m) => {
+                let m = m.view().insert_axis(ndarray::Axis(m.ndim()));
+                m.broadcast(shape.clone()).map(|b| Some(b.to_owned()))
+            }
+        })
+        .collect()
+}
+
+/// `where(mask, a, b)` for arrays of one shape.
+pub fn select(mask: &Mask, a: &ArrayD<f64>, b: &ArrayD<f64>) -> ArrayD<f64> {
+    ndarray::Zip::from(mask)
+        .and(a)
+        .and(b)
+        .map_collect(|&m, &x, &y| if m { x } else { y })
+}
+
 pub fn require_list_call(call: &CallSite<'_>) -> ParamResult<()> {
     if let [Arg::Tensor { .. }] = call.node.args.as_slice() {
         return Err(Violation::new(Category::Structure, Tag::KerasEnforced)
@@ -187,6 +237,52 @@ pub enum Extremum {
 pub struct ExtremumSpec(pub Extremum);
 
 impl crate::layers::Spec for ExtremumSpec {
+    /// `_apply_merge_op_and_or_mask`: a masked position of an input takes the running
+    /// result's value, and a masked position of the running result takes the input's.
+    fn eval_masked(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        masks: &[Option<&Mask>],
+        weights: &[&ArrayD<f64>],
+    ) -> Vec<ArrayD<f64>> {
+        let Some(wide) = widened_masks(inputs, masks) else {
+            return self.eval(inputs, weights);
+        };
+        let op = match self.0 {
+            Extremum::Max => tf_maximum,
+            Extremum::Min => tf_minimum,
+        };
+        let mut output = inputs[0].clone();
+        let mut output_mask = wide[0].clone();
+        for (x, mask) in inputs.iter().zip(&wide).skip(1) {
+            let x = match mask {
+                Some(m) => select(m, x, &output),
+                None => (*x).clone(),
+            };
+            if let Some(om) = &output_mask {
+                output = select(om, &output, &x);
+            }
+            output_mask = match (mask, output_mask) {
+                (Some(m), Some(om)) => {
+                    Some(ndarray::Zip::from(m).and(&om).map_collect(|&a, &b| a || b))
+                }
+                _ => None,
+            };
+            output = ndarray::Zip::from(&output)
+                .and(&x)
+                .map_collect(|&a, &b| op(a, b));
+        }
+        vec![output]
+    }
+
+    fn compute_mask(
+        &self,
+        _inputs: &[&ArrayD<f64>],
+        masks: &[Option<&crate::layers::Mask>],
+    ) -> Option<Vec<Option<crate::layers::Mask>>> {
+        or_masks(masks)
+    }
+
     fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
         Ok(vec![merge_shape(inputs, 1)?])
     }

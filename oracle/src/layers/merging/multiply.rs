@@ -40,12 +40,63 @@ impl LayerKind for Multiply {
 }
 
 impl Spec for MultiplySpec {
+    fn compute_mask(
+        &self,
+        _inputs: &[&ArrayD<f64>],
+        masks: &[Option<&crate::layers::Mask>],
+    ) -> Option<Vec<Option<crate::layers::Mask>>> {
+        super::or_masks(masks)
+    }
+
     fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
         Ok(vec![merge_shape(inputs, 1)?])
     }
 
     fn eval(&self, inputs: &[&ArrayD<f64>], _weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
         vec![fold_broadcast(inputs, |a, b| a * b)]
+    }
+
+    /// A masked position counts as 1 in the product; when every input is masked, the
+    /// positions no input keeps are 0.
+    fn eval_masked(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        masks: &[Option<&crate::layers::Mask>],
+        weights: &[&ArrayD<f64>],
+    ) -> Vec<ArrayD<f64>> {
+        let Some(wide) = super::widened_masks(inputs, masks) else {
+            return self.eval(inputs, weights);
+        };
+        let ones = ArrayD::ones(inputs[0].raw_dim());
+        let kept: Vec<ArrayD<f64>> = inputs
+            .iter()
+            .zip(&wide)
+            .map(|(x, m)| match m {
+                Some(m) => super::select(m, x, &ones),
+                None => (*x).clone(),
+            })
+            .collect();
+        let refs: Vec<&ArrayD<f64>> = kept.iter().collect();
+        let product = fold_broadcast(&refs, |a, b| a * b);
+        let all: Option<Vec<&crate::layers::Mask>> = wide.iter().map(Option::as_ref).collect();
+        match all.and_then(|ms| {
+            ms.iter()
+                .skip(1)
+                .try_fold((*ms.first()?).clone(), |acc, m| {
+                    Some(
+                        ndarray::Zip::from(&acc)
+                            .and(*m)
+                            .map_collect(|&a, &b| a || b),
+                    )
+                })
+        }) {
+            Some(any) => vec![super::select(
+                &any,
+                &product,
+                &ArrayD::zeros(product.raw_dim()),
+            )],
+            None => vec![product],
+        }
     }
 
     fn intervals(

@@ -40,6 +40,14 @@ impl LayerKind for Subtract {
 }
 
 impl Spec for SubtractSpec {
+    fn compute_mask(
+        &self,
+        _inputs: &[&ArrayD<f64>],
+        masks: &[Option<&crate::layers::Mask>],
+    ) -> Option<Vec<Option<crate::layers::Mask>>> {
+        super::or_masks(masks)
+    }
+
     /// `Merge.build`'s rule, then `Subtract.build`'s "exactly 2 inputs".
     fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
         arity(inputs, 2)?;

@@ -202,6 +202,36 @@ impl BatchNormSpec {
 }
 
 impl Spec for BatchNormSpec {
+    fn check_masks(
+        &self,
+        inputs: &[Dims],
+        mask_shapes: &[Option<Vec<usize>>],
+    ) -> Result<(), Violation> {
+        // `call` refuses a mask that is not one rank below the input, even at inference.
+        match mask_shapes.first() {
+            Some(Some(m)) if m.len() + 1 != inputs[0].len() => Err(Violation::new(
+                crate::violation::Category::Rank,
+                crate::violation::Tag::KerasEnforced,
+            )
+            .parameter("mask")
+            .actual(format!("rank {}", m.len()))
+            .expected(format!("rank {}", inputs[0].len().saturating_sub(1)))
+            .detail("is not one rank below the input")
+            .badness(crate::violation::badness::rank(
+                (m.len() + 1).abs_diff(inputs[0].len()),
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    fn compute_mask(
+        &self,
+        _inputs: &[&ArrayD<f64>],
+        masks: &[Option<&crate::layers::Mask>],
+    ) -> Option<Vec<Option<crate::layers::Mask>>> {
+        crate::layers::util::keep_mask(masks)
+    }
+
     fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
         arity(inputs, 1)?;
         let axis = resolve_axis("axis", self.axis, inputs[0].len())?;

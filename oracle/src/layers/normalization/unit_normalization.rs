@@ -93,6 +93,14 @@ impl UnitNormSpec {
 }
 
 impl Spec for UnitNormSpec {
+    fn compute_mask(
+        &self,
+        _inputs: &[&ArrayD<f64>],
+        masks: &[Option<&crate::layers::Mask>],
+    ) -> Option<Vec<Option<crate::layers::Mask>>> {
+        crate::layers::util::keep_mask(masks)
+    }
+
     fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
         arity(inputs, 1)?;
         resolve_axes("axis", &self.axes, inputs[0].len())?;

@@ -1,5 +1,8 @@
 //! `keras.src.ops.numpy` `Add`, `Subtract`, `Multiply`, `TrueDivide`: a binary operation on
-//! two tensors, or a tensor and a constant on either side, NumPy-broadcast.
+//! two tensors, or a tensor and a constant on either side, NumPy-broadcast. Also
+//! `NotEqual`, `LogicalOr` and `LogicalAnd`, which Keras records where a model computes
+//! masks (`Embedding(mask_zero=True)`, `Masking`, merges of masked tensors): their results
+//! are booleans, as 0 and 1.
 
 use ndarray::ArrayD;
 
@@ -18,6 +21,9 @@ enum BinOp {
     Subtract,
     Multiply,
     Divide,
+    NotEqual,
+    Or,
+    And,
 }
 
 impl BinOp {
@@ -27,11 +33,15 @@ impl BinOp {
             BinOp::Subtract => a - b,
             BinOp::Multiply => a * b,
             BinOp::Divide => a / b,
+            BinOp::NotEqual => f64::from(u8::from(a != b)),
+            BinOp::Or => f64::from(u8::from(a != 0.0 || b != 0.0)),
+            BinOp::And => f64::from(u8::from(a != 0.0 && b != 0.0)),
         }
     }
 
     fn interval(self, a: Interval, b: Interval) -> Interval {
         match self {
+            BinOp::NotEqual | BinOp::Or | BinOp::And => Interval::new(0.0, 1.0),
             BinOp::Add => a + b,
             BinOp::Subtract => a + -b,
             BinOp::Multiply => a * b,
@@ -83,14 +93,28 @@ macro_rules! binary_op {
             fn params(&self) -> &'static [ParamDef] {
                 &[]
             }
+
+            fn generated(&self) -> bool {
+                !$op.is_logical()
+            }
         }
     };
+}
+
+impl BinOp {
+    /// A comparison or logical operation (boolean result).
+    const fn is_logical(self) -> bool {
+        matches!(self, BinOp::NotEqual | BinOp::Or | BinOp::And)
+    }
 }
 
 binary_op!(OpAdd, "Add", BinOp::Add);
 binary_op!(OpSubtract, "Subtract", BinOp::Subtract);
 binary_op!(OpMultiply, "Multiply", BinOp::Multiply);
 binary_op!(OpTrueDivide, "TrueDivide", BinOp::Divide);
+binary_op!(OpNotEqual, "NotEqual", BinOp::NotEqual);
+binary_op!(OpLogicalOr, "LogicalOr", BinOp::Or);
+binary_op!(OpLogicalAnd, "LogicalAnd", BinOp::And);
 
 fn parse_binary(call: &CallSite<'_>, op: BinOp) -> ParamResult<Box<dyn Spec>> {
     Config::new(call.config).finish()?;
@@ -109,8 +133,17 @@ fn parse_binary(call: &CallSite<'_>, op: BinOp) -> ParamResult<Box<dyn Spec>> {
                 tensors += 1;
                 Ok(Operand::Tensor(tensors - 1))
             }
+            // A constant is compared in the compute dtype (`x != 0.1` in float32 compares
+            // with float32(0.1)).
             Arg::Literal(v) => v
                 .as_f64()
+                .map(|c| {
+                    if op.is_logical() && call.dtype == DType::Float32 {
+                        c as f32 as f64
+                    } else {
+                        c
+                    }
+                })
                 .map(Operand::Const)
                 .ok_or_else(|| Unsupported::new("args", format!("operand {v}")).into()),
             other => Err(Unsupported::new("args", format!("operand {other:?}")).into()),
@@ -201,6 +234,7 @@ impl Spec for BinarySpec {
                 Tolerance::sum(dtype, 2, max_abs(&terms))
             }
             BinOp::Multiply | BinOp::Divide => Tolerance::elementwise(dtype),
+            BinOp::NotEqual | BinOp::Or | BinOp::And => Tolerance::EXACT,
         }
     }
 }

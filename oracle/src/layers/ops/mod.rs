@@ -2,6 +2,7 @@
 //! (`x + 3.0`, `x * y`, `keras.ops.*`), module `keras.src.ops.*`.
 
 pub mod arithmetic;
+pub mod logic;
 
 use super::LayerKind;
 
@@ -11,4 +12,8 @@ pub static KINDS: &[&dyn LayerKind] = &[
     &arithmetic::OpSubtract,
     &arithmetic::OpMultiply,
     &arithmetic::OpTrueDivide,
+    &arithmetic::OpNotEqual,
+    &arithmetic::OpLogicalOr,
+    &arithmetic::OpLogicalAnd,
+    &logic::OpAny,
 ];

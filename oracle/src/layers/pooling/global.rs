@@ -15,7 +15,7 @@ use crate::DType;
 use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::util::{arity, rank_between, show};
-use crate::layers::{CallSite, ParamDef, Spec};
+use crate::layers::{CallSite, Mask, ParamDef, Spec};
 use crate::params::{Config, DataFormat, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Unsupported, Violation, badness};
@@ -35,6 +35,25 @@ static DEFS: [ParamDef; 2] = [
     },
     ParamDef::Bool { name: "keepdims" },
 ];
+
+impl GlobalSpec {
+    /// Whether `call` reads the mask (GlobalAveragePooling1D).
+    fn reads_mask(&self) -> bool {
+        self.n == 1 && self.reduce == Reduce::Average
+    }
+
+    /// The mask with a size-1 axis where the channels are, as the call expands it.
+    fn expanded_mask_shape(&self, mask: &[usize]) -> Vec<usize> {
+        let at = if self.format == DataFormat::ChannelsLast {
+            2
+        } else {
+            1
+        };
+        let mut shape = mask.to_vec();
+        shape.insert(at.min(shape.len()), 1);
+        shape
+    }
+}
 
 /// The parameter space (the same for every number of spatial axes).
 pub fn params(_n: usize) -> &'static [ParamDef] {
@@ -93,6 +112,61 @@ impl GlobalSpec {
 }
 
 impl Spec for GlobalSpec {
+    fn compute_mask(
+        &self,
+        _inputs: &[&ArrayD<f64>],
+        _masks: &[Option<&Mask>],
+    ) -> Option<Vec<Option<Mask>>> {
+        // Only GlobalAveragePooling1D supports masking (its output is unmasked).
+        self.reads_mask().then(|| vec![None])
+    }
+
+    fn check_masks(
+        &self,
+        inputs: &[Dims],
+        mask_shapes: &[Option<Vec<usize>>],
+    ) -> Result<(), Violation> {
+        match mask_shapes.first() {
+            Some(Some(m)) if self.reads_mask() => {
+                crate::layers::util::mask_broadcasts(&inputs[0], &self.expanded_mask_shape(m))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn eval_masked(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        masks: &[Option<&Mask>],
+        weights: &[&ArrayD<f64>],
+    ) -> Vec<ArrayD<f64>> {
+        let x = inputs[0];
+        let mask = match masks.first().copied().flatten() {
+            Some(m) if self.reads_mask() => m,
+            _ => return self.eval(inputs, weights),
+        };
+        // The mean over the unmasked steps: Σ where(mask, x, 0) / Σ mask.
+        let expanded = mask
+            .to_shape(self.expanded_mask_shape(mask.shape()))
+            .expect("one more size-1 axis");
+        let mask = expanded
+            .broadcast(x.raw_dim())
+            .expect("checked by check_masks");
+        let steps = ndarray::Axis(if self.format == DataFormat::ChannelsLast {
+            1
+        } else {
+            2
+        });
+        let kept = ndarray::Zip::from(x)
+            .and(&mask)
+            .map_collect(|&v, &keep| if keep { v } else { 0.0 });
+        let mut out = kept.sum_axis(steps) / mask.mapv(|k| f64::from(u8::from(k))).sum_axis(steps);
+        if self.keepdims {
+            out.insert_axis_inplace(steps);
+        }
+        vec![out]
+    }
+
     fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
         arity(inputs, 1)?;
         let x = &inputs[0];

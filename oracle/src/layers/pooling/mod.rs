@@ -320,9 +320,9 @@ fn reduce_values(reduce: Reduce, values: &[f64]) -> f64 {
     }
 }
 
-/// A layer call's arguments besides its input: pooling layers take none, except a mask
-/// for the layers that support masking (`mask_ok`), which the reference does not model.
-/// A tensor keyword argument is refused by the graph checker before this.
+/// A layer call's arguments besides its input: pooling layers take none, except a `mask`
+/// keyword argument for the layers whose call reads one (`mask_ok`; the graph checker
+/// hands it to the call as the input's mask).
 pub fn plain_call(call: &CallSite<'_>, mask_ok: bool) -> ParamResult<()> {
     let node = call.node;
     if mask_ok && node.args.len() > 1 {
@@ -331,9 +331,7 @@ pub fn plain_call(call: &CallSite<'_>, mask_ok: bool) -> ParamResult<()> {
     for (k, v) in &node.kwargs {
         match (k.as_str(), v) {
             (_, Arg::Literal(Value::Null)) | ("training", Arg::Literal(Value::Bool(_))) => {}
-            ("mask", _) if mask_ok => {
-                return Err(Unsupported::new("mask", "a mask argument").into());
-            }
+            ("mask", Arg::Tensor { .. }) if mask_ok => {}
             _ => {
                 return Err(Unsupported::new(k.clone(), "a call keyword argument").into());
             }
