@@ -247,6 +247,44 @@ impl LuongSpec {
     }
 }
 
+fn mask_violation(tag: Tag, detail: String, target: &Dims) -> Violation {
+    Violation::new(Category::IncompatibleShapes, tag)
+        .parameter("mask")
+        .expected(format!("a mask that fits {}", show(target)))
+        .detail(detail)
+        .badness(badness::shape(1.0))
+}
+
+/// A mask of shape `m` applied to a tensor of shape `target` with `where`: sizes that do not
+/// broadcast fail; a larger mask grows the result.
+fn fits(m: Vec<usize>, target: &Dims, what: &str) -> Result<(), Violation> {
+    let clashes = m
+        .iter()
+        .rev()
+        .zip(target.iter().rev())
+        .any(|(&a, b)| a != 1 && b.is_some_and(|b| b != 1 && b != a));
+    if clashes {
+        return Err(mask_violation(
+            Tag::KerasEnforced,
+            format!("{what} {m:?} does not broadcast"),
+            target,
+        ));
+    }
+    let grows = m.len() > target.len()
+        || m.iter()
+            .rev()
+            .zip(target.iter().rev())
+            .any(|(&a, b)| a != 1 && *b == Some(1));
+    if grows {
+        return Err(mask_violation(
+            Tag::Semantic,
+            format!("{what} {m:?} broadcasts the result to a larger shape"),
+            target,
+        ));
+    }
+    Ok(())
+}
+
 /// `a @ b` over the last two axes, for equal leading axes.
 fn batched_matmul(a: &ArrayD<f64>, b: &ArrayD<f64>) -> ArrayD<f64> {
     let r = a.ndim();
@@ -430,6 +468,55 @@ impl Spec for LuongSpec {
         weights: &[&ArrayD<f64>],
     ) -> Vec<ArrayD<f64>> {
         self.run(inputs, masks, weights)
+    }
+
+    /// The query's mask, expanded to `(*batch, Tq, 1)`, must fit the output, and the scores
+    /// mask (see the module's description) the scores: TF's `where` refuses sizes that do not
+    /// broadcast, and silently grows the result where the mask is larger (semantic).
+    fn check_masks(
+        &self,
+        inputs: &[Dims],
+        mask_shapes: &[Option<Vec<usize>>],
+    ) -> Result<(), Violation> {
+        let outs = self.infer(inputs)?;
+        let r = inputs[0].len();
+        let scores: Dims = {
+            let mut s = inputs[0][..r - 1].to_vec();
+            s.push(inputs.get(2).unwrap_or(&inputs[1])[r - 2]);
+            s
+        };
+        if let Some(q) = mask_shapes.first().cloned().flatten() {
+            fits([q, vec![1]].concat(), &outs[0], "the query's mask")?;
+        }
+        let v = mask_shapes.get(1).cloned().flatten();
+        let m = if self.call.use_causal_mask {
+            let c = vec![1, scores[r - 2].unwrap_or(1), scores[r - 1].unwrap_or(1)];
+            match v {
+                Some(mut v) => {
+                    v.insert(v.len().saturating_sub(1), 1);
+                    let combined = crate::layers::attention::tensor_ops::broadcast_shapes(&v, &c);
+                    Some(combined.ok_or_else(|| {
+                        mask_violation(
+                            Tag::KerasEnforced,
+                            format!("the value's mask {v:?} does not combine with the causal mask"),
+                            &scores,
+                        )
+                    })?)
+                }
+                None => None,
+            }
+        } else {
+            v.map(|mut v| {
+                if v.len() == 2 {
+                    v.insert(1, 1);
+                }
+                v
+            })
+        };
+        if let Some(m) = m {
+            fits(m, &scores, "the scores mask")?;
+        }
+        Ok(())
     }
 
     /// `compute_mask` returns the query's mask (for the first output).

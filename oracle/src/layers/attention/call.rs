@@ -91,9 +91,41 @@ pub fn list_call(node: &Node) -> ParamResult<CallArgs> {
         _ => return Err(Unsupported::new("args", "a call of this form").into()),
     }
     for (k, a) in &node.kwargs {
-        read(k, a, &["mask"], &mut out)?;
+        if k == "mask" {
+            list_mask(a)?;
+        } else {
+            read(k, a, &[], &mut out)?;
+        }
     }
     Ok(out)
+}
+
+/// `mask=`: `None`, or a list of 2 or 3 entries, each a mask tensor or `None` (the graph
+/// checker hands the tensors to the call as its inputs' masks). Keras refuses anything else
+/// ("mask must be a list").
+fn list_mask(arg: &Arg) -> ParamResult<()> {
+    let entry_ok = |a: &Arg| matches!(a, Arg::Tensor { .. } | Arg::Literal(Value::Null));
+    match arg {
+        Arg::Literal(Value::Null) => Ok(()),
+        Arg::List(items) if (2..=3).contains(&items.len()) && items.iter().all(entry_ok) => Ok(()),
+        Arg::List(items) if items.iter().all(entry_ok) => {
+            Err(Violation::new(Category::Structure, Tag::KerasEnforced)
+                .parameter("mask")
+                .expected("a list of 2 or 3 masks")
+                .actual(items.len())
+                .detail("is a mask list of the wrong length")
+                .badness(badness::STRUCTURE)
+                .into())
+        }
+        Arg::Tensor { .. } => Err(Violation::new(Category::Structure, Tag::KerasEnforced)
+            .parameter("mask")
+            .expected("a list [query_mask, value_mask]")
+            .actual("a single tensor")
+            .detail("is not a list")
+            .badness(badness::STRUCTURE)
+            .into()),
+        _ => Err(Unsupported::new("mask", "a mask argument of this form").into()),
+    }
 }
 
 /// The tensor arguments of the multi-head layers, in their order in `call`.

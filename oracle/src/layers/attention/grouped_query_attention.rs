@@ -131,11 +131,12 @@ impl LayerKind for GroupedQueryAttention {
                 max: 6,
                 edges: &[1],
             },
+            // Multiples of the key/value heads mostly (2 and 4 are multiples of either).
             ParamDef::Int {
                 name: "num_query_heads",
                 min: 1,
                 max: 4,
-                edges: &[1, 4],
+                edges: &[2, 4],
             },
             ParamDef::Int {
                 name: "num_key_value_heads",
@@ -334,6 +335,18 @@ impl Spec for GqaSpec {
         weights: &[&ArrayD<f64>],
     ) -> Vec<ArrayD<f64>> {
         self.forward(inputs, masks, weights).0
+    }
+
+    fn check_masks(
+        &self,
+        inputs: &[Dims],
+        mask_shapes: &[Option<Vec<usize>>],
+    ) -> Result<(), Violation> {
+        let (q, v) = (&inputs[0], &inputs[1]);
+        let k = inputs.get(2).unwrap_or(v);
+        let scores = vec![q[0], Some(self.query_heads), q[1], k[1]];
+        self.core()
+            .check_mask_shapes(mask_shapes, q[1], v[1], &scores)
     }
 
     fn compute_mask(

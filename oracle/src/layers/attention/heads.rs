@@ -242,65 +242,116 @@ impl Core {
     }
 
     /// Shape checks of the masks Keras builds whatever the inputs' masks (causal and sliding
-    /// window; the Keras masks of the inputs are only known at evaluation): each expansion in
-    /// range and the result broadcastable to the scores (`Softmax`'s check; on the fused path,
-    /// `scores` are the logits `(B, N, T, S)` and TF's `where` must not grow them).
+    /// window): see [`Core::check_mask_shapes`].
     pub fn check_static_mask(
         &self,
         t: Option<usize>,
         s: Option<usize>,
         scores: &Dims,
     ) -> Result<(), Violation> {
-        if !self.causal && self.sliding.is_none() {
+        self.check_mask_shapes(&[], t, s, scores)
+    }
+
+    /// Shape checks of the attention mask for inputs whose Keras masks have these shapes
+    /// (`masks[i]` belongs to the query, value, key; unknown sizes are 1): the masks combine
+    /// (`&` broadcasts), each expansion is in range, and the result fits the scores —
+    /// `Softmax` refuses a mask that does not broadcast to them or has more axes; on the fused
+    /// path (`scores` are then the logits `(B, N, T, S)`) TF's `where` refuses sizes that do
+    /// not broadcast and silently grows the logits where the mask is larger (semantic).
+    pub fn check_mask_shapes(
+        &self,
+        masks: &[Option<Vec<usize>>],
+        t: Option<usize>,
+        s: Option<usize>,
+        scores: &Dims,
+    ) -> Result<(), Violation> {
+        let (t, s) = (t.unwrap_or(1), s.unwrap_or(1));
+        let keras_masks = masks.iter().any(Option::is_some);
+        let causal_only = self.causal && !keras_masks && self.sliding.is_none();
+        let mut parts: Vec<Vec<usize>> = Vec::new();
+        if causal_only {
+            if self.fused {
+                return Ok(()); // `is_causal=True`: the kernel's own (T, S) mask
+            }
+            parts.push(vec![1, t, s]);
+        } else {
+            if let Some(q) = masks.first().cloned().flatten() {
+                parts.push([q, vec![1]].concat());
+            }
+            for m in masks.iter().skip(1).take(2).flatten().cloned() {
+                let mut e = m;
+                e.insert(e.len().saturating_sub(1), 1);
+                parts.push(e);
+            }
+            if self.causal {
+                parts.push(vec![1, t, s]);
+            }
+            if self.sliding.is_some() {
+                parts.push(vec![1, t, s]);
+            }
+        }
+        let Some(first) = parts.first().cloned() else {
             return Ok(());
+        };
+        let mut m = first;
+        for p in &parts[1..] {
+            m = broadcast_shapes(&m, p).ok_or_else(|| {
+                mask_violation(
+                    Tag::KerasEnforced,
+                    format!("masks of shapes {parts:?} do not combine"),
+                    scores,
+                )
+            })?;
         }
-        if self.fused && self.sliding.is_none() {
-            return Ok(()); // `is_causal=True`: the kernel's own (T, S) mask
-        }
-        let mut m: Dims = vec![Some(1), t, s];
         let rank = if self.fused { 4 } else { scores.len() };
         let axis = self.expansion();
         while m.len() < rank {
-            let r = m.len() as isize + 1;
-            let a = axis + r;
+            let a = axis + m.len() as isize + 1;
             if a < 0 {
                 return Err(mask_violation(
-                    format!("cannot be expanded at axis {axis} to the scores' rank {rank}"),
+                    Tag::KerasEnforced,
+                    format!("the mask {m:?} cannot be expanded at axis {axis}"),
                     scores,
                 ));
             }
-            m.insert(a as usize, Some(1));
+            m.insert(a as usize, 1);
         }
-        if m.len() > scores.len() {
+        let grows = m.len() > scores.len()
+            || m.iter()
+                .rev()
+                .zip(scores.iter().rev())
+                .any(|(&a, b)| a != 1 && *b == Some(1));
+        let clashes = m
+            .iter()
+            .rev()
+            .zip(scores.iter().rev())
+            .any(|(&a, b)| a != 1 && b.is_some_and(|b| b != 1 && b != a));
+        if clashes || (grows && !self.fused) {
             return Err(mask_violation(
-                "has more axes than the scores".into(),
+                Tag::KerasEnforced,
+                format!("the mask {m:?} does not broadcast to the scores"),
                 scores,
             ));
         }
-        for (md, sd) in m.iter().rev().zip(scores.iter().rev()) {
-            if let (Some(a), Some(b)) = (md, sd)
-                && *a != 1
-                && a != b
-            {
-                return Err(mask_violation(
-                    format!("of shape {m:?} does not broadcast to the scores"),
-                    scores,
-                ));
-            }
+        if grows {
+            return Err(mask_violation(
+                Tag::Semantic,
+                format!("the mask {m:?} broadcasts the logits to a larger shape"),
+                scores,
+            ));
         }
         Ok(())
     }
 }
 
-fn mask_violation(detail: String, scores: &Dims) -> Violation {
-    Violation::new(Category::IncompatibleShapes, Tag::KerasEnforced)
-        .parameter("use_causal_mask")
-        .actual(true)
+fn mask_violation(tag: Tag, detail: String, scores: &Dims) -> Violation {
+    Violation::new(Category::IncompatibleShapes, tag)
+        .parameter("mask")
         .expected(format!(
-            "a causal or sliding-window mask that fits the scores {}",
+            "an attention mask that fits the scores {}",
             crate::layers::util::show(scores)
         ))
-        .detail(format!("the (1, T, S) mask {detail}"))
+        .detail(detail)
         .badness(badness::shape(1.0))
 }
 
@@ -417,11 +468,6 @@ pub fn same_size(
             .badness(badness::shape(x.abs_diff(y) as f64)));
     }
     Ok(())
-}
-
-/// Whether shapes broadcast (for masks whose shapes are known).
-pub fn broadcasts(a: &[usize], b: &[usize]) -> bool {
-    broadcast_shapes(a, b).is_some()
 }
 
 #[cfg(test)]

@@ -313,11 +313,7 @@ impl MhaSpec {
                 return Err(Violation::new(Category::Axis, Tag::KerasEnforced)
                     .parameter("attention_axes")
                     .actual(raw)
-                    .expected(format!(
-                        "axes of the projected rank {big}: in [{}, {}]",
-                        -big - (big - 1),
-                        big - 1
-                    ))
+                    .expected(format!("an axis in [{}, {}]", 1 - 2 * big, big - 1))
                     .detail(format!("is out of range for inputs of rank {rank}"))
                     .badness(badness::argument(dist as f64)));
             }
@@ -369,6 +365,20 @@ impl MhaSpec {
         let mut p = x[..x.len() - 1].to_vec();
         p.extend([Some(self.num_heads), Some(dim)]);
         p
+    }
+
+    /// The scores' shape (explicit path) or the logits' `(B, N, T, S)` (fused path).
+    fn scores_dims(&self, core: &Core, inputs: &[Dims]) -> Dims {
+        let (q, v) = (&inputs[0], &inputs[1]);
+        let k = inputs.get(2).unwrap_or(v);
+        if core.fused {
+            vec![q[0], Some(self.num_heads), q[1], k[1]]
+        } else {
+            core.scores_shape(
+                &self.projected(q, self.key_dim),
+                &self.projected(k, self.key_dim),
+            )
+        }
     }
 
     /// The output, the weights (explicit path) and the projected query, key and value.
@@ -467,13 +477,7 @@ impl Spec for MhaSpec {
         for i in compared {
             same_size(&format!("query and key axis {i}"), q[i], k[i], inputs)?;
         }
-        let qp = self.projected(q, self.key_dim);
-        let kp = self.projected(k, self.key_dim);
-        let scores = if core.fused {
-            vec![q[0], Some(self.num_heads), q[1], k[1]]
-        } else {
-            core.scores_shape(&qp, &kp)
-        };
+        let scores = self.scores_dims(&core, inputs);
         core.check_static_mask(q[1], v[1], &scores)?;
         let mut out = q[..r - 1].to_vec();
         out.extend(self.out_dims(q));
@@ -554,6 +558,16 @@ impl Spec for MhaSpec {
         weights: &[&ArrayD<f64>],
     ) -> Vec<ArrayD<f64>> {
         self.forward(inputs, masks, weights).0
+    }
+
+    fn check_masks(
+        &self,
+        inputs: &[Dims],
+        mask_shapes: &[Option<Vec<usize>>],
+    ) -> Result<(), Violation> {
+        let core = self.core(inputs[0].len())?;
+        let scores = self.scores_dims(&core, inputs);
+        core.check_mask_shapes(mask_shapes, inputs[0][1], inputs[1][1], &scores)
     }
 
     fn compute_mask(
