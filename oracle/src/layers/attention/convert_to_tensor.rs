@@ -92,3 +92,32 @@ impl Spec for Identity {
         Tolerance::EXACT
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::case::{Node, TensorRef};
+    use serde_json::json;
+
+    #[test]
+    fn identity_on_one_tensor_and_no_cast() {
+        let node = Node {
+            args: vec![Arg::Tensor {
+                source: TensorRef::new("m", 0, 0),
+                dtype: None,
+            }],
+            kwargs: vec![],
+        };
+        let parse = |config: serde_json::Value| {
+            ConvertToTensor.parse(&CallSite {
+                config: config.as_object().unwrap(),
+                node: &node,
+                dtype: DType::Float64,
+            })
+        };
+        let s = parse(json!({"name": "c", "dtype": null, "sparse": null, "ragged": null})).unwrap();
+        let x = ArrayD::from_shape_vec(vec![2], vec![1.0, 0.0]).unwrap();
+        assert_eq!(s.eval(&[&x], &[]), vec![x.clone()]);
+        assert!(parse(json!({"dtype": "float32"})).is_err());
+    }
+}

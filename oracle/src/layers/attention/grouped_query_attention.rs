@@ -455,3 +455,100 @@ impl Spec for GqaSpec {
         Some(serde_json::json!({ "shapes_dict": shapes }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::case::{Arg, Node, TensorRef};
+    use crate::layers::attention::heads::repeat_heads;
+    use serde_json::json;
+
+    fn spec(config: serde_json::Value, kwargs: serde_json::Value) -> ParamResult<Box<dyn Spec>> {
+        let node = Node {
+            args: (0..2)
+                .map(|i| Arg::Tensor {
+                    source: TensorRef::new(format!("in{i}"), 0, 0),
+                    dtype: None,
+                })
+                .collect(),
+            kwargs: kwargs
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.clone(), Arg::Literal(v.clone())))
+                .collect(),
+        };
+        GroupedQueryAttention.parse(&CallSite {
+            config: config.as_object().unwrap(),
+            node: &node,
+            dtype: DType::Float64,
+        })
+    }
+
+    #[test]
+    fn query_heads_share_key_value_heads_in_blocks() {
+        // ops.repeat(x, 2, axis=2): heads [a, b] become [a, a, b, b].
+        let x = ArrayD::from_shape_vec(vec![1, 1, 2, 1], vec![1.0, 2.0]).unwrap();
+        let r = repeat_heads(&x, 2);
+        assert_eq!(
+            r.iter().copied().collect::<Vec<_>>(),
+            vec![1.0, 1.0, 2.0, 2.0]
+        );
+    }
+
+    #[test]
+    fn weights_and_shapes() {
+        let s = spec(
+            json!({"head_dim": 3, "num_query_heads": 4, "num_key_value_heads": 2, "use_gate": true}),
+            json!({"return_attention_scores": true}),
+        )
+        .unwrap();
+        let w = s.weights(&[vec![2, 3, 4], vec![2, 5, 4]]);
+        let got: Vec<(&str, Vec<usize>)> = w.iter().map(|w| (w.name, w.shape.clone())).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("query/kernel", vec![4, 4, 3]),
+                ("query/bias", vec![4, 3]),
+                ("key/kernel", vec![4, 2, 3]),
+                ("key/bias", vec![2, 3]),
+                ("gate/kernel", vec![4, 4, 3]),
+                ("gate/bias", vec![4, 3]),
+                ("value/kernel", vec![4, 2, 3]),
+                ("value/bias", vec![2, 3]),
+                ("attention_output/kernel", vec![4, 3, 4]),
+                ("attention_output/bias", vec![4]),
+            ]
+        );
+        let d = |v: &[usize]| -> Dims { v.iter().map(|&x| Some(x)).collect() };
+        let out = s.infer(&[d(&[2, 3, 4]), d(&[2, 5, 4])]).unwrap();
+        assert_eq!(out, vec![d(&[2, 3, 4]), d(&[2, 4, 3, 5])]);
+        // The value's features must be the query's (Keras's compute_output_shape).
+        let e = s.infer(&[d(&[2, 3, 4]), d(&[2, 5, 6])]).unwrap_err();
+        assert_eq!(e.category, Category::IncompatibleShapes);
+        assert_eq!(GroupedQueryAttention.class_name(), "GroupQueryAttention");
+    }
+
+    #[test]
+    fn head_counts_must_divide() {
+        for (config, what) in [
+            (
+                json!({"head_dim": 2, "num_query_heads": 3, "num_key_value_heads": 2}),
+                "num_query_heads",
+            ),
+            (
+                json!({"head_dim": 2, "num_query_heads": 4, "num_key_value_heads": 0}),
+                "num_key_value_heads",
+            ),
+            (
+                json!({"head_dim": 0, "num_query_heads": 4, "num_key_value_heads": 2}),
+                "head_dim",
+            ),
+        ] {
+            let Err(crate::params::ParamError::Invalid(v)) = spec(config, json!({})) else {
+                panic!("{what} accepted")
+            };
+            assert_eq!(v.parameter, what);
+        }
+    }
+}

@@ -19,8 +19,7 @@
 //!
 //! Masks: the query's, value's and key's Keras masks (Keras passes each input's mask as
 //! `query_mask`/`value_mask`/`key_mask`); the output keeps the query's mask, the weights get
-//! the softmax's. Keras also deletes the query's, value's and key's masks from those tensors
-//! (a graph-level effect not modelled here).
+//! the softmax's.
 
 use ndarray::ArrayD;
 use serde_json::Value;
@@ -684,5 +683,192 @@ impl Spec for MhaSpec {
             shapes.insert((*name).into(), serde_json::json!(s));
         }
         Some(serde_json::json!({ "shapes_dict": shapes }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::case::{Arg, Node, TensorRef};
+    use serde_json::json;
+
+    fn node(n: usize, kwargs: serde_json::Value) -> Node {
+        Node {
+            args: (0..n)
+                .map(|i| Arg::Tensor {
+                    source: TensorRef::new(format!("in{i}"), 0, 0),
+                    dtype: None,
+                })
+                .collect(),
+            kwargs: kwargs
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.clone(), Arg::Literal(v.clone())))
+                .collect(),
+        }
+    }
+
+    fn spec(
+        config: serde_json::Value,
+        n: usize,
+        kwargs: serde_json::Value,
+    ) -> ParamResult<Box<dyn Spec>> {
+        MultiHeadAttention.parse(&CallSite {
+            config: config.as_object().unwrap(),
+            node: &node(n, kwargs),
+            dtype: DType::Float64,
+        })
+    }
+
+    fn d(v: &[usize]) -> Dims {
+        v.iter().map(|&x| Some(x)).collect()
+    }
+
+    #[test]
+    fn weights_follow_get_weights_order() {
+        let s = spec(
+            json!({"num_heads": 2, "key_dim": 3, "value_dim": 4, "use_gate": true, "output_shape": [2, 5]}),
+            3,
+            json!({}),
+        )
+        .unwrap();
+        let w = s.weights(&[vec![1, 2, 4], vec![1, 5, 6], vec![1, 5, 7]]);
+        let got: Vec<(&str, Vec<usize>)> = w.iter().map(|w| (w.name, w.shape.clone())).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("query/kernel", vec![4, 2, 3]),
+                ("query/bias", vec![2, 3]),
+                ("key/kernel", vec![7, 2, 3]),
+                ("key/bias", vec![2, 3]),
+                ("gate/kernel", vec![4, 2, 4]),
+                ("gate/bias", vec![2, 4]),
+                ("value/kernel", vec![6, 2, 4]),
+                ("value/bias", vec![2, 4]),
+                ("attention_output/kernel", vec![2, 4, 2, 5]),
+                ("attention_output/bias", vec![2, 5]),
+            ]
+        );
+    }
+
+    #[test]
+    fn scores_have_the_computed_shape() {
+        // Keras declares (B, N, T, T); the computation gives (B, N, T, S).
+        let s = spec(
+            json!({"num_heads": 2, "key_dim": 3}),
+            2,
+            json!({"return_attention_scores": true}),
+        )
+        .unwrap();
+        let out = s.infer(&[d(&[2, 3, 4]), d(&[2, 5, 6])]).unwrap();
+        assert_eq!(out, vec![d(&[2, 3, 4]), d(&[2, 2, 3, 5])]);
+        // Rank 4, axes (2, 1): batch and heads, the query's axes 2 and 1, the key's.
+        let s = spec(
+            json!({"num_heads": 2, "key_dim": 2, "attention_axes": [2, 1]}),
+            2,
+            json!({"return_attention_scores": true}),
+        )
+        .unwrap();
+        let out = s.infer(&[d(&[2, 2, 3, 4]), d(&[2, 4, 2, 5])]).unwrap();
+        assert_eq!(out[1], d(&[2, 2, 3, 2, 2, 4]));
+    }
+
+    #[test]
+    fn preconditions_keras_checks() {
+        for (config, what) in [
+            (json!({"num_heads": 0, "key_dim": 3}), "num_heads"),
+            (json!({"num_heads": 1, "key_dim": 2.0}), "key_dim"),
+            (
+                json!({"num_heads": 1, "key_dim": 2, "value_dim": -1}),
+                "value_dim",
+            ),
+            (
+                json!({"num_heads": 1, "key_dim": 2, "dropout": 1.5}),
+                "dropout",
+            ),
+            (
+                json!({"num_heads": 1, "key_dim": 2, "sliding_window": 0}),
+                "sliding_window",
+            ),
+            (
+                json!({"num_heads": 1, "key_dim": 2, "output_shape": [-2]}),
+                "output_shape",
+            ),
+        ] {
+            let Err(crate::params::ParamError::Invalid(v)) = spec(config, 2, json!({})) else {
+                panic!("{what} accepted")
+            };
+            assert_eq!(v.parameter, what);
+        }
+        let s = spec(json!({"num_heads": 2, "key_dim": 3}), 3, json!({})).unwrap();
+        let e = s
+            .infer(&[d(&[2, 3, 4]), d(&[2, 5, 6]), d(&[2, 4, 6])])
+            .unwrap_err();
+        assert_eq!(
+            (e.category, e.tag),
+            (Category::IncompatibleShapes, Tag::KerasEnforced)
+        );
+        // The default axes of rank-4 inputs are (1, 2): the causal mask (1, T, S) cannot be
+        // expanded at axis -5.
+        let c = spec(
+            json!({"num_heads": 2, "key_dim": 3}),
+            2,
+            json!({"use_causal_mask": true}),
+        )
+        .unwrap();
+        assert!(c.infer(&[d(&[2, 2, 3, 4]), d(&[2, 2, 5, 4])]).is_err());
+        assert!(c.infer(&[d(&[2, 3, 4]), d(&[2, 5, 4])]).is_ok());
+        // A batch of 1 against 3: broadcast by one computation, refused by the other.
+        let e = s.infer(&[d(&[1, 3, 4]), d(&[3, 5, 6])]).unwrap_err();
+        assert_eq!(e.tag, Tag::Semantic);
+    }
+
+    #[test]
+    fn masks_reach_the_scores_and_the_outputs() {
+        let s = spec(
+            json!({"num_heads": 1, "key_dim": 1}),
+            2,
+            json!({"return_attention_scores": true}),
+        )
+        .unwrap();
+        let q = ArrayD::from_elem(vec![1, 2, 1], 1.0);
+        let v = ArrayD::from_shape_vec(vec![1, 3, 1], vec![1.0, 2.0, 3.0]).unwrap();
+        let qm = Mask::from_shape_vec(vec![1, 2], vec![true, false]).unwrap();
+        let vm = Mask::from_shape_vec(vec![1, 3], vec![true, true, false]).unwrap();
+        let masks = [Some(&qm), Some(&vm)];
+        let m = s.compute_mask(&[&q, &v], &masks).unwrap();
+        assert_eq!(m[0].as_ref(), Some(&qm));
+        // The softmax's mask: (B, T, 1) & (B, 1, S), expanded at axis -3.
+        let sm = m[1].as_ref().unwrap();
+        assert_eq!(sm.shape(), &[1, 1, 2, 3]);
+        assert_eq!(
+            sm.iter().copied().collect::<Vec<_>>(),
+            vec![true, true, false, false, false, false]
+        );
+        assert!(
+            s.check_masks(
+                &[d(&[1, 2, 1]), d(&[1, 3, 1])],
+                &[Some(vec![1, 2]), Some(vec![1, 3])]
+            )
+            .is_ok()
+        );
+        assert!(
+            s.check_masks(&[d(&[1, 2, 1]), d(&[1, 3, 1])], &[Some(vec![1, 4]), None])
+                .is_err()
+        );
+        // Identity projections: the masked query's weights are zero (explicit path).
+        let one = ArrayD::from_elem(vec![1, 1, 1], 1.0);
+        let o = ArrayD::from_elem(vec![1, 1, 1], 1.0);
+        let zero2 = ArrayD::zeros(vec![1, 1]);
+        let zero1 = ArrayD::zeros(vec![1]);
+        let w = [&one, &zero2, &one, &zero2, &one, &zero2, &o, &zero1];
+        let out = s.eval_masked(&[&q, &v], &masks, &w);
+        assert_eq!(out[1][[0, 0, 1, 0]], 0.0);
+        assert_eq!(out[1][[0, 0, 0, 2]], 0.0);
+        // Logits q·k = [1, 2] (the third masked): the average (1 + 2e)/(1 + e).
+        let e = std::f64::consts::E;
+        assert!((out[0][[0, 0, 0]] - (1.0 + 2.0 * e) / (1.0 + e)).abs() < 1e-15);
+        assert_eq!(out[0][[0, 1, 0]], 0.0);
     }
 }
