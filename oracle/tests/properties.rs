@@ -179,7 +179,12 @@ fn every_layer_keeps_its_contract_on_random_calls() {
                 }
             }
             // Inputs: one or several tensors, often of one shape; ops get a constant operand.
-            let n_inputs = if rng.chance(0.7) {
+            // A class that needs two tensors or more (attention) always gets several.
+            let several = matches!(
+                kind.arity(),
+                Arity::List { min, .. } | Arity::Args { min, .. } if min >= 2
+            );
+            let n_inputs = if !several && rng.chance(0.7) {
                 1
             } else {
                 rng.int(2, 3) as usize

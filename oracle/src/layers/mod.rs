@@ -177,6 +177,12 @@ pub trait Spec: std::fmt::Debug + Send + Sync {
         Ok(())
     }
 
+    /// The number of rows the input indexes (`Embedding`'s `input_dim`): generators give a
+    /// model input this call reads integers in `0..n`.
+    fn index_rows(&self) -> Option<usize> {
+        None
+    }
+
     /// Whether the call makes a mask from unmasked inputs (`Embedding(mask_zero=True)`,
     /// `Masking`).
     fn produces_mask(&self) -> bool {
