@@ -634,7 +634,9 @@ fn first_divergence(
             ));
         }
         let (reference, _) = oracle::check::eval_call(spec.as_ref(), &args, &arg_masks, &w);
-        let tol = spec.tolerance(dtype, &args, &w).flushing(dtype);
+        let tol = spec
+            .tolerance_masked(dtype, &args, &arg_masks, &w)
+            .flushing(dtype);
         for (i, (r, t)) in reference.iter().zip(tf_out).enumerate() {
             let r = rounded(r, dtype);
             if r.shape() != t.shape() {

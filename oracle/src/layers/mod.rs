@@ -210,6 +210,18 @@ pub trait Spec: std::fmt::Debug + Send + Sync {
         self.eval(inputs, weights)
     }
 
+    /// [`Spec::tolerance`] for inputs that carry masks (the judge calls this one): layers
+    /// whose error depends on which steps are masked override it.
+    fn tolerance_masked(
+        &self,
+        dtype: DType,
+        inputs: &[&ArrayD<f64>],
+        _masks: &[Option<&Mask>],
+        weights: &[&ArrayD<f64>],
+    ) -> Tolerance {
+        self.tolerance(dtype, inputs, weights)
+    }
+
     /// The `build_config` Keras writes after building the layer on these input shapes:
     /// none for layers that mark themselves built in their constructor (`Activation`,
     /// `ReLU`, pooling, dropout, ...), [`util::input_shape_config`] for the others.
