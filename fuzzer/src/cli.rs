@@ -185,6 +185,10 @@ pub struct GenArgs {
     /// written beside it (`.violation.json`).
     #[arg(long)]
     pub invalid: bool,
+    /// Draw layers only from these classes (comma-separated Keras class names, as
+    /// `semfuzz layers` lists them); repairs may still bring in other classes.
+    #[arg(long, value_delimiter = ',', value_name = "CLASS,...")]
+    pub classes: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -149,6 +149,18 @@ pub fn layer_entry(
     for (k, v) in params {
         config.insert(k.clone(), v.clone());
     }
+    // Keras writes no `trainable` for the classes whose constructor refuses it
+    // (`SpatialDropout1D/2D/3D`); the reference says which.
+    let call = oracle::layers::CallSite {
+        config: &config,
+        node: &node,
+        dtype,
+    };
+    if let Err(oracle::params::ParamError::Invalid(v)) = kind.parse(&call)
+        && v.parameter == "trainable"
+    {
+        config.remove("trainable");
+    }
     Layer {
         name: name.to_owned(),
         class_name: kind.class_name().to_owned(),

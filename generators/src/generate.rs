@@ -312,6 +312,34 @@ pub fn generate(opts: &GenOptions, rng: &mut Rng) -> Generated {
         tracing::warn!("a repaired case could not be given arrays");
         stats.valid = false;
     }
+    // Values a layer refuses when it runs (indices computed by float layers and out of an
+    // Embedding's range) make the model invalid on these arrays: fresh arrays are drawn a
+    // few times before it counts as invalid.
+    let refused = |case: &Case| {
+        oracle::check(case).is_ok_and(|analysis| {
+            let reads_values = analysis.calls.iter().any(|c| {
+                matches!(&c.kind, oracle::check::CallKind::Layer(spec) if spec.index_rows().is_some())
+            });
+            reads_values
+                && matches!(
+                    oracle::eval(case, &analysis),
+                    Err(oracle::check::EvalError::Invalid(_))
+                )
+        })
+    };
+    let mut redraws = 0;
+    while stats.valid && refused(&case) {
+        redraws += 1;
+        case.inputs.clear();
+        case.weights.clear();
+        let values = ValueOptions {
+            special: 0.0,
+            tame: redraws > 1,
+        };
+        if redraws > 4 || realize(&mut case, opts.repair.batch, &values, rng).is_err() {
+            stats.valid = false;
+        }
+    }
     Generated {
         case,
         needed_repair: stats.tries > 0,

@@ -206,7 +206,10 @@ fn fitted(c: Case) -> Vec<Case> {
         .first()
         .and_then(|t| t.shape().first().copied())
         .unwrap_or(1);
-    let values = ValueOptions { special: 0.0 };
+    let values = ValueOptions {
+        special: 0.0,
+        ..ValueOptions::default()
+    };
     match oracle::check::check_in(&c, c.dtype) {
         Err(oracle::CheckError::Invalid(_)) => {
             let mut repaired = c.clone();

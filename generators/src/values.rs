@@ -84,11 +84,26 @@ impl Distribution {
 pub struct ValueOptions {
     /// The chance that an array carries a special value (NaN, ±Inf) at one random place.
     pub special: f64,
+    /// Only small values (`Symmetric`), for a case whose other draws a layer refused.
+    pub tame: bool,
 }
 
 impl Default for ValueOptions {
     fn default() -> Self {
-        ValueOptions { special: 0.01 }
+        ValueOptions {
+            special: 0.01,
+            tame: false,
+        }
+    }
+}
+
+impl ValueOptions {
+    fn distribution(&self, rng: &mut Rng) -> Distribution {
+        if self.tame {
+            Distribution::Symmetric
+        } else {
+            Distribution::pick(rng)
+        }
     }
 }
 
@@ -136,26 +151,37 @@ pub fn realize(
         .enumerate()
         .map(|(i, d)| concrete_shape(d, case.inputs.get(i).map(Tensor::shape), batch))
         .collect();
-    let inputs: Vec<Tensor> = concrete
-        .iter()
-        .enumerate()
-        .map(|(i, shape)| match case.inputs.get(i) {
-            Some(t) if t.shape() == shape.as_slice() => t.clone(),
-            _ => Tensor::new(array(
-                shape,
-                Distribution::pick(rng),
-                WeightDomain::Any,
-                opts,
-                rng,
-            )),
-        })
-        .collect();
     let dims: Vec<Dims> = concrete
         .iter()
         .map(|s| s.iter().map(|&d| Some(d)).collect())
         .collect();
     let analysis =
         check_model(&case.model, &dims, case.dtype).map_err(|e| NotValid(Box::new(e)))?;
+    let rows = index_rows(case, &analysis);
+    let inputs: Vec<Tensor> = concrete
+        .iter()
+        .enumerate()
+        .map(|(i, shape)| {
+            let n = rows.get(&i).copied();
+            let fits = |t: &Tensor| {
+                n.is_none_or(|n| {
+                    t.data
+                        .iter()
+                        .all(|&x| x >= 0.0 && x < n as f64 && x.fract() == 0.0)
+                })
+            };
+            match case.inputs.get(i) {
+                Some(t) if t.shape() == shape.as_slice() && fits(t) => t.clone(),
+                _ => Tensor::new(match n {
+                    // Indices: mostly rows in range, zeros included (masks of `mask_zero`).
+                    Some(n) => ArrayD::from_shape_fn(shape.clone(), |_| {
+                        rng.random_range(0..n.max(1)) as f64
+                    }),
+                    None => array(shape, opts.distribution(rng), WeightDomain::Any, opts, rng),
+                }),
+            }
+        })
+        .collect();
     case.inputs = inputs;
     let mut weights = indexmap::IndexMap::new();
     for call in &analysis.calls {
@@ -185,13 +211,7 @@ pub fn realize(
             .enumerate()
             .map(|(i, w)| match old.and_then(|o| o.get(i)) {
                 Some(t) if t.shape() == w.shape.as_slice() => t.clone(),
-                _ => Tensor::new(array(
-                    &w.shape,
-                    Distribution::pick(rng),
-                    w.domain,
-                    opts,
-                    rng,
-                )),
+                _ => Tensor::new(array(&w.shape, opts.distribution(rng), w.domain, opts, rng)),
             })
             .collect();
         weights.insert(layer.name.clone(), arrays);
@@ -204,6 +224,37 @@ pub fn realize(
     }
     case.weights = weights;
     Ok(())
+}
+
+/// The model inputs that calls read as indices (`Embedding`), by input position, with the
+/// fewest rows any of their readers has.
+fn index_rows(
+    case: &Case,
+    analysis: &oracle::check::ModelAnalysis,
+) -> std::collections::HashMap<usize, usize> {
+    let mut rows = std::collections::HashMap::new();
+    for call in &analysis.calls {
+        let CallKind::Layer(spec) = &call.kind else {
+            continue;
+        };
+        let Some(n) = spec.index_rows() else {
+            continue;
+        };
+        for r in &call.inputs {
+            let Some(l) = case.model.layers.iter().position(|x| x.name == r.layer) else {
+                continue;
+            };
+            if let Some(oracle::check::CheckedCall {
+                kind: CallKind::Input { position },
+                ..
+            }) = analysis.call(l, r.node)
+            {
+                let e = rows.entry(*position).or_insert(n);
+                *e = (*e).min(n);
+            }
+        }
+    }
+    rows
 }
 
 /// A declared shape made concrete: the existing array's dimensions where the declaration

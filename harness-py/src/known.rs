@@ -277,6 +277,41 @@ pub fn framework_bug(
         if channels_first_bias {
             return Some("mismatch-DepthwiseConv2D-channels-first-bias");
         }
+        // EinsumDense adds its bias with `ops.add` too: a bias over an output axis other than
+        // the last, as long as the last, takes the same shortcut.
+        if class == "EinsumDense" && einsum_bias_off_last_axis(config, call) {
+            return Some("mismatch-DepthwiseConv2D-channels-first-bias");
+        }
+        // Float64 Rescaling, Normalization (statistics in its config) and Masking turn their
+        // Python float constants into float32 tensors first.
+        let f32_constant = |key: &str| {
+            let rounded = |x: f64| x.is_finite() && x as f32 as f64 != x;
+            match config.get(key) {
+                Some(Value::Number(n)) => n.as_f64().is_some_and(rounded),
+                Some(Value::Array(a)) => a.iter().filter_map(Value::as_f64).any(rounded),
+                _ => false,
+            }
+        };
+        let masking_f32_value = case.model.layers.iter().any(|l| {
+            l.class_name == "Masking"
+                && l.config
+                    .get("mask_value")
+                    .and_then(Value::as_f64)
+                    .is_some_and(|x| x.is_finite() && x as f32 as f64 != x)
+        });
+        if dtype == DType::Float64
+            && ((class == "Rescaling" && (f32_constant("scale") || f32_constant("offset")))
+                || (class == "Normalization" && (f32_constant("mean") || f32_constant("variance")))
+                || masking_f32_value)
+        {
+            return Some("mismatch-Rescaling-float64-constants-float32");
+        }
+        // Normalization caches its statistics when built: `set_weights` (how the harness loads
+        // adapted statistics) leaves the cache stale.
+        if class == "Normalization" && case.weights.get(&layer.name).is_some_and(|w| !w.is_empty())
+        {
+            return Some("mismatch-Normalization-set-weights-stale-statistics");
+        }
         let broadcasting_merge = matches!(class, "Add" | "Average" | "Subtract")
             && call.is_some_and(|c| c.input_shapes.windows(2).any(|w| w[0] != w[1]));
         if broadcasting_merge {
@@ -284,6 +319,61 @@ pub fn framework_bug(
         }
     }
     None
+}
+
+/// Whether an EinsumDense call's bias lies along an output axis other than the last whose
+/// length equals the last axis's (where `ops.add` takes its bias_add shortcut).
+fn einsum_bias_off_last_axis(
+    config: &serde_json::Map<String, Value>,
+    call: Option<&oracle::check::CheckedCall>,
+) -> bool {
+    let (Some(equation), Some(bias)) = (
+        config.get("equation").and_then(Value::as_str),
+        config.get("bias_axes").and_then(Value::as_str),
+    ) else {
+        return false;
+    };
+    let Some(out_spec) = equation.split("->").nth(1) else {
+        return false;
+    };
+    let Some(out) = call.and_then(|c| c.outputs.first()) else {
+        return false;
+    };
+    let last = out.last().copied().flatten();
+    // Each output label's axis: labels before an ellipsis count from the left, the others
+    // from the right.
+    let (left, right) = match out_spec.split_once("...") {
+        Some((l, r)) => (l, r),
+        None => ("", out_spec),
+    };
+    let right: Vec<char> = right.chars().filter(char::is_ascii_alphabetic).collect();
+    // None when an ellipsis ends the output: its last axis carries no bias label.
+    let last_label = right.last().copied();
+    if bias.is_empty() || last_label.is_some_and(|l| bias.contains(l)) {
+        return false;
+    }
+    let n = out.len();
+    let axes = left
+        .chars()
+        .filter(char::is_ascii_alphabetic)
+        .enumerate()
+        .map(|(i, l)| (l, i))
+        .chain(
+            right
+                .iter()
+                .rev()
+                .enumerate()
+                .filter_map(|(k, l)| n.checked_sub(k + 1).map(|i| (*l, i))),
+        );
+    axes.into_iter().any(|(l, i)| {
+        bias.contains(l)
+            && i + 1 < n
+            && out
+                .get(i)
+                .copied()
+                .flatten()
+                .is_some_and(|d| d > 1 && Some(d) == last)
+    })
 }
 
 /// Whether Keras's TF backend builds a pool longer than its input for this adaptive pooling

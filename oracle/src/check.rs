@@ -633,6 +633,34 @@ impl Evaluation {
     }
 }
 
+impl Evaluation {
+    /// The masks a call received in this evaluation: its `mask` keyword tensors, or the
+    /// masks its inputs carry.
+    pub fn masks_of(&self, case: &Case, call: &CheckedCall) -> Vec<Option<Mask>> {
+        let position = |r: &TensorRef| case.model.layers.iter().position(|x| x.name == r.layer);
+        match &call.mask_inputs {
+            Some(given) => (0..call.inputs.len())
+                .map(|i| {
+                    let r = given.get(i)?.as_ref()?;
+                    let t = self.outputs.get(&(position(r)?, r.node))?.get(r.index)?;
+                    Some(t.mapv(|x| x != 0.0))
+                })
+                .collect(),
+            None => call
+                .inputs
+                .iter()
+                .map(|r| {
+                    self.masks
+                        .get(&(position(r)?, r.node))?
+                        .get(r.index)
+                        .cloned()
+                        .flatten()
+                })
+                .collect(),
+        }
+    }
+}
+
 /// Why the reference could not evaluate a checked case.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum EvalError {

@@ -94,8 +94,11 @@ fn compare(path: &Path, expected: &Value) -> Result<(), String> {
             .get(&layer.name)
             .map(|w| w.iter().map(|t| &t.data).collect())
             .unwrap_or_default();
+        let masks = ev.masks_of(&case, last);
+        let mask_refs: Vec<Option<&oracle::layers::Mask>> =
+            masks.iter().map(Option::as_ref).collect();
         let tol = spec
-            .tolerance(case.dtype, &args, &weights)
+            .tolerance_masked(case.dtype, &args, &mask_refs, &weights)
             .flushing(case.dtype);
         for (i, (want, got)) in outputs
             .as_array()

@@ -10,7 +10,7 @@ use ndarray::ArrayD;
 use oracle::DType;
 use oracle::case::{Arg, Dims, Node, TensorRef};
 use oracle::interval::Interval;
-use oracle::layers::{Arity, CallSite, ParamDef, registry};
+use oracle::layers::{Arity, CallSite, Family, ParamDef, registry};
 use serde_json::{Map, Value, json};
 
 /// xorshift64*: small, deterministic.
@@ -125,13 +125,31 @@ fn random_value(rng: &mut Rng, def: &ParamDef) -> (&'static str, Value) {
 }
 
 fn random_shape(rng: &mut Rng) -> Vec<usize> {
-    let rank = rng.int(1, 5) as usize;
+    // Up to rank 6: `ConvLSTM3D` takes `(batch, time, d1, d2, d3, channels)`.
+    let rank = rng.int(1, 6) as usize;
     (0..rank)
         .map(|_| {
             let lo = if rng.chance(0.05) { 0 } else { 1 };
             rng.int(lo, 5) as usize
         })
         .collect()
+}
+
+/// A nested layer config for a wrapper's `layer` (`TimeDistributed`): another registered
+/// layer class, with random arguments from its own parameter space.
+fn random_layer(rng: &mut Rng, wrapper: &str) -> Value {
+    let kinds: Vec<_> = registry()
+        .filter(|k| k.family() == Family::Layer && k.class_name() != wrapper)
+        .collect();
+    let kind = kinds[rng.below(kinds.len() as u64) as usize];
+    let mut config = Map::new();
+    for def in kind.params() {
+        if rng.chance(0.8) {
+            let (k, v) = random_value(rng, def);
+            config.insert(k.into(), v);
+        }
+    }
+    json!({"module": "keras.layers", "class_name": kind.class_name(), "config": config})
 }
 
 fn random_array(rng: &mut Rng, shape: &[usize]) -> ArrayD<f64> {
@@ -166,7 +184,12 @@ fn every_layer_keeps_its_contract_on_random_calls() {
                 }
             }
             // Inputs: one or several tensors, often of one shape; ops get a constant operand.
-            let n_inputs = if rng.chance(0.7) {
+            // A class that needs two tensors or more (attention) always gets several.
+            let several = matches!(
+                kind.arity(),
+                Arity::List { min, .. } | Arity::Args { min, .. } if min >= 2
+            );
+            let n_inputs = if !several && rng.chance(0.7) {
                 1
             } else {
                 rng.int(2, 3) as usize
@@ -190,6 +213,14 @@ fn every_layer_keeps_its_contract_on_random_calls() {
             }
             if kind.arity() == Arity::Operands && n_inputs == 1 {
                 node.args.push(Arg::Literal(json!(rng.float(-3.0, 3.0))));
+            }
+            // A wrapper whose config lacks the layer it wraps gets one.
+            let wants_layer = matches!(
+                kind.parse(&CallSite { config: &config, node: &node, dtype: DType::Float64 }),
+                Err(oracle::params::ParamError::Unsupported(u)) if u.parameter == "layer"
+            );
+            if wants_layer {
+                config.insert("layer".into(), random_layer(&mut rng, kind.class_name()));
             }
             // A class without a float64 kernel in TF (3-D pooling) is tried in float32.
             let parse = |dtype| {

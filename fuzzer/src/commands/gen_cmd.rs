@@ -48,10 +48,22 @@ pub fn run(args: &GenArgs) -> Result<Outcome, Failure> {
     }
     std::fs::create_dir_all(&args.out)
         .map_err(|e| Failure::failed(format!("{}: cannot create: {e}", args.out.display())))?;
+    let mut classes = generators::generate::classes_for(args.dtype);
+    if !args.classes.is_empty() {
+        for name in &args.classes {
+            if !classes.iter().any(|k| k.class_name() == name) {
+                return Err(Failure::usage(format!(
+                    "--classes {name}: not a class generated in {} (see `semfuzz layers`)",
+                    args.dtype.name()
+                )));
+            }
+        }
+        classes.retain(|k| args.classes.iter().any(|n| n == k.class_name()));
+    }
     let opts = GenOptions {
         layers: args.layers,
         dtype: args.dtype,
-        classes: generators::generate::classes_for(args.dtype),
+        classes,
         ..GenOptions::default()
     };
     let mut rng = generators::rng(args.seed);

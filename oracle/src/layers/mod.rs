@@ -177,6 +177,12 @@ pub trait Spec: std::fmt::Debug + Send + Sync {
         Ok(())
     }
 
+    /// The number of rows the input indexes (`Embedding`'s `input_dim`): generators give a
+    /// model input this call reads integers in `0..n`.
+    fn index_rows(&self) -> Option<usize> {
+        None
+    }
+
     /// Whether the call makes a mask from unmasked inputs (`Embedding(mask_zero=True)`,
     /// `Masking`).
     fn produces_mask(&self) -> bool {
@@ -202,6 +208,18 @@ pub trait Spec: std::fmt::Debug + Send + Sync {
         weights: &[&ArrayD<f64>],
     ) -> Vec<ArrayD<f64>> {
         self.eval(inputs, weights)
+    }
+
+    /// [`Spec::tolerance`] for inputs that carry masks (the judge calls this one): layers
+    /// whose error depends on which steps are masked override it.
+    fn tolerance_masked(
+        &self,
+        dtype: DType,
+        inputs: &[&ArrayD<f64>],
+        _masks: &[Option<&Mask>],
+        weights: &[&ArrayD<f64>],
+    ) -> Tolerance {
+        self.tolerance(dtype, inputs, weights)
     }
 
     /// The `build_config` Keras writes after building the layer on these input shapes:

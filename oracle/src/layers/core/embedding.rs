@@ -166,6 +166,10 @@ impl Spec for EmbeddingSpec {
             .then(|| vec![Some(inputs[0].mapv(|x| x != 0.0))])
     }
 
+    fn index_rows(&self) -> Option<usize> {
+        Some(self.input_dim)
+    }
+
     fn produces_mask(&self) -> bool {
         self.mask_zero
     }

@@ -26,7 +26,7 @@ use serde_json::{Map, Value};
 use super::bounds::nan_max;
 use super::cell::{built_for, nested_dtype};
 use super::recurrence::coarser;
-use super::recurrence::{LastRun, Recurrence, StateForm};
+use super::recurrence::{Recurrence, StateForm, tolerance_of};
 use super::rnn_layer::nested;
 use super::{gru, lstm, rnn_layer, simple_rnn};
 use crate::DType;
@@ -61,7 +61,6 @@ struct BidirectionalSpec {
     forward_states: usize,
     /// The wrapper's compute dtype, which its outputs are cast to.
     dtype: DType,
-    last: LastRun,
 }
 
 /// The recurrent layer a nested config describes (`entry` holds its `build_config`).
@@ -197,7 +196,6 @@ impl LayerKind for Bidirectional {
             forward_states: f_form.count(),
             form,
             dtype: call.dtype,
-            last: LastRun::default(),
         }))
     }
 
@@ -345,7 +343,6 @@ impl Spec for BidirectionalSpec {
     }
 
     fn eval(&self, inputs: &[&ArrayD<f64>], weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
-        self.last.remember(inputs, None);
         self.run(inputs, None, weights)
     }
 
@@ -356,7 +353,6 @@ impl Spec for BidirectionalSpec {
         weights: &[&ArrayD<f64>],
     ) -> Vec<ArrayD<f64>> {
         let mask = masks.first().copied().flatten();
-        self.last.remember(inputs, mask);
         self.run(inputs, mask, weights)
     }
 
@@ -412,30 +408,42 @@ impl Spec for BidirectionalSpec {
         inputs: &[&ArrayD<f64>],
         weights: &[&ArrayD<f64>],
     ) -> Tolerance {
+        self.tolerance_masked(dtype, inputs, &[], weights)
+    }
+
+    /// Each direction's error bound along the steps the mask lets it take, merged.
+    fn tolerance_masked(
+        &self,
+        dtype: DType,
+        inputs: &[&ArrayD<f64>],
+        masks: &[Option<&Mask>],
+        weights: &[&ArrayD<f64>],
+    ) -> Tolerance {
         let (fs, bs) = self.split(&inputs[1..]);
         let (fw, bw) = weights.split_at(self.forward_weight_count().min(weights.len()));
         let dtype = coarser(
             self.forward.coarsest(dtype),
             self.backward.coarsest(self.dtype),
         );
-        self.last.tolerance(inputs, dtype, |mask, eps| {
-            let f = self.forward.error_bound(inputs[0], fs, mask, fw, eps);
-            let b = self.backward.error_bound(inputs[0], bs, mask, bw, eps);
-            let rounding = eps * (f.output_mag + b.output_mag);
-            let merged = match self.merge {
-                Merge::Concat | Merge::Both => nan_max(f.output_err, b.output_err),
-                Merge::Sum => f.output_err + b.output_err + rounding,
-                Merge::Ave => (f.output_err + b.output_err) / 2.0 + rounding,
-                Merge::Mul => {
-                    f.output_mag * b.output_err
-                        + b.output_mag * f.output_err
-                        + eps * f.output_mag * b.output_mag
-                }
-            };
-            [merged, f.state_err, b.state_err]
-                .into_iter()
-                .fold(0.0, nan_max)
-        })
+        let eps = Tolerance::eps(dtype);
+        let mask = masks.first().copied().flatten();
+        let f = self.forward.error_bound(inputs[0], fs, mask, fw, eps);
+        let b = self.backward.error_bound(inputs[0], bs, mask, bw, eps);
+        let rounding = eps * (f.output_mag + b.output_mag);
+        let merged = match self.merge {
+            Merge::Concat | Merge::Both => nan_max(f.output_err, b.output_err),
+            Merge::Sum => f.output_err + b.output_err + rounding,
+            Merge::Ave => (f.output_err + b.output_err) / 2.0 + rounding,
+            Merge::Mul => {
+                f.output_mag * b.output_err
+                    + b.output_mag * f.output_err
+                    + eps * f.output_mag * b.output_mag
+            }
+        };
+        let err = [merged, f.state_err, b.state_err]
+            .into_iter()
+            .fold(0.0, nan_max);
+        tolerance_of(err, dtype)
     }
 
     fn build_config(&self, inputs: &[Dims]) -> Option<Value> {

@@ -6,11 +6,16 @@
 pub mod bidirectional;
 pub mod bounds;
 pub mod cell;
+pub mod conv_lstm;
+pub mod conv_lstm1d;
+pub mod conv_lstm2d;
+pub mod conv_lstm3d;
 pub mod gru;
 pub mod lstm;
 pub mod recurrence;
 pub mod rnn_layer;
 pub mod simple_rnn;
+pub mod time_distributed;
 
 use super::{LayerKind, ParamDef};
 
@@ -21,6 +26,10 @@ pub static KINDS: &[&dyn LayerKind] = &[
     &simple_rnn::SimpleRnn,
     &rnn_layer::Rnn,
     &bidirectional::Bidirectional,
+    &conv_lstm1d::ConvLSTM1D,
+    &conv_lstm2d::ConvLSTM2D,
+    &conv_lstm3d::ConvLSTM3D,
+    &time_distributed::TimeDistributed,
 ];
 
 /// `units` and the two activations of the gated cells (LSTM, GRU).

@@ -20,11 +20,8 @@
 //!   output only; the last output and the states are unmasked.
 //!
 //! The tolerance bounds the rounding errors step by step along the run's own steps and mask
-//! ([`Recurrence::error_bound`], [`Tracked`]): how far they grow depends on the weights, the
-//! activations' slopes where the run goes, and the number of steps.
-
-use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::Mutex;
+//! (`tolerance_masked`, [`Recurrence::error_bound`], [`Tracked`]): how far they grow depends
+//! on the weights, the activations' slopes where the run goes, and the number of steps.
 
 use ndarray::{Array2, Array3, ArrayD, Axis, Ix2, Ix3, s};
 use serde_json::{Value, json};
@@ -712,57 +709,6 @@ impl Recurrence {
     }
 }
 
-/// The mask of the last evaluation of a spec, with a fingerprint of its inputs. `tolerance`
-/// is not given the masks, and the error bound of a masked run follows the steps it takes:
-/// the judge evaluates a call and then asks for its tolerance on the same inputs, so the
-/// mask remembered for these inputs is the one the run had. For inputs never evaluated the
-/// mask is unknown, and so is the bound: the tolerance then checks only where NaN and
-/// infinities are.
-#[derive(Debug, Default)]
-pub(crate) struct LastRun(Mutex<Option<(u64, Option<Mask>)>>);
-
-impl LastRun {
-    fn fingerprint(inputs: &[&ArrayD<f64>]) -> u64 {
-        let mut h = DefaultHasher::new();
-        for a in inputs {
-            a.shape().hash(&mut h);
-            for x in a.iter() {
-                x.to_bits().hash(&mut h);
-            }
-        }
-        h.finish()
-    }
-
-    pub(crate) fn remember(&self, inputs: &[&ArrayD<f64>], mask: Option<&Mask>) {
-        let f = Self::fingerprint(inputs);
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some((f, mask.cloned()));
-    }
-
-    /// The mask of the last run, when it had these inputs.
-    pub(crate) fn mask_for(&self, inputs: &[&ArrayD<f64>]) -> Option<Option<Mask>> {
-        let f = Self::fingerprint(inputs);
-        match &*self.0.lock().unwrap_or_else(|e| e.into_inner()) {
-            Some((g, m)) if *g == f => Some(m.clone()),
-            _ => None,
-        }
-    }
-
-    /// The tolerance of a run on these inputs, from the error bound `bound` computes for the
-    /// run's mask.
-    pub(crate) fn tolerance(
-        &self,
-        inputs: &[&ArrayD<f64>],
-        dtype: DType,
-        bound: impl Fn(Option<&Mask>, f64) -> f64,
-    ) -> Tolerance {
-        let err = match self.mask_for(inputs) {
-            Some(m) => bound(m.as_ref(), Tolerance::eps(dtype)),
-            None => f64::NAN,
-        };
-        tolerance_of(err, dtype)
-    }
-}
-
 /// An initial state must be `(batch, size)`. Keras does not check it; TF fails on sizes that
 /// cannot broadcast, and a state that broadcasts (a batch or size of 1, another rank) gives
 /// states whose shape changes from step to step: accepted eagerly, refused by a graph's
@@ -819,7 +765,6 @@ pub(crate) fn check_mask(seq: &Dims, mask: &[usize]) -> Result<(), Violation> {
 pub(crate) struct RecurrentSpec {
     pub rec: Recurrence,
     pub form: StateForm,
-    last: LastRun,
 }
 
 /// Parses a call of a recurrent layer whose config `parse` reads.
@@ -833,11 +778,7 @@ pub(crate) fn recurrent_call(
     rec.dtype = call.dtype;
     let form = StateForm::of_call(call.node)?;
     rec.check_form(&form)?;
-    Ok(Box::new(RecurrentSpec {
-        rec,
-        form,
-        last: LastRun::default(),
-    }))
+    Ok(Box::new(RecurrentSpec { rec, form }))
 }
 
 impl Spec for RecurrentSpec {
@@ -865,7 +806,6 @@ impl Spec for RecurrentSpec {
     }
 
     fn eval(&self, inputs: &[&ArrayD<f64>], weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
-        self.last.remember(inputs, None);
         self.rec.run(inputs[0], &inputs[1..], None, weights)
     }
 
@@ -876,7 +816,6 @@ impl Spec for RecurrentSpec {
         weights: &[&ArrayD<f64>],
     ) -> Vec<ArrayD<f64>> {
         let mask = masks.first().copied().flatten();
-        self.last.remember(inputs, mask);
         self.rec.run(inputs[0], &inputs[1..], mask, weights)
     }
 
@@ -906,13 +845,27 @@ impl Spec for RecurrentSpec {
         inputs: &[&ArrayD<f64>],
         weights: &[&ArrayD<f64>],
     ) -> Tolerance {
+        self.tolerance_masked(dtype, inputs, &[], weights)
+    }
+
+    /// The error bound of the run along the steps its mask lets it take.
+    fn tolerance_masked(
+        &self,
+        dtype: DType,
+        inputs: &[&ArrayD<f64>],
+        masks: &[Option<&Mask>],
+        weights: &[&ArrayD<f64>],
+    ) -> Tolerance {
         let dtype = self.rec.coarsest(dtype);
-        self.last.tolerance(inputs, dtype, |mask, eps| {
-            let b = self
-                .rec
-                .error_bound(inputs[0], &inputs[1..], mask, weights, eps);
-            nan_max(b.output_err, b.state_err)
-        })
+        let mask = masks.first().copied().flatten();
+        let b = self.rec.error_bound(
+            inputs[0],
+            &inputs[1..],
+            mask,
+            weights,
+            Tolerance::eps(dtype),
+        );
+        tolerance_of(nan_max(b.output_err, b.state_err), dtype)
     }
 
     fn build_config(&self, inputs: &[Dims]) -> Option<Value> {

@@ -1,0 +1,123 @@
+//! `keras.src.ops.core.ConvertToTensor`, as Keras records it in a functional model where
+//! `Attention`/`AdditiveAttention`'s `compute_mask` passes the query's mask on
+//! (`ops.convert_to_tensor(mask[0])`): the identity on its one tensor. It lives with the
+//! attention layers because they are what makes it appear in saved models; a `dtype` (a
+//! cast) is not modelled.
+
+use ndarray::ArrayD;
+use serde_json::Value;
+
+use crate::DType;
+use crate::case::{Arg, Dims};
+use crate::interval::Interval;
+use crate::layers::util::arity;
+use crate::layers::{CallSite, Family, LayerKind, ParamDef, Spec};
+use crate::params::{Config, ParamResult};
+use crate::tolerance::Tolerance;
+use crate::violation::{Unsupported, Violation};
+
+pub struct ConvertToTensor;
+
+#[derive(Debug)]
+struct Identity;
+
+impl LayerKind for ConvertToTensor {
+    fn class_name(&self) -> &'static str {
+        "ConvertToTensor"
+    }
+
+    fn family(&self) -> Family {
+        Family::Op
+    }
+
+    fn generated(&self) -> bool {
+        false
+    }
+
+    fn parse(&self, call: &CallSite<'_>) -> ParamResult<Box<dyn Spec>> {
+        let c = Config::new(call.config);
+        for key in ["sparse", "ragged"] {
+            match c.raw(key) {
+                None | Some(Value::Null | Value::Bool(false)) => {}
+                Some(v) => return Err(Unsupported::new(key, v.to_string()).into()),
+            }
+        }
+        c.finish()?;
+        // `dtype` is an inert key for the config reader; here it would be a cast.
+        if call.config.get("dtype").is_some_and(|v| !v.is_null()) {
+            return Err(Unsupported::new("dtype", "a conversion to another dtype").into());
+        }
+        let plain = call.node.kwargs.is_empty()
+            && call
+                .node
+                .args
+                .iter()
+                .all(|a| matches!(a, Arg::Tensor { .. }));
+        if !plain {
+            return Err(Unsupported::new("args", "arguments other than one tensor").into());
+        }
+        Ok(Box::new(Identity))
+    }
+
+    fn params(&self) -> &'static [ParamDef] {
+        &[]
+    }
+}
+
+impl Spec for Identity {
+    fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
+        arity(inputs, 1)?;
+        Ok(vec![inputs[0].clone()])
+    }
+
+    fn eval(&self, inputs: &[&ArrayD<f64>], _weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
+        vec![inputs[0].clone()]
+    }
+
+    fn intervals(
+        &self,
+        _shapes: &[Dims],
+        inputs: &[Interval],
+        _weights: &[Interval],
+    ) -> Vec<Interval> {
+        vec![inputs[0]]
+    }
+
+    fn tolerance(
+        &self,
+        _dtype: DType,
+        _inputs: &[&ArrayD<f64>],
+        _weights: &[&ArrayD<f64>],
+    ) -> Tolerance {
+        Tolerance::EXACT
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::case::{Node, TensorRef};
+    use serde_json::json;
+
+    #[test]
+    fn identity_on_one_tensor_and_no_cast() {
+        let node = Node {
+            args: vec![Arg::Tensor {
+                source: TensorRef::new("m", 0, 0),
+                dtype: None,
+            }],
+            kwargs: vec![],
+        };
+        let parse = |config: serde_json::Value| {
+            ConvertToTensor.parse(&CallSite {
+                config: config.as_object().unwrap(),
+                node: &node,
+                dtype: DType::Float64,
+            })
+        };
+        let s = parse(json!({"name": "c", "dtype": null, "sparse": null, "ragged": null})).unwrap();
+        let x = ArrayD::from_shape_vec(vec![2], vec![1.0, 0.0]).unwrap();
+        assert_eq!(s.eval(&[&x], &[]), vec![x.clone()]);
+        assert!(parse(json!({"dtype": "float32"})).is_err());
+    }
+}
