@@ -292,6 +292,33 @@ valid_model("mask_bidirectional_last", *embedded(lambda: layers.Bidirectional(la
 valid_model("mask_bidirectional_then_lstm", *embedded(lambda: layers.Bidirectional(
     layers.GRU(2, return_sequences=True)), lambda: layers.LSTM(2)))
 
+# --- Masks from Masking: steps whose features all equal mask_value ----------------------------
+def masked_floats(*after, seed=9):
+    """Input(float) -> Masking(0.0) -> the layers made by `after`; some steps are all zeros."""
+    x = np.random.default_rng(seed).standard_normal((3, 6, 2))
+    x[0, 1] = x[0, 5] = x[1, :2] = x[2, 3:] = 0.0
+
+    def build():
+        i = keras.Input((6, 2))
+        h = layers.Masking(0.0)(i)
+        for k, make in enumerate(after):
+            layer = make()
+            h = layer(h)
+            randomize(layer, seed + k)
+        return keras.Model(i, h)
+    return build, [x]
+
+
+valid_model("masking_lstm_sequences", *masked_floats(lambda: layers.LSTM(3, return_sequences=True)))
+valid_model("masking_gru_backwards_last", *masked_floats(lambda: layers.GRU(2, go_backwards=True,
+                                                                            return_state=True)))
+valid_model("masking_simple_rnn_zero_output",
+            *masked_floats(lambda: layers.SimpleRNN(2, return_sequences=True, zero_output_for_mask=True)))
+valid_model("masking_bidirectional_then_lstm", *masked_floats(
+    lambda: layers.Bidirectional(layers.GRU(2, return_sequences=True), merge_mode="sum"),
+    lambda: layers.LSTM(2, return_sequences=True)))
+
+
 # --- float32: TF computes in float32, the reference in float64 on the same values ------------
 valid("lstm_float32", lambda: layers.LSTM(4, return_sequences=True, return_state=True), [(2, 12, 3)],
       weights=uniform(), dtype="float32")
