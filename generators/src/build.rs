@@ -147,7 +147,9 @@ pub fn layer_entry(
         Family::Op => ("keras.src.ops.numpy", json!(kind.class_name())),
     };
     for (k, v) in params {
-        config.insert(k.clone(), v.clone());
+        let mut v = v.clone();
+        resolve_dtype(&mut v, &dtype_policy(dtype));
+        config.insert(k.clone(), v);
     }
     // Keras writes no `trainable` for the classes whose constructor refuses it
     // (`SpatialDropout1D/2D/3D`); the reference says which.
@@ -189,8 +191,24 @@ pub fn set_params(layer: &mut Layer, params: &Map<String, Value>) {
     layer
         .config
         .retain(|k, _| matches!(k.as_str(), "name" | "trainable" | "dtype"));
+    let policy = layer.config.get("dtype").cloned();
     for (k, v) in params {
-        layer.config.insert(k.clone(), v.clone());
+        let mut v = v.clone();
+        if let Some(p) = &policy {
+            resolve_dtype(&mut v, p);
+        }
+        layer.config.insert(k.clone(), v);
+    }
+}
+
+/// Replaces the `"$dtype"` placeholders of a sampled nested config (a wrapped layer that
+/// must compute in the model's dtype) with the layer's dtype policy.
+fn resolve_dtype(v: &mut Value, policy: &Value) {
+    match v {
+        Value::String(s) if s == "$dtype" => *v = policy.clone(),
+        Value::Array(a) => a.iter_mut().for_each(|x| resolve_dtype(x, policy)),
+        Value::Object(o) => o.values_mut().for_each(|x| resolve_dtype(x, policy)),
+        _ => {}
     }
 }
 

@@ -509,6 +509,12 @@ fn retype_layer(layer: &mut Layer, from: DType, to: DType) {
     if let Some(d) = layer.config.get_mut("dtype") {
         retype_value(d, from, to);
     }
+    // Nested layer configs (a wrapped layer, a cell) carry their own dtype.
+    for key in ["layer", "cell", "backward_layer"] {
+        if let Some(nested) = layer.config.get_mut(key) {
+            retype_nested(nested, from, to);
+        }
+    }
     for n in &mut layer.nodes {
         n.args.iter_mut().for_each(|a| retype_arg(a, from, to));
         n.kwargs
@@ -526,6 +532,23 @@ fn retype_model(model: &mut Model, from: DType, to: DType) {
     }
     for l in &mut model.layers {
         retype_layer(l, from, to);
+    }
+}
+
+/// The dtypes of a nested layer config (and of the configs nested in it) written as `from`.
+fn retype_nested(v: &mut Value, from: DType, to: DType) {
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o.iter_mut() {
+                if k == "dtype" {
+                    retype_value(x, from, to);
+                } else {
+                    retype_nested(x, from, to);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| retype_nested(x, from, to)),
+        _ => {}
     }
 }
 

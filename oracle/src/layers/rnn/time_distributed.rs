@@ -97,16 +97,28 @@ impl LayerKind for TimeDistributed {
         }))
     }
 
-    /// The wrapped layer is a nested config, which the sampled parameters cannot express.
+    /// Generators pick one of a few wrapped layers; `"$dtype"` stands for the model's dtype
+    /// policy (a wrapped layer without one computes in float32, and TimeDistributed calls
+    /// it without casting its input).
     fn params(&self) -> &'static [ParamDef] {
-        &[]
-    }
-
-    /// Generators cannot build the nested layer config (see `params`).
-    fn generated(&self) -> bool {
-        false
+        &[ParamDef::Config {
+            name: "layer",
+            options: LAYERS,
+        }]
     }
 }
+
+/// Example wrapped layers for generators.
+const LAYERS: &[&str] = &[
+    r#"{"module": "keras.layers", "class_name": "Dense", "config": {"units": 3, "dtype": "$dtype"}}"#,
+    r#"{"module": "keras.layers", "class_name": "Dense", "config": {"units": 1, "activation": "tanh", "dtype": "$dtype"}}"#,
+    r#"{"module": "keras.layers", "class_name": "Conv1D", "config": {"filters": 2, "kernel_size": 2, "dtype": "$dtype"}}"#,
+    r#"{"module": "keras.layers", "class_name": "Flatten", "config": {"dtype": "$dtype"}}"#,
+    r#"{"module": "keras.layers", "class_name": "LayerNormalization", "config": {"dtype": "$dtype"}}"#,
+    r#"{"module": "keras.layers", "class_name": "MaxPooling1D", "config": {"pool_size": 2, "dtype": "$dtype"}}"#,
+    r#"{"module": "keras.layers", "class_name": "ReLU", "config": {"max_value": 1.0, "dtype": "$dtype"}}"#,
+    r#"{"module": "keras.layers", "class_name": "Softmax", "config": {"dtype": "$dtype"}}"#,
+];
 
 /// The shape of one time slice: the input without axis 1.
 fn slice_shape<T: Copy>(x: &[T]) -> Vec<T> {
