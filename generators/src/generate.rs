@@ -315,21 +315,37 @@ pub fn generate(opts: &GenOptions, rng: &mut Rng) -> Generated {
     // Values a layer refuses when it runs (indices computed by float layers and out of an
     // Embedding's range) make the model invalid on these arrays: fresh arrays are drawn a
     // few times before it counts as invalid.
-    let refused = |case: &Case| {
-        oracle::check(case).is_ok_and(|analysis| {
-            let reads_values = analysis.calls.iter().any(|c| {
-                matches!(&c.kind, oracle::check::CallKind::Layer(spec) if spec.index_rows().is_some())
-            });
-            reads_values
-                && matches!(
-                    oracle::eval(case, &analysis),
-                    Err(oracle::check::EvalError::Invalid(_))
-                )
-        })
+    let refused = |case: &Case| -> Option<oracle::Violation> {
+        let analysis = oracle::check(case).ok()?;
+        let reads_values = analysis.calls.iter().any(|c| {
+            matches!(&c.kind, oracle::check::CallKind::Layer(spec) if spec.index_rows().is_some())
+        });
+        if !reads_values {
+            return None;
+        }
+        match oracle::eval(case, &analysis) {
+            Err(oracle::check::EvalError::Invalid(v)) => Some(*v),
+            _ => None,
+        }
     };
     let mut redraws = 0;
-    while stats.valid && refused(&case) {
+    while stats.valid
+        && let Some(v) = refused(&case)
+    {
         redraws += 1;
+        // After two draws, a table of one or two rows grows to 16 (its weights are redrawn).
+        if redraws > 2
+            && let Some(layer) = case.model.layers.iter_mut().find(|l| l.name == v.layer)
+            && let Some(n) = layer
+                .config
+                .get("input_dim")
+                .and_then(serde_json::Value::as_i64)
+            && n < 16
+        {
+            layer
+                .config
+                .insert("input_dim".into(), serde_json::json!(16));
+        }
         case.inputs.clear();
         case.weights.clear();
         let values = ValueOptions {
