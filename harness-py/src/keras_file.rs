@@ -192,7 +192,13 @@ pub fn parse_load_answer(path: &Path, answer: Frame) -> Result<KerasWeights, Ker
         })
         .unwrap_or_default();
     for w in &warnings {
-        tracing::warn!(path = %path.display(), "Keras, loading the file: {w}");
+        // What concerns the weights matters (Keras skips what it cannot match); the rest is
+        // what Keras says about any model it builds.
+        if w.contains("weight") || w.contains("load") {
+            tracing::warn!(path = %path.display(), "Keras, loading the file: {w}");
+        } else {
+            tracing::debug!(path = %path.display(), "Keras, loading the file: {w}");
+        }
     }
     tracing::debug!(
         path = %path.display(),
