@@ -126,9 +126,18 @@ pub struct FuzzArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Case files (*.case.json).
+    /// Case files (*.case.json) or Keras files (*.keras: the model and weights of the file,
+    /// inputs from --inputs or --seed).
     #[arg(required = true, value_name = "CASE")]
     pub cases: Vec<PathBuf>,
+    /// The inputs of the one .keras file given: an .npz with one array per model input,
+    /// named by its input layer or `arr_0`, `arr_1`, ... in `model.inputs` order.
+    #[arg(long, value_name = "NPZ", conflicts_with = "seed")]
+    pub inputs: Option<PathBuf>,
+    /// Draw the inputs of .keras files from this seed (default 0): deterministic, the
+    /// generators' value distributions without NaN or infinity, batch 2 where open.
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
     /// Only evaluate the reference oracle; do not start TensorFlow.
     #[arg(long)]
     pub reference_only: bool,
@@ -178,7 +187,8 @@ pub struct GenArgs {
     /// The models' compute dtype.
     #[arg(long, value_parser = parse_dtype, default_value = "float64")]
     pub dtype: oracle::DType,
-    /// `case` (semfuzz case files), `py` (standalone Keras scripts) or `keras`.
+    /// `case` (semfuzz case files), `py` (standalone Keras scripts) or `keras` (.keras files
+    /// saved by Keras, each with its inputs in an .npz beside it).
     #[arg(long, default_value = "case")]
     pub format: String,
     /// Write minimally-invalid models instead: each breaks exactly one precondition, which is
@@ -189,6 +199,9 @@ pub struct GenArgs {
     /// `semfuzz layers` lists them); repairs may still bring in other classes.
     #[arg(long, value_delimiter = ',', value_name = "CLASS,...")]
     pub classes: Vec<String>,
+    /// For `--format keras`: the environment whose Keras saves the files.
+    #[command(flatten)]
+    pub python: PythonArgs,
 }
 
 #[derive(Debug, Args)]
@@ -228,9 +241,12 @@ pub struct ExportArgs {
     /// `keras` (a .keras file) or `py` (a standalone script).
     #[arg(long, default_value = "py")]
     pub format: String,
-    /// Where to write it.
+    /// Where to write it (a `.keras` file's inputs go beside it, `NAME.npz`).
     #[arg(long, short)]
     pub output: PathBuf,
+    /// For `--format keras`: the environment whose Keras saves the file.
+    #[command(flatten)]
+    pub python: PythonArgs,
 }
 
 fn parse_dtype(s: &str) -> Result<oracle::DType, String> {

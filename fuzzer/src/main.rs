@@ -6,6 +6,7 @@ mod commands;
 mod exit;
 mod fuzz;
 mod isolated;
+mod keras_case;
 
 use std::process::ExitCode;
 

@@ -177,13 +177,21 @@ fn fuzz_refuses_a_used_output_folder_without_resume_and_an_empty_one_with_it() {
 }
 
 #[test]
-fn subcommands_not_built_yet_say_so_and_exit_3() {
-    let args = ["gen", "--format", "keras"];
-    let out = semfuzz(&args);
-    assert_eq!(out.status.code(), Some(3), "{args:?}");
+fn gen_refuses_invalid_models_as_keras_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = semfuzz(&[
+        "gen",
+        "--format",
+        "keras",
+        "--invalid",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).contains("is not built yet"),
-        "{args:?}: {}",
+        text(&out.stderr)
+            .contains("--invalid --format keras: Keras refuses to build most invalid models"),
+        "{}",
         text(&out.stderr)
     );
 }

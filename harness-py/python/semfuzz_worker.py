@@ -295,7 +295,90 @@ def _describe(e, phase):
     }
 
 
-_OPS = {"hello": _hello, "run": _run}
+# ---------------------------------------------------------------------------------------
+# .keras files
+# ---------------------------------------------------------------------------------------
+
+_CODE_CLASSES = ("Lambda", "__lambda__", "function")
+
+
+class UnsafeKerasFile(Exception):
+    """A .keras file holds something that would execute code: it is never loaded."""
+
+
+def _refuse_code(config, place="config"):
+    """Walks a saved config and refuses Lambda layers, serialized functions and classes from
+    outside Keras (as the Rust reader does), before Keras sees the file."""
+    if isinstance(config, dict):
+        cls = config.get("class_name")
+        if isinstance(cls, str):
+            module = config.get("module")
+            registered = config.get("registered_name")
+            if cls in _CODE_CLASSES:
+                raise UnsafeKerasFile("%s: `%s` layers carry Python code" % (place, cls))
+            if isinstance(module, str) and module != "keras" and not module.startswith("keras."):
+                raise UnsafeKerasFile("%s: class `%s` comes from module `%s`, not from Keras" % (place, cls, module))
+            if isinstance(registered, str) and ">" in registered:
+                raise UnsafeKerasFile("%s: `%s` is a custom registered object" % (place, registered))
+        for k, v in config.items():
+            _refuse_code(v, "%s.%s" % (place, k))
+    elif isinstance(config, list):
+        for i, v in enumerate(config):
+            _refuse_code(v, "%s[%d]" % (place, i))
+
+
+def _save_keras(request, payload):
+    """Builds the case's model as `run` does (dtype policies set, its weights set) and saves
+    it with `model.save(path)`."""
+    global _prepared
+    path = request["path"]
+    if not path.endswith(".keras"):
+        raise ValueError("a Keras file's name must end in .keras, not %r" % path)
+    case = request["case"]
+    dtype = request["dtype"]
+    arrays = _tensors_in(request, payload)
+    input_dtypes = [t.get("dtype", dtype) for t in case.get("inputs", [])]
+    _prepared = None  # _build clears the session: the held model goes with it
+    model = _build(case["model"], dtype, input_dtypes)
+    for name, count in request.get("weights", []):
+        model.get_layer(name).set_weights([arrays["w/%s/%d" % (name, i)] for i in range(count)])
+    model.save(path)
+    return {"path": path, "layers": len(model.layers)}, b""
+
+
+def _load_keras(request, _payload):
+    """Loads a .keras file with Keras in safe mode (after refusing anything that would run
+    code) and returns every top-level layer's `get_weights()` arrays by layer name."""
+    global _prepared
+    import warnings
+    import zipfile
+
+    keras = _env["keras"]
+    path = request["path"]
+    try:
+        with zipfile.ZipFile(path) as z:
+            config = json.loads(z.read("config.json"))
+    except KeyError:
+        raise ValueError("no config.json inside the .keras archive")
+    except zipfile.BadZipFile as e:
+        raise ValueError("not a .keras archive: %s" % e)
+    _refuse_code(config)
+    _prepared = None
+    keras.backend.clear_session()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = keras.saving.load_model(path, compile=False, safe_mode=True)
+    layers, named = [], []
+    for layer in model.layers:
+        arrays = layer.get_weights()
+        layers.append({"layer": layer.name, "arrays": len(arrays)})
+        named.extend(("w/%s/%d" % (layer.name, i), a) for i, a in enumerate(arrays))
+    entries, data = _tensors_out(named)
+    notes = [str(w.message)[:500] for w in caught]
+    return {"layers": layers, "tensors": entries, "warnings": notes}, data
+
+
+_OPS = {"hello": _hello, "run": _run, "save_keras": _save_keras, "load_keras": _load_keras}
 
 # Python line coverage of Keras and TF's Python code, when a request asks for it: the lines
 # run, as CRC-32 hashes of "file:line" (stable across processes, unlike hash()).

@@ -9,6 +9,7 @@
 pub mod client;
 pub mod env;
 pub mod export;
+pub mod keras_file;
 pub mod known;
 pub mod protocol;
 pub mod run;
@@ -17,6 +18,7 @@ pub mod worker;
 
 pub use client::{Limits, Versions, Worker, WorkerCommand, WorkerError};
 pub use env::{EnvError, PythonEnv};
+pub use keras_file::{KerasFileError, KerasWeights};
 pub use run::{Harness, Mode, ModeOutcome, PyError, RunOptions, TfOutcome};
 pub use verdict::{Kind, Verdict, judge};
 

@@ -222,6 +222,28 @@ impl Harness {
         self.worker.as_ref().and_then(Worker::rss_mib)
     }
 
+    /// Sends a request that replaces whatever model the worker holds (saving or loading a
+    /// `.keras` file). A worker that dies, hangs or blows its memory on the way is dropped;
+    /// the next request starts another.
+    pub(crate) fn request_replacing_model(
+        &mut self,
+        frame: &Frame,
+        limits: Limits,
+    ) -> Result<Frame, WorkerError> {
+        self.held_model = None;
+        let answer = self.worker()?.request_within(frame, limits);
+        if matches!(
+            answer,
+            Err(WorkerError::Died { .. }
+                | WorkerError::Timeout { .. }
+                | WorkerError::OutOfMemory { .. }
+                | WorkerError::Protocol(_))
+        ) {
+            self.worker = None;
+        }
+        answer
+    }
+
     /// Runs a case. Errors are failures of semfuzz itself (the worker cannot start, the
     /// protocol broke); everything TF does, crashing included, is a [`TfOutcome`].
     pub fn run(&mut self, case: &Case, opts: &RunOptions) -> Result<TfOutcome, WorkerError> {
@@ -306,38 +328,69 @@ pub fn request(case: &Case, opts: &RunOptions) -> Frame {
     request_for(case, opts, None)
 }
 
+/// A case's arrays as a request carries them: the tensor table, the weights' layout
+/// (`[layer, count]` pairs), the input dtypes and the payload (little-endian f64). Values of
+/// a float64 case run in float32 are rounded to float32 first.
+pub(crate) struct Arrays {
+    pub tensors: Vec<Value>,
+    pub weights: Vec<Value>,
+    pub input_dtypes: Vec<Value>,
+    pub payload: Vec<u8>,
+}
+
+impl Arrays {
+    /// The case's weights, and its inputs when `with_inputs`.
+    pub(crate) fn of(case: &Case, dtype: DType, with_inputs: bool) -> Arrays {
+        let mut payload: Vec<u8> = Vec::new();
+        let mut tensors = Vec::new();
+        let mut push = |name: String, a: &ArrayD<f64>, round: bool| {
+            let offset = payload.len();
+            for &x in a.iter() {
+                let x = if round { x as f32 as f64 } else { x };
+                payload.extend_from_slice(&x.to_le_bytes());
+            }
+            tensors
+                .push(json!({"name": name, "shape": a.shape(), "offset": offset, "size": a.len()}));
+        };
+        let round = dtype == DType::Float32 && case.dtype == DType::Float64;
+        if with_inputs {
+            for (i, t) in case.inputs.iter().enumerate() {
+                push(format!("x/{i}"), &t.data, round && t.dtype.is_none());
+            }
+        }
+        let mut weights = Vec::new();
+        for (name, ts) in &case.weights {
+            for (i, t) in ts.iter().enumerate() {
+                push(format!("w/{name}/{i}"), &t.data, round);
+            }
+            weights.push(json!([name, ts.len()]));
+        }
+        let input_dtypes = case
+            .inputs
+            .iter()
+            .map(|t| json!({"dtype": t.dtype.map_or(dtype, |d| d).name()}))
+            .collect();
+        Arrays {
+            tensors,
+            weights,
+            input_dtypes,
+            payload,
+        }
+    }
+}
+
 /// The request frame, without the model's config when its key is `held` (the worker has
 /// that model built). The key hashes the config as written (no derived shapes), so the
 /// checker runs only when the config travels.
 fn request_for(case: &Case, opts: &RunOptions, held: Option<&str>) -> Frame {
     let dtype = opts.dtype.unwrap_or(case.dtype);
     let plain = case.model.to_json(&oracle::case::DeclaredInputShapes, &[]);
-    let mut payload: Vec<u8> = Vec::new();
-    let mut tensors = Vec::new();
-    let mut push = |name: String, a: &ArrayD<f64>, round: bool| {
-        let offset = payload.len();
-        for &x in a.iter() {
-            let x = if round { x as f32 as f64 } else { x };
-            payload.extend_from_slice(&x.to_le_bytes());
-        }
-        tensors.push(json!({"name": name, "shape": a.shape(), "offset": offset, "size": a.len()}));
-    };
-    let round = dtype == DType::Float32 && case.dtype == DType::Float64;
-    for (i, t) in case.inputs.iter().enumerate() {
-        push(format!("x/{i}"), &t.data, round && t.dtype.is_none());
-    }
-    let mut weights = Vec::new();
-    for (name, ts) in &case.weights {
-        for (i, t) in ts.iter().enumerate() {
-            push(format!("w/{name}/{i}"), &t.data, round);
-        }
-        weights.push(json!([name, ts.len()]));
-    }
-    let input_dtypes: Vec<Value> = case
-        .inputs
-        .iter()
-        .map(|t| json!({"dtype": t.dtype.map_or(dtype, |d| d).name()}))
-        .collect();
+    let Arrays {
+        tensors,
+        weights,
+        input_dtypes,
+        payload,
+    } = Arrays::of(case, dtype, true);
     let mut h = std::hash::DefaultHasher::new();
     plain.to_string().hash(&mut h);
     dtype.name().hash(&mut h);
@@ -367,6 +420,36 @@ fn request_for(case: &Case, opts: &RunOptions, held: Option<&str>) -> Frame {
     }
 }
 
+/// The arrays of an answer, by name: its `tensors` table over the payload (little-endian f64).
+pub(crate) fn decode_tensors(
+    body: &Value,
+    payload: &[u8],
+) -> Result<HashMap<String, ArrayD<f64>>, String> {
+    let mut arrays = HashMap::new();
+    for t in body["tensors"].as_array().ok_or("no tensors")? {
+        let name = t["name"].as_str().ok_or("tensor name")?;
+        let shape: Vec<usize> = t["shape"]
+            .as_array()
+            .ok_or("shape")?
+            .iter()
+            .filter_map(|d| d.as_u64().map(|d| d as usize))
+            .collect();
+        let offset = t["offset"].as_u64().ok_or("offset")? as usize;
+        let size = t["size"].as_u64().ok_or("size")? as usize;
+        let bytes = size
+            .checked_mul(8)
+            .and_then(|n| payload.get(offset..offset.checked_add(n)?))
+            .ok_or("payload too short")?;
+        let data: Vec<f64> = bytes
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect();
+        let a = ArrayD::from_shape_vec(shape, data).map_err(|e| e.to_string())?;
+        arrays.insert(name.to_owned(), a);
+    }
+    Ok(arrays)
+}
+
 fn parse_answer(frame: Frame) -> Result<TfOutcome, WorkerError> {
     let body = ok_body(frame.header)?;
     let bad = |what: &str| WorkerError::Protocol(format!("bad run answer: {what}"));
@@ -374,32 +457,7 @@ fn parse_answer(frame: Frame) -> Result<TfOutcome, WorkerError> {
         let e: PyError = serde_json::from_value(e.clone()).map_err(|e| bad(&e.to_string()))?;
         return Ok(TfOutcome::Rejected(e));
     }
-    // The arrays, by name.
-    let mut arrays: HashMap<String, ArrayD<f64>> = HashMap::new();
-    for t in body["tensors"]
-        .as_array()
-        .ok_or_else(|| bad("no tensors"))?
-    {
-        let name = t["name"].as_str().ok_or_else(|| bad("tensor name"))?;
-        let shape: Vec<usize> = t["shape"]
-            .as_array()
-            .ok_or_else(|| bad("shape"))?
-            .iter()
-            .filter_map(|d| d.as_u64().map(|d| d as usize))
-            .collect();
-        let offset = t["offset"].as_u64().ok_or_else(|| bad("offset"))? as usize;
-        let size = t["size"].as_u64().ok_or_else(|| bad("size"))? as usize;
-        let bytes = frame
-            .payload
-            .get(offset..offset + size * 8)
-            .ok_or_else(|| bad("payload too short"))?;
-        let data: Vec<f64> = bytes
-            .chunks_exact(8)
-            .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
-            .collect();
-        let a = ArrayD::from_shape_vec(shape, data).map_err(|e| bad(&e.to_string()))?;
-        arrays.insert(name.to_owned(), a);
-    }
+    let mut arrays = decode_tensors(&body, &frame.payload).map_err(|e| bad(&e))?;
     let mut modes = Vec::new();
     for (name, result) in body["modes"].as_object().ok_or_else(|| bad("modes"))? {
         let mode: Mode = name.parse().map_err(|e: String| bad(&e))?;

@@ -1,11 +1,15 @@
 //! `semfuzz gen --count N --out DIR`: random valid models (or minimally-invalid ones), written
-//! as case files or standalone Keras scripts, with a summary of what was generated.
+//! as case files, standalone Keras scripts or `.keras` files (saved by Keras through one
+//! worker for the whole run, each with its inputs in an `.npz` beside it), with a summary of
+//! what was generated.
 
 use std::path::Path;
 use std::time::Instant;
 
 use generators::stats::Summary;
 use generators::{GenOptions, generate};
+use harness_py::keras_file::KERAS_FILE_LIMITS;
+use harness_py::{Harness, KerasFileError, WorkerError};
 use oracle::case::WriteOptions;
 use oracle::check::CheckedShapes;
 
@@ -15,26 +19,74 @@ use crate::exit::{Failure, Outcome};
 /// Models regenerated at most per written one, when repair leaves a model invalid.
 const ATTEMPTS: usize = 20;
 
-fn write_case(case: &oracle::Case, path: &Path, format: &str) -> Result<(), Failure> {
-    let cannot = |e: &dyn std::fmt::Display| {
-        Failure::failed(format!("{}: cannot write: {e}", path.display()))
-    };
-    match format {
-        "case" => case
-            .write(path, &CheckedShapes::of(case), WriteOptions::default())
-            .map_err(|e| cannot(&e)),
-        _ => {
-            let script = harness_py::export::python_script(case, &path.display().to_string());
-            std::fs::write(path, script).map_err(|e| cannot(&e))
+/// What `gen` writes, parsed from `--format`.
+enum Format {
+    Case,
+    Py,
+    /// `.keras` files, saved through this harness's worker.
+    Keras(Box<Harness>),
+}
+
+impl Format {
+    fn extension(&self) -> &'static str {
+        match self {
+            Format::Case => "case.json",
+            Format::Py => "py",
+            Format::Keras(_) => "keras",
         }
+    }
+
+    /// Writes one case. `Ok(false)`: Keras could not build or save this case (it is
+    /// skipped); an error stops the run.
+    fn write(&mut self, case: &oracle::Case, path: &Path) -> Result<bool, Failure> {
+        let cannot = |e: &dyn std::fmt::Display| {
+            Failure::failed(format!("{}: cannot write: {e}", path.display()))
+        };
+        match self {
+            Format::Case => case
+                .write(path, &CheckedShapes::of(case), WriteOptions::default())
+                .map_err(|e| cannot(&e))?,
+            Format::Py => {
+                let script = harness_py::export::python_script(case, &path.display().to_string());
+                std::fs::write(path, script).map_err(|e| cannot(&e))?
+            }
+            Format::Keras(harness) => {
+                match harness.save_keras(case, path, KERAS_FILE_LIMITS) {
+                    Ok(()) => {}
+                    // TF refused the model, or died, hung or blew its memory on it: that case
+                    // is skipped, the next one gets a worker.
+                    Err(
+                        e @ (KerasFileError::Keras { .. }
+                        | KerasFileError::Worker {
+                            source:
+                                WorkerError::Died { .. }
+                                | WorkerError::Timeout { .. }
+                                | WorkerError::OutOfMemory { .. },
+                            ..
+                        }),
+                    ) => {
+                        tracing::warn!("not written: {e}");
+                        return Ok(false);
+                    }
+                    Err(e) => return Err(super::keras_failure(e)),
+                }
+                crate::keras_case::write_inputs_beside(path, case).map_err(|e| cannot(&e))?;
+            }
+        }
+        Ok(true)
     }
 }
 
 pub fn run(args: &GenArgs) -> Result<Outcome, Failure> {
-    let extension = match args.format.as_str() {
-        "case" => "case.json",
-        "py" => "py",
-        "keras" => return Outcome::not_built("gen --format keras"),
+    let mut format = match args.format.as_str() {
+        "case" => Format::Case,
+        "py" => Format::Py,
+        "keras" if args.invalid => {
+            return Err(Failure::usage(
+                "--invalid --format keras: Keras refuses to build most invalid models; write them as `case` or `py`",
+            ));
+        }
+        "keras" => Format::Keras(Box::new(super::harness(&args.python)?)),
         other => {
             return Err(Failure::usage(format!(
                 "--format {other}: expected `case`, `py` or `keras`"
@@ -71,6 +123,7 @@ pub fn run(args: &GenArgs) -> Result<Outcome, Failure> {
     let started = Instant::now();
     let mut written = 0;
     let mut gave_up = 0;
+    let mut refused = 0;
     for i in 0..args.count {
         let mut chosen = None;
         for _ in 0..ATTEMPTS {
@@ -94,11 +147,11 @@ pub fn run(args: &GenArgs) -> Result<Outcome, Failure> {
             continue;
         };
         let stem = format!("gen-{i:06}");
-        write_case(
-            &case,
-            &args.out.join(format!("{stem}.{extension}")),
-            &args.format,
-        )?;
+        let path = args.out.join(format!("{stem}.{}", format.extension()));
+        if !format.write(&case, &path)? {
+            refused += 1;
+            continue;
+        }
         if let Some(v) = violation {
             let path = args.out.join(format!("{stem}.violation.json"));
             let text = serde_json::to_string_pretty(&crate::commands::check::violation_json(&v))
@@ -112,6 +165,9 @@ pub fn run(args: &GenArgs) -> Result<Outcome, Failure> {
     let mut report = summary.to_json();
     report["written"] = written.into();
     report["gave_up"] = gave_up.into();
+    if matches!(format, Format::Keras(_)) {
+        report["keras_refused"] = refused.into();
+    }
     report["seconds"] = seconds.into();
     report["seed"] = args.seed.into();
     let path = args.out.join("summary.json");
@@ -132,6 +188,9 @@ pub fn run(args: &GenArgs) -> Result<Outcome, Failure> {
     print!("{}", summary.to_text());
     if gave_up > 0 {
         println!("{gave_up} model(s) not written: no valid model in {ATTEMPTS} attempts");
+    }
+    if refused > 0 {
+        println!("{refused} model(s) not written: Keras could not build or save them");
     }
     Ok(Outcome::Clean)
 }

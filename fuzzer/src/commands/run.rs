@@ -1,9 +1,11 @@
 //! `semfuzz run`: each case through the reference oracle and (unless `--reference-only`)
-//! through TensorFlow, with a verdict per case. Many cases share one worker.
+//! through TensorFlow, with a verdict per case. Many cases share one worker. A `.keras` file
+//! is a case too: its model config, its weights (loaded by Keras in the worker) and inputs
+//! from `--inputs` or `--seed`.
 
 use std::path::Path;
 
-use harness_py::{Harness, ModeOutcome, PythonEnv, RunOptions, TfOutcome, WorkerCommand, judge};
+use harness_py::{Harness, ModeOutcome, RunOptions, TfOutcome, judge};
 use ndarray::ArrayD;
 use oracle::check::{CheckError, check_in, eval};
 use oracle::{Case, Violation};
@@ -11,19 +13,88 @@ use serde_json::{Value, json};
 
 use crate::cli::RunArgs;
 use crate::exit::{Failure, Outcome};
+use crate::keras_case::{InputSource, KerasModel, is_keras};
+
+/// Checks how `--inputs` and `--seed` go with the files given.
+fn check_keras_flags(args: &RunArgs) -> Result<(), Failure> {
+    let keras = args.cases.iter().filter(|p| is_keras(p)).count();
+    if keras == 0 && (args.inputs.is_some() || args.seed.is_some()) {
+        return Err(Failure::usage(
+            "--inputs and --seed give the inputs of .keras files; case files carry their own",
+        ));
+    }
+    if args.inputs.is_some() && keras != 1 {
+        return Err(Failure::usage(format!(
+            "--inputs goes with exactly one .keras file, not {keras}; give the others --seed"
+        )));
+    }
+    if keras > 0 && args.reference_only {
+        return Err(Failure::usage(
+            "a .keras file's weights are read by Keras, in TensorFlow's worker: drop --reference-only",
+        ));
+    }
+    Ok(())
+}
+
+/// A file given to `run`, read without Python.
+enum Entry {
+    Case(Case),
+    Keras(KerasModel),
+}
+
+/// Reads case files and `.keras` configs without Python: an unreadable one is a usage error
+/// naming the file and place, before any worker starts.
+fn read_entries(args: &RunArgs) -> Result<Vec<Entry>, Failure> {
+    args.cases
+        .iter()
+        .map(|p| {
+            if is_keras(p) {
+                KerasModel::read(p)
+                    .map(Entry::Keras)
+                    .map_err(super::keras_failure)
+            } else {
+                Case::read(p)
+                    .map(Entry::Case)
+                    .map_err(|e| Failure::usage(e.to_string()))
+            }
+        })
+        .collect()
+}
+
+/// The cases, with the weights of the `.keras` files loaded through the worker and their
+/// inputs read or drawn.
+fn complete(
+    args: &RunArgs,
+    entries: Vec<Entry>,
+    mut harness: Option<&mut Harness>,
+) -> Result<Vec<Case>, Failure> {
+    let source = match &args.inputs {
+        Some(npz) => InputSource::Npz(npz),
+        None => InputSource::Seed(args.seed.unwrap_or(0)),
+    };
+    entries
+        .into_iter()
+        .map(|e| match e {
+            Entry::Case(c) => Ok(c),
+            Entry::Keras(k) => {
+                let h = harness
+                    .as_deref_mut()
+                    .expect("checked: .keras files need the worker");
+                k.complete(h, source).map_err(super::keras_failure)
+            }
+        })
+        .collect()
+}
 
 pub fn run(args: &RunArgs) -> Result<Outcome, Failure> {
-    let cases = super::read_cases(&args.cases)?;
+    check_keras_flags(args)?;
+    let entries = read_entries(args)?;
     let mut harness = if args.reference_only {
         None
     } else {
-        let python = PythonEnv::select(args.python.python.as_deref())
-            .map_err(|e| Failure::usage(e.to_string()))?;
-        let env = PythonEnv::probe(&python).map_err(|e| Failure::usage(e.to_string()))?;
-        let cmd = WorkerCommand::current_exe()
-            .map_err(|e| Failure::failed(format!("cannot find the semfuzz executable: {e}")))?;
-        Some(Harness::new(cmd, env))
+        Some(super::harness(&args.python)?)
     };
+    let cases = complete(args, entries, harness.as_mut())?;
     let mut opts = RunOptions {
         modes: args.modes.clone(),
         dtype: args.dtype,

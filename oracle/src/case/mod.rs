@@ -28,7 +28,9 @@ use serde_json::{Map, Value, json};
 
 pub use error::{CaseError, CaseErrorKind};
 pub use json::same_json;
-pub use keras_file::read_keras_model;
+pub use keras_file::{
+    input_dtypes, inputs_npz_path, read_inputs_npz, read_keras_model, write_inputs_npz,
+};
 pub use model::{
     Arg, DeclaredInputShapes, DerivedShapes, Dims, Endpoints, Layer, Model, ModelKind, Node,
     TensorRef,

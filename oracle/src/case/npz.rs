@@ -25,6 +25,11 @@ impl Sidecar<BufReader<File>> {
 }
 
 impl<R: Read + Seek> Sidecar<R> {
+    /// The names of the arrays, in the order they are stored.
+    pub fn names(&mut self) -> NpzResult<Vec<String>> {
+        self.npz.names().map_err(|e| format!("not an .npz: {e}"))
+    }
+
     /// Reads the array stored under `key`, whatever its element type, as f64.
     pub fn read(&mut self, key: &str) -> NpzResult<ArrayD<f64>> {
         macro_rules! try_as {
