@@ -328,6 +328,22 @@ invalid_case("mha_rank2", lambda: M(2, 3), [(2, 3, 4), (2, 5, 6)], positional(),
              patch={"attention_axes": None})
 model_case("mha_rank2_heads_axis", lambda: M(2, 3, attention_axes=1), [(4, 4), (4, 6)], positional(),
            seed=21, weights=uniform_weights)
+# Rank 2: Keras builds the causal and sliding-window masks `(1, T, S)` from axis 1 of the
+# *inputs* (their features), not of the projected tensors (the heads): with one feature the
+# masks hide nothing, with one query feature and N value features they cut the heads axis.
+model_case("mha_rank2_sliding_window_gate",
+           lambda: M(4, 4, value_dim=3, use_gate=True, output_shape=5, attention_axes=-1, sliding_window=2),
+           [(2, 1), (2, 1), (2, 1)], positional(), seed=22, weights=uniform_weights)
+model_case("mha_rank2_sliding_window_heads", lambda: M(3, 2, attention_axes=1, sliding_window=2),
+           [(2, 1), (2, 3)], positional(return_attention_scores=True), seed=23, weights=uniform_weights)
+# `use_causal_mask` alone is the exception: the explicit path sizes that mask from the projected
+# query and value, the heads `(N, N)`, whatever the features.
+model_case("mha_rank2_causal", lambda: M(3, 2, attention_axes=1), [(2, 1), (2, 1)],
+           positional(use_causal_mask=True), seed=24, weights=uniform_weights)
+model_case("mha_rank2_causal_features", lambda: M(3, 2, attention_axes=1), [(2, 2), (2, 4)],
+           positional(use_causal_mask=True, return_attention_scores=True), seed=25, weights=uniform_weights)
+invalid_case("mha_rank2_sliding_window_features", lambda: M(3, 2, attention_axes=1, sliding_window=2),
+             [(2, 2), (2, 4)], positional())
 invalid_case("mha_rank4_causal", lambda: M(2, 3), [(2, 2, 3, 4), (2, 2, 5, 4)],
              positional(use_causal_mask=True))
 
