@@ -22,6 +22,9 @@
 //!   one axis is `tf.nn.softmax`, several `exp(x − logsumexp(x))`, and masked weights are then
 //!   zeroed — so a fully masked row gives zeros. The weights' Keras mask is the expanded mask.
 //!
+//! On both paths the weights are flushed to zero below the dtype's smallest normal number, as
+//! TF's kernels flush subnormals: a weight that small meeting an infinite value gives NaN.
+//!
 //! The two computations disagree on fully masked rows (uniform vs zero): Keras's output for a
 //! masked query position depends on `return_attention_scores`. Both are reproduced. A mask that
 //! Keras would fail to broadcast is not modelled (ignored).
@@ -33,7 +36,7 @@ use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::Mask;
 use crate::layers::attention::tensor_ops::{
-    and, band, broadcast_shapes, causal, einsum, expand_dims, fit, softmax_over,
+    and, band, broadcast_shapes, causal, einsum, expand_dims, fit, flush_weights, softmax_over,
 };
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Violation, badness};
@@ -223,7 +226,8 @@ impl Core {
                     }
                 });
             }
-            let probs = softmax_over(&logits, &[3]);
+            let mut probs = softmax_over(&logits, &[3]);
+            flush_weights(&mut probs, self.dtype);
             return (einsum("bnts,bsnh->btnh", &probs, v), None);
         }
         let rank = q.ndim();
@@ -243,6 +247,7 @@ impl Core {
             });
         }
         let mut w = softmax_over(&scores, &norm);
+        flush_weights(&mut w, self.dtype);
         if let Some(m) = &mask {
             w.zip_mut_with(m, |x, &keep| {
                 if !keep {
