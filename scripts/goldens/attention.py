@@ -194,6 +194,30 @@ model_case("att_large", A, [(3, 7, 8), (3, 9, 8)], as_list(return_attention_scor
            dist="uniform")
 model_case("att_float32", A, [Q, V], as_list(return_attention_scores=True), seed=11, dtype="float32")
 
+
+def flushed_weight_inputs(dtype):
+    """Scores 0 and -100 (weights 1 and e^-100, a float32 subnormal that TF flushes to 0) over
+    values 1 and -inf: `0 · -inf` is NaN in float32, the exact weight gives -inf in float64."""
+    return [np.array([[[10.0]]], dtype), np.array([[[1.0], [-np.inf]]], dtype),
+            np.array([[[0.0], [-10.0]]], dtype)]
+
+
+def flushed_weight_model(make_layer, call, dtype):
+    def build():
+        ins = [keras.Input(batch_shape=(None,) + a.shape[1:], dtype=dtype) for a in flushed_weight_inputs(dtype)]
+        layer = make_layer()
+        model = keras.Model(ins, call(layer, ins))
+        layer.set_weights([np.ones(np.shape(w)) if np.ndim(w) == 3 else np.zeros(np.shape(w))
+                           for w in layer.get_weights()])
+        return model
+
+    return build
+
+
+for dt in ("float32", "float64"):
+    valid_model(f"att_flushed_weight_inf_value_{dt}", flushed_weight_model(A, as_list(return_attention_scores=True), dt),
+                flushed_weight_inputs(dt), dtype=dt)
+
 TOK_Q = np.array([[1, 2, 0, 0], [3, 1, 4, 2], [0, 0, 0, 0]])
 TOK_V = np.array([[3, 0, 1, 2, 0], [1, 1, 1, 1, 1], [0, 0, 0, 0, 0]])
 masked_case("att_masked", A, [TOK_Q, TOK_V], as_list(return_attention_scores=True))
@@ -328,6 +352,29 @@ invalid_case("mha_rank2", lambda: M(2, 3), [(2, 3, 4), (2, 5, 6)], positional(),
              patch={"attention_axes": None})
 model_case("mha_rank2_heads_axis", lambda: M(2, 3, attention_axes=1), [(4, 4), (4, 6)], positional(),
            seed=21, weights=uniform_weights)
+# Identity projections (kernels 1, biases 0): the flushed weight meets the -inf value.
+for dt in ("float32", "float64"):
+    valid_model(f"mha_flushed_weight_inf_value_{dt}",
+                flushed_weight_model(lambda: M(1, 1), positional(return_attention_scores=True), dt),
+                flushed_weight_inputs(dt), dtype=dt)
+valid_model("mha_flushed_weight_inf_value_fused", flushed_weight_model(lambda: M(1, 1), positional(), "float32"),
+            flushed_weight_inputs("float32"), dtype="float32")
+# Rank 2: Keras builds the causal and sliding-window masks `(1, T, S)` from axis 1 of the
+# *inputs* (their features), not of the projected tensors (the heads): with one feature the
+# masks hide nothing, with one query feature and N value features they cut the heads axis.
+model_case("mha_rank2_sliding_window_gate",
+           lambda: M(4, 4, value_dim=3, use_gate=True, output_shape=5, attention_axes=-1, sliding_window=2),
+           [(2, 1), (2, 1), (2, 1)], positional(), seed=22, weights=uniform_weights)
+model_case("mha_rank2_sliding_window_heads", lambda: M(3, 2, attention_axes=1, sliding_window=2),
+           [(2, 1), (2, 3)], positional(return_attention_scores=True), seed=23, weights=uniform_weights)
+# `use_causal_mask` alone is the exception: the explicit path sizes that mask from the projected
+# query and value, the heads `(N, N)`, whatever the features.
+model_case("mha_rank2_causal", lambda: M(3, 2, attention_axes=1), [(2, 1), (2, 1)],
+           positional(use_causal_mask=True), seed=24, weights=uniform_weights)
+model_case("mha_rank2_causal_features", lambda: M(3, 2, attention_axes=1), [(2, 2), (2, 4)],
+           positional(use_causal_mask=True, return_attention_scores=True), seed=25, weights=uniform_weights)
+invalid_case("mha_rank2_sliding_window_features", lambda: M(3, 2, attention_axes=1, sliding_window=2),
+             [(2, 2), (2, 4)], positional())
 invalid_case("mha_rank4_causal", lambda: M(2, 3), [(2, 2, 3, 4), (2, 2, 5, 4)],
              positional(use_causal_mask=True))
 

@@ -17,7 +17,9 @@
 //!    ignored). Masked scores become `score − 1e9` (`65504` in float16), a subtraction that is
 //!    rounded to the compute dtype (in float32, to a multiple of 64: a fully masked row is then
 //!    uniform);
-//! 3. `softmax` over `Tv` (dropout is the identity at inference), then `weights @ value`;
+//! 3. `softmax` over `Tv` (dropout is the identity at inference), weights below the dtype's
+//!    smallest normal flushed to zero as TF's kernels do (`0 · ∞` is then NaN), then
+//!    `weights @ value`;
 //! 4. rows whose query mask is false are zeroed.
 //!
 //! The output is `(*batch, Tq, dv)`, with the weights `(*batch, Tq, Tv)` as a second output
@@ -32,7 +34,7 @@ use crate::activations::softmax;
 use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::attention::call::CallArgs;
-use crate::layers::attention::tensor_ops::{and, causal, expand_dims, fit};
+use crate::layers::attention::tensor_ops::{and, causal, expand_dims, fit, flush_weights};
 use crate::layers::util::{input_shape_config, rank_between, show};
 use crate::layers::{Mask, Spec, WeightDomain, WeightSpec};
 use crate::tolerance::Tolerance;
@@ -228,7 +230,8 @@ impl LuongSpec {
                 }
             });
         }
-        let w = softmax(&scores, r - 1, false);
+        let mut w = softmax(&scores, r - 1, false);
+        flush_weights(&mut w, self.dtype);
         let mut out = batched_matmul(&w, v);
         if let Some(qm) = masks.first().copied().flatten()
             && let Some(keep) = expand_dims(qm, -1).and_then(|m| fit(&m, out.shape()))

@@ -171,6 +171,7 @@ impl GqaSpec {
             scale: scale(self.head_dim),
             causal: self.call.use_causal_mask,
             sliding: self.sliding_window,
+            heads_at_axis1: None,
             dtype: self.dtype,
         }
     }
@@ -213,7 +214,9 @@ impl GqaSpec {
         let qp = proj(q, 0);
         let kp = repeat_heads(&proj(k, 1), repeats);
         let vp = repeat_heads(&proj(v, 3), repeats);
-        let (mut o, scores) = self.core().attend(&qp, &kp, &vp, masks);
+        let (mut o, scores) =
+            self.core()
+                .attend(&qp, &kp, &vp, masks, (q.shape()[1], v.shape()[1]));
         if self.use_gate {
             o = o * proj(q, 2).mapv(sigmoid);
         }

@@ -5,8 +5,9 @@
 //! The mask (`true`: attend) is the `&` of the query mask expanded to `(B, T, 1)`, the value
 //! and key masks expanded to `(B, 1, S)`, the causal mask `(1, T, S)` (`use_causal_mask`) and
 //! the band `(1, T, S)` of `sliding_window`, where `T` and `S` are the sizes of axis 1 of the
-//! query and the value. With `use_causal_mask` alone, no mask is built and the computation
-//! applies the causal mask itself.
+//! query and the value inputs (for rank-2 inputs `(B, d)`, their features). With
+//! `use_causal_mask` alone, no mask is built and the computation applies the causal mask
+//! itself, sized from the *projected* query and value (for rank-2 inputs, the heads `(N, N)`).
 //!
 //! - **Fused** (`ops.dot_product_attention`), taken when the projected query has rank 4 (a
 //!   rank-3 query), `dropout == 0` and `return_attention_scores=False`. It ignores
@@ -21,6 +22,9 @@
 //!   one axis is `tf.nn.softmax`, several `exp(x − logsumexp(x))`, and masked weights are then
 //!   zeroed — so a fully masked row gives zeros. The weights' Keras mask is the expanded mask.
 //!
+//! On both paths the weights are flushed to zero below the dtype's smallest normal number, as
+//! TF's kernels flush subnormals: a weight that small meeting an infinite value gives NaN.
+//!
 //! The two computations disagree on fully masked rows (uniform vs zero): Keras's output for a
 //! masked query position depends on `return_attention_scores`. Both are reproduced. A mask that
 //! Keras would fail to broadcast is not modelled (ignored).
@@ -32,7 +36,7 @@ use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::Mask;
 use crate::layers::attention::tensor_ops::{
-    and, band, broadcast_shapes, causal, einsum, expand_dims, fit, softmax_over,
+    and, band, broadcast_shapes, causal, einsum, expand_dims, fit, flush_weights, softmax_over,
 };
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Violation, badness};
@@ -50,6 +54,10 @@ pub struct Core {
     pub scale: f64,
     pub causal: bool,
     pub sliding: Option<usize>,
+    /// `Some(N)` for rank-2 inputs `(B, d)`, whose projected tensors `(B, N, H)` have the
+    /// heads at axis 1 (else axis 1 of the projected tensors is the inputs'): see
+    /// [`Core::causal_lengths`].
+    pub heads_at_axis1: Option<usize>,
     pub dtype: DType,
 }
 
@@ -129,6 +137,18 @@ impl Core {
         self.causal && masks.iter().all(Option::is_none) && self.sliding.is_none()
     }
 
+    /// The `(T, S)` of the causal mask when `use_causal_mask` is the only mask, from axis 1 of
+    /// the query and value inputs (`t`, `s`). Keras then skips `_compute_attention_mask`, and
+    /// the explicit path builds the causal mask itself from the *projected* query and value:
+    /// for rank-2 inputs that is the heads axis, `(N, N)`, where every other mask (the causal
+    /// one among others, the sliding window) is `(d_query, d_value)`.
+    fn causal_lengths<D: From<usize>>(&self, t: D, s: D) -> (D, D) {
+        match self.heads_at_axis1 {
+            Some(n) => (n.into(), n.into()),
+            None => (t, s),
+        }
+    }
+
     /// `_compute_attention_mask`: the `&` of the masks that apply, before expansion (`None`
     /// when none applies, with `use_causal_mask` alone, or when Keras could not combine them).
     /// `masks` are the query's, the value's and the key's; `t`, `s` the sizes of the query's
@@ -168,6 +188,7 @@ impl Core {
             let c = causal(t, s);
             c.insert_axis(ndarray::Axis(0))
         } else if self.causal_only(masks) {
+            let (t, s) = self.causal_lengths(t, s);
             causal(t, s)
         } else {
             self.attention_mask(masks, t, s)?
@@ -178,14 +199,19 @@ impl Core {
 
     /// The attention output `(*query axes, N, Hv)` and, on the explicit path, the weights, for
     /// projected `q`, `k`, `v` of one rank (`(B, ..., N, H)`), and the inputs' masks.
+    ///
+    /// `t` and `s` are the sizes of axis 1 of the query and the value *inputs*, from which
+    /// Keras builds the causal and sliding-window masks (but see [`Core::causal_lengths`]).
+    /// They are not always the projected tensors' axis 1: for rank-2 inputs `(B, d)` that axis
+    /// is the heads axis, while Keras takes the inputs' features `d`.
     pub fn attend(
         &self,
         q: &ArrayD<f64>,
         k: &ArrayD<f64>,
         v: &ArrayD<f64>,
         masks: &[Option<&Mask>],
+        (t, s): (usize, usize),
     ) -> (ArrayD<f64>, Option<ArrayD<f64>>) {
-        let (t, s) = (q.shape()[1], v.shape()[1]);
         if self.fused {
             let mut logits = einsum("btnh,bsnh->bnts", q, k);
             logits.mapv_inplace(|x| x * self.scale);
@@ -200,7 +226,8 @@ impl Core {
                     }
                 });
             }
-            let probs = softmax_over(&logits, &[3]);
+            let mut probs = softmax_over(&logits, &[3]);
+            flush_weights(&mut probs, self.dtype);
             return (einsum("bnts,bsnh->btnh", &probs, v), None);
         }
         let rank = q.ndim();
@@ -220,6 +247,7 @@ impl Core {
             });
         }
         let mut w = softmax_over(&scores, &norm);
+        flush_weights(&mut w, self.dtype);
         if let Some(m) = &mask {
             w.zip_mut_with(m, |x, &keep| {
                 if !keep {
@@ -273,6 +301,7 @@ impl Core {
             if self.fused {
                 return Ok(()); // `is_causal=True`: the kernel's own (T, S) mask
             }
+            let (t, s) = self.causal_lengths(t, s);
             parts.push(vec![1, t, s]);
         } else {
             if let Some(q) = masks.first().cloned().flatten() {
@@ -499,6 +528,7 @@ mod tests {
             scale: 1.0,
             causal: false,
             sliding: None,
+            heads_at_axis1: None,
             dtype: DType::Float64,
         }
     }
@@ -509,19 +539,47 @@ mod tests {
         let q = arr(&[1, 2, 1, 1], vec![1.0, -1.0]);
         let k = arr(&[1, 2, 1, 1], vec![0.5, 2.0]);
         let v = arr(&[1, 2, 1, 1], vec![3.0, 7.0]);
-        let (a, _) = core(true).attend(&q, &k, &v, &[]);
-        let (b, w) = core(false).attend(&q, &k, &v, &[]);
+        let (a, _) = core(true).attend(&q, &k, &v, &[], (2, 2));
+        let (b, w) = core(false).attend(&q, &k, &v, &[], (2, 2));
         for (x, y) in a.iter().zip(b.iter()) {
             assert!((x - y).abs() < 1e-14);
         }
         assert_eq!(w.unwrap().shape(), &[1, 1, 2, 2]);
         // The second query masked: uniform (mean 5) when fused, zero when explicit.
         let qm = Mask::from_shape_vec(IxDyn(&[1, 2]), vec![true, false]).unwrap();
-        let (a, _) = core(true).attend(&q, &k, &v, &[Some(&qm)]);
-        let (b, _) = core(false).attend(&q, &k, &v, &[Some(&qm)]);
+        let (a, _) = core(true).attend(&q, &k, &v, &[Some(&qm)], (2, 2));
+        let (b, _) = core(false).attend(&q, &k, &v, &[Some(&qm)], (2, 2));
         assert_eq!(a[[0, 1, 0, 0]], 5.0);
         assert_eq!(b[[0, 1, 0, 0]], 0.0);
         assert_eq!(a[[0, 0, 0, 0]], b[[0, 0, 0, 0]]);
+    }
+
+    #[test]
+    fn rank2_masks_take_the_features_but_causal_alone_the_heads() {
+        // Rank-2 inputs (B, 1) projected to (B, N=3, H): the band is (1, 1, 1) and hides
+        // nothing (the regression: it was built over the heads); the causal mask of
+        // `use_causal_mask` alone is (1, N, N), built from the projected tensors.
+        let mut c = core(false);
+        c.heads_at_axis1 = Some(3);
+        c.sliding = Some(2);
+        let m = c.softmax_mask(&[], 1, 1, 3).unwrap();
+        assert_eq!(m.shape(), &[1, 1, 1]);
+        assert!(m.iter().all(|&keep| keep));
+        let q = arr(&[1, 3, 1], vec![1.0, 2.0, 3.0]);
+        let v = arr(&[1, 3, 1], vec![1.0, 10.0, 100.0]);
+        let (_, w) = c.attend(&q, &q, &v, &[], (1, 1));
+        assert!(w.unwrap().iter().all(|&x| x > 0.0));
+        c.sliding = None;
+        c.causal = true;
+        let m = c.softmax_mask(&[], 1, 1, 3).unwrap();
+        assert_eq!(m.shape(), &[1, 3, 3]);
+        let (o, _) = c.attend(&q, &q, &v, &[], (1, 1));
+        assert_eq!(o[[0, 0, 0]], 1.0);
+        // Shapes: the causal mask alone fits whatever the features; the band (1, 2, 4) does not.
+        let scores = vec![Some(2), Some(3), Some(3)];
+        assert!(c.check_static_mask(Some(2), Some(4), &scores).is_ok());
+        c.sliding = Some(2);
+        assert!(c.check_static_mask(Some(2), Some(4), &scores).is_err());
     }
 
     #[test]
@@ -530,12 +588,12 @@ mod tests {
         c.causal = true;
         let q = arr(&[1, 2, 1, 1], vec![1.0, 1.0]);
         let v = arr(&[1, 2, 1, 1], vec![3.0, 7.0]);
-        let (b, w) = c.attend(&q, &q, &v, &[]);
+        let (b, w) = c.attend(&q, &q, &v, &[], (2, 2));
         assert_eq!(b[[0, 0, 0, 0]], 3.0);
         let w = w.unwrap();
         assert_eq!(w[[0, 0, 0, 1]], 0.0);
         c.fused = true;
-        let (a, _) = c.attend(&q, &q, &v, &[]);
+        let (a, _) = c.attend(&q, &q, &v, &[], (2, 2));
         assert_eq!(a[[0, 0, 0, 0]], 3.0);
         assert!((a[[0, 1, 0, 0]] - b[[0, 1, 0, 0]]).abs() < 1e-14);
     }

@@ -348,6 +348,7 @@ impl MhaSpec {
             scale: scale(self.key_dim),
             causal: self.call.use_causal_mask,
             sliding: self.sliding_window,
+            heads_at_axis1: (rank == 2).then_some(self.num_heads),
             dtype: self.dtype,
         })
     }
@@ -397,7 +398,7 @@ impl MhaSpec {
             project(x, 1, kernel, bias)
         };
         let (qp, kp, vp) = (proj(q, l.q), proj(k, l.k), proj(v, l.v));
-        let (mut o, scores) = core.attend(&qp, &kp, &vp, masks);
+        let (mut o, scores) = core.attend(&qp, &kp, &vp, masks, (q.shape()[1], v.shape()[1]));
         if let Some(g) = l.g {
             let gate = proj(q, g).mapv(sigmoid);
             o = o * gate;

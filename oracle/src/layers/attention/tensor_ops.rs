@@ -4,9 +4,11 @@
 
 use ndarray::{ArrayD, Axis, IxDyn};
 
+use crate::DType;
 use crate::activations::softmax;
 use crate::layers::Mask;
 use crate::layers::normalization::lanes;
+use crate::tolerance::Tolerance;
 
 /// `einsum("<a>,<b>-><out>", a, b)` for two operands whose labels are single letters, each
 /// label of one size in both operands; labels missing from the output are summed (in the
@@ -174,6 +176,15 @@ pub fn softmax_over(x: &ArrayD<f64>, axes: &[usize]) -> ArrayD<f64> {
     ArrayD::from_shape_vec(x.raw_dim(), out).expect("same shape")
 }
 
+/// Attention weights as TF leaves them in `dtype`: its CPU kernels flush subnormal results to
+/// zero, so a weight below the dtype's smallest normal number is exactly 0. Negligible against
+/// finite values, it decides an infinite one: `0 · ∞` is NaN in TF where the exact weight
+/// gives `±∞` (a float32 softmax over logits some 90 apart, with a `-inf` value bias).
+pub fn flush_weights(w: &mut ArrayD<f64>, dtype: DType) {
+    let tiny = Tolerance::EXACT.flushing(dtype).flush;
+    w.mapv_inplace(|x| if x.abs() < tiny { 0.0 } else { x });
+}
+
 /// The NumPy broadcast of two shapes, or `None` when they do not broadcast.
 pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
     let r = a.len().max(b.len());
@@ -289,6 +300,22 @@ mod tests {
             band(2, 3, 2).iter().copied().collect::<Vec<_>>(),
             vec![true, true, false, true, true, true]
         );
+    }
+
+    #[test]
+    fn weights_below_the_smallest_normal_are_flushed() {
+        // e^-100 is a float32 subnormal (TF flushes it) but a float64 normal.
+        let w = softmax_over(&arr(&[2], vec![0.0, -100.0]), &[0]);
+        let mut w32 = w.clone();
+        flush_weights(&mut w32, DType::Float32);
+        assert_eq!(w32[[1]], 0.0);
+        let mut w64 = w.clone();
+        flush_weights(&mut w64, DType::Float64);
+        assert_eq!(w64, w);
+        // Against a -inf value: NaN in float32, -inf in float64.
+        let v = arr(&[2], vec![1.0, f64::NEG_INFINITY]);
+        assert!((&w32 * &v).sum().is_nan());
+        assert_eq!((&w64 * &v).sum(), f64::NEG_INFINITY);
     }
 
     #[test]
