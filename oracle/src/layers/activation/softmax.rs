@@ -93,7 +93,7 @@ impl SoftmaxSpec {
 }
 
 /// `exp(x − logsumexp(x))` over lanes, as TF's `reduce_logsumexp` computes the shift.
-fn softmax_many(x: &ArrayD<f64>, axes: &[usize]) -> ArrayD<f64> {
+pub(crate) fn softmax_many(x: &ArrayD<f64>, axes: &[usize]) -> ArrayD<f64> {
     let reduced: Vec<bool> = (0..x.ndim()).map(|a| axes.contains(&a)).collect();
     let l = lanes(x.shape(), &reduced);
     // reduce_max propagates NaN.

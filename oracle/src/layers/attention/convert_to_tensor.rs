@@ -4,22 +4,15 @@
 //! attention layers because they are what makes it appear in saved models; a `dtype` (a
 //! cast) is not modelled.
 
-use ndarray::ArrayD;
 use serde_json::Value;
 
-use crate::DType;
-use crate::case::{Arg, Dims};
-use crate::interval::Interval;
-use crate::layers::util::arity;
+use crate::case::Arg;
+use crate::layers::core::identity::IdentitySpec;
 use crate::layers::{CallSite, Family, LayerKind, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
-use crate::tolerance::Tolerance;
-use crate::violation::{Unsupported, Violation};
+use crate::violation::Unsupported;
 
 pub struct ConvertToTensor;
-
-#[derive(Debug)]
-struct Identity;
 
 impl LayerKind for ConvertToTensor {
     fn class_name(&self) -> &'static str {
@@ -56,7 +49,7 @@ impl LayerKind for ConvertToTensor {
         if !plain {
             return Err(Unsupported::new("args", "arguments other than one tensor").into());
         }
-        Ok(Box::new(Identity))
+        Ok(Box::new(IdentitySpec))
     }
 
     fn params(&self) -> &'static [ParamDef] {
@@ -64,39 +57,12 @@ impl LayerKind for ConvertToTensor {
     }
 }
 
-impl Spec for Identity {
-    fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
-        arity(inputs, 1)?;
-        Ok(vec![inputs[0].clone()])
-    }
-
-    fn eval(&self, inputs: &[&ArrayD<f64>], _weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
-        vec![inputs[0].clone()]
-    }
-
-    fn intervals(
-        &self,
-        _shapes: &[Dims],
-        inputs: &[Interval],
-        _weights: &[Interval],
-    ) -> Vec<Interval> {
-        vec![inputs[0]]
-    }
-
-    fn tolerance(
-        &self,
-        _dtype: DType,
-        _inputs: &[&ArrayD<f64>],
-        _weights: &[&ArrayD<f64>],
-    ) -> Tolerance {
-        Tolerance::EXACT
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::DType;
     use crate::case::{Node, TensorRef};
+    use ndarray::ArrayD;
     use serde_json::json;
 
     #[test]

@@ -7,7 +7,6 @@ use ndarray::{ArrayD, Axis, IxDyn};
 use crate::DType;
 use crate::activations::softmax;
 use crate::layers::Mask;
-use crate::layers::normalization::lanes;
 use crate::tolerance::Tolerance;
 
 /// `einsum("<a>,<b>-><out>", a, b)` for two operands whose labels are single letters, each
@@ -150,30 +149,7 @@ pub fn softmax_over(x: &ArrayD<f64>, axes: &[usize]) -> ArrayD<f64> {
     if let [a] = axes {
         return softmax(x, *a, false);
     }
-    let reduced: Vec<bool> = (0..x.ndim()).map(|a| axes.contains(&a)).collect();
-    let l = lanes(x.shape(), &reduced);
-    let mut max = vec![f64::NEG_INFINITY; l.count];
-    for (v, &lane) in x.iter().zip(&l.lane) {
-        let m = &mut max[lane];
-        if v.is_nan() || *v > *m {
-            *m = if m.is_nan() { *m } else { *v };
-        }
-    }
-    let shift: Vec<f64> = max
-        .iter()
-        .map(|m| if m.is_finite() { *m } else { 0.0 })
-        .collect();
-    let mut sum = vec![0.0; l.count];
-    for (v, &lane) in x.iter().zip(&l.lane) {
-        sum[lane] += (v - shift[lane]).exp();
-    }
-    let lse: Vec<f64> = sum.iter().zip(&shift).map(|(s, m)| s.ln() + m).collect();
-    let out = x
-        .iter()
-        .zip(&l.lane)
-        .map(|(v, &lane)| (v - lse[lane]).exp())
-        .collect();
-    ArrayD::from_shape_vec(x.raw_dim(), out).expect("same shape")
+    crate::layers::activation::softmax::softmax_many(x, axes)
 }
 
 /// Attention weights as TF leaves them in `dtype`: its CPU kernels flush subnormal results to

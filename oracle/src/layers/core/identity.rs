@@ -13,8 +13,9 @@ use crate::violation::Violation;
 
 pub struct Identity;
 
+/// The identity (shared with the `ConvertToTensor` operation).
 #[derive(Debug)]
-struct IdentitySpec;
+pub(crate) struct IdentitySpec;
 
 impl LayerKind for Identity {
     fn class_name(&self) -> &'static str {
