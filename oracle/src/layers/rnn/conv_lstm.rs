@@ -773,6 +773,70 @@ impl Spec for ConvLstmSpec {
     }
 }
 
+/// The parameter space of ConvLSTM1D/2D/3D: `len` is the number of spatial axes.
+macro_rules! conv_lstm_params {
+    ($len:expr) => {
+        &[
+            ParamDef::Int {
+                name: "filters",
+                min: 1,
+                max: 4,
+                edges: &[1],
+            },
+            ParamDef::Ints {
+                name: "kernel_size",
+                len: $len,
+                min: 1,
+                max: 3,
+            },
+            ParamDef::Int {
+                name: "strides",
+                min: 1,
+                max: 2,
+                edges: &[1],
+            },
+            ParamDef::Choice {
+                name: "padding",
+                options: &["valid", "same"],
+            },
+            ParamDef::Choice {
+                name: "data_format",
+                options: &["channels_last", "channels_first"],
+            },
+            ParamDef::Int {
+                name: "dilation_rate",
+                min: 1,
+                max: 2,
+                edges: &[1],
+            },
+            ParamDef::Activation { name: "activation" },
+            ParamDef::Activation {
+                name: "recurrent_activation",
+            },
+            ParamDef::Bool { name: "use_bias" },
+            ParamDef::Bool {
+                name: "return_sequences",
+            },
+            ParamDef::Bool {
+                name: "return_state",
+            },
+            ParamDef::Bool {
+                name: "go_backwards",
+            },
+        ]
+    };
+}
+
+/// The arguments generators sample for a ConvLSTM over `n` spatial axes.
+pub fn params(n: usize) -> &'static [crate::layers::ParamDef] {
+    use crate::layers::ParamDef;
+    match n {
+        1 => conv_lstm_params!(1),
+        2 => conv_lstm_params!(2),
+        _ => conv_lstm_params!(3),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,53 +18,6 @@ impl LayerKind for ConvLSTM2D {
     }
 
     fn params(&self) -> &'static [ParamDef] {
-        &[
-            ParamDef::Int {
-                name: "filters",
-                min: 1,
-                max: 4,
-                edges: &[1],
-            },
-            ParamDef::Ints {
-                name: "kernel_size",
-                len: 2,
-                min: 1,
-                max: 3,
-            },
-            ParamDef::Int {
-                name: "strides",
-                min: 1,
-                max: 2,
-                edges: &[1],
-            },
-            ParamDef::Choice {
-                name: "padding",
-                options: &["valid", "same"],
-            },
-            ParamDef::Choice {
-                name: "data_format",
-                options: &["channels_last", "channels_first"],
-            },
-            ParamDef::Int {
-                name: "dilation_rate",
-                min: 1,
-                max: 2,
-                edges: &[1],
-            },
-            ParamDef::Activation { name: "activation" },
-            ParamDef::Activation {
-                name: "recurrent_activation",
-            },
-            ParamDef::Bool { name: "use_bias" },
-            ParamDef::Bool {
-                name: "return_sequences",
-            },
-            ParamDef::Bool {
-                name: "return_state",
-            },
-            ParamDef::Bool {
-                name: "go_backwards",
-            },
-        ]
+        conv_lstm::params(2)
     }
 }
