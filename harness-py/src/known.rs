@@ -10,7 +10,14 @@ use crate::run::{Mode, PyError};
 use crate::verdict::{Kind, Verdict};
 
 /// (identifier, error type, text the message contains).
-const LIMITATIONS: [(&str, &str, &str); 4] = [
+const LIMITATIONS: [(&str, &str, &str); 5] = [
+    // oneDNN's float32 softmax takes at most rank 5 (float64, or TF_ENABLE_ONEDNN_OPTS=0,
+    // works): multi-head attention on rank-5 inputs hits it.
+    (
+        "onednn-softmax-above-rank-5",
+        "AbortedError",
+        "Input dims must be <= 5",
+    ),
     // TF's CPU kernels broadcast (SelectV2, used by masked softmax) only up to rank 8.
     (
         "broadcast-above-rank-8",
@@ -281,6 +288,30 @@ pub fn framework_bug(
         // the last, as long as the last, takes the same shortcut.
         if class == "EinsumDense" && einsum_bias_off_last_axis(config, call) {
             return Some("mismatch-DepthwiseConv2D-channels-first-bias");
+        }
+        // ... and its NCHW branch: a projection bias of shape (heads, 1) (a key, value or
+        // head size of 1) lands on the sequence axis when the sequence is as long as the
+        // number of heads.
+        if matches!(class, "MultiHeadAttention" | "GroupQueryAttention") {
+            let int = |k: &str| config.get(k).and_then(Value::as_u64);
+            let size_one = ["key_dim", "value_dim", "head_dim"]
+                .iter()
+                .any(|k| int(k) == Some(1));
+            let heads: Vec<u64> = ["num_heads", "num_query_heads", "num_key_value_heads"]
+                .iter()
+                .filter_map(|k| int(k))
+                .collect();
+            let seq_is_heads = call.is_some_and(|c| {
+                c.input_shapes.iter().any(|s| {
+                    s.get(1)
+                        .copied()
+                        .flatten()
+                        .is_some_and(|n| heads.contains(&(n as u64)))
+                })
+            });
+            if size_one && seq_is_heads {
+                return Some("mismatch-DepthwiseConv2D-channels-first-bias");
+            }
         }
         // Float64 Rescaling, Normalization (statistics in its config) and Masking turn their
         // Python float constants into float32 tensors first.
