@@ -449,10 +449,10 @@ fn call_masks(
     shapes: &[Dims],
     arg_masks: &[Option<Vec<usize>>],
 ) -> Result<Vec<Option<Vec<usize>>>, Violation> {
+    // Mask preconditions hold for unmasked calls too (an attention layer's causal mask must
+    // fit its scores whether or not its inputs carry masks).
+    spec.check_masks(shapes, arg_masks)?;
     let masked = arg_masks.iter().any(Option::is_some);
-    if masked {
-        spec.check_masks(shapes, arg_masks)?;
-    }
     if !masked && !spec.produces_mask() {
         return Ok(Vec::new());
     }

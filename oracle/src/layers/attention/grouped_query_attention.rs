@@ -284,7 +284,6 @@ impl Spec for GqaSpec {
         same_size("the batch of value and key", v[0], k[0], inputs)?;
         same_size("the batch of query and key", q[0], k[0], inputs)?;
         let scores = vec![q[0], Some(self.query_heads), q[1], k[1]];
-        self.core().check_static_mask(q[1], v[1], &scores)?;
         let mut outs = vec![q.clone()];
         if self.call.return_attention_scores {
             outs.push(scores);

@@ -478,7 +478,6 @@ impl Spec for MhaSpec {
             same_size(&format!("query and key axis {i}"), q[i], k[i], inputs)?;
         }
         let scores = self.scores_dims(&core, inputs);
-        core.check_static_mask(q[1], v[1], &scores)?;
         let mut out = q[..r - 1].to_vec();
         out.extend(self.out_dims(q));
         let mut outs = vec![out];
@@ -810,16 +809,20 @@ mod tests {
             (e.category, e.tag),
             (Category::IncompatibleShapes, Tag::KerasEnforced)
         );
-        // The default axes of rank-4 inputs are (1, 2): the causal mask (1, T, S) cannot be
-        // expanded at axis -5.
+        // The default axes of rank-4 inputs are (1, 2): without input masks, the causal mask
+        // (1, T, S) cannot be expanded at axis -5 (a mask precondition, checked with the
+        // masks the inputs carry: with Keras masks the call runs).
         let c = spec(
             json!({"num_heads": 2, "key_dim": 3}),
             2,
             json!({"use_causal_mask": true}),
         )
         .unwrap();
-        assert!(c.infer(&[d(&[2, 2, 3, 4]), d(&[2, 2, 5, 4])]).is_err());
-        assert!(c.infer(&[d(&[2, 3, 4]), d(&[2, 5, 4])]).is_ok());
+        let rank4 = [d(&[2, 2, 3, 4]), d(&[2, 2, 5, 4])];
+        assert!(c.infer(&rank4).is_ok());
+        assert!(c.check_masks(&rank4, &[None, None]).is_err());
+        let rank3 = [d(&[2, 3, 4]), d(&[2, 5, 4])];
+        assert!(c.check_masks(&rank3, &[None, None]).is_ok());
         // A batch of 1 against 3: broadcast by one computation, refused by the other.
         let e = s.infer(&[d(&[1, 3, 4]), d(&[3, 5, 6])]).unwrap_err();
         assert_eq!(e.tag, Tag::Semantic);
