@@ -256,8 +256,9 @@ pub fn framework_bug(
         {
             return Some("mode-mismatch-UpSampling2D-xla-bilinear");
         }
-        // Keras's float64 gelu goes through float32 constants.
-        if dtype == DType::Float64 && activation("gelu") {
+        // Keras's float64 gelu goes through float32 constants (as any activation of the layer,
+        // a recurrent one included, or of a layer nested in it).
+        if dtype == DType::Float64 && uses_activation(&Value::Object(config.clone()), "gelu") {
             return Some("mismatch-Activation-gelu-float64");
         }
         if dtype == DType::Float64
@@ -350,6 +351,26 @@ pub fn framework_bug(
         }
     }
     None
+}
+
+/// Whether a layer config (or a config nested in it) names this activation, as `activation`
+/// or `recurrent_activation`.
+fn uses_activation(config: &Value, name: &str) -> bool {
+    let named = |a: &Value| {
+        a.as_str() == Some(name)
+            || a.get("config")
+                .and_then(|c| c.get("name"))
+                .and_then(Value::as_str)
+                == Some(name)
+    };
+    match config {
+        Value::Object(o) => o.iter().any(|(k, v)| {
+            ((k == "activation" || k == "recurrent_activation") && named(v))
+                || uses_activation(v, name)
+        }),
+        Value::Array(a) => a.iter().any(|v| uses_activation(v, name)),
+        _ => false,
+    }
 }
 
 /// Whether an EinsumDense call's bias lies along an output axis other than the last whose
