@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use crate::case::Arg;
-use crate::layers::core::identity::IdentitySpec;
+use crate::layers::regularization::IdentitySpec;
 use crate::layers::{CallSite, Family, LayerKind, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
 use crate::violation::Unsupported;
@@ -49,7 +49,7 @@ impl LayerKind for ConvertToTensor {
         if !plain {
             return Err(Unsupported::new("args", "arguments other than one tensor").into());
         }
-        Ok(Box::new(IdentitySpec))
+        Ok(Box::new(IdentitySpec { rank: None }))
     }
 
     fn params(&self) -> &'static [ParamDef] {

@@ -44,7 +44,8 @@ use crate::params::{Config, ParamError, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Unsupported, Violation, badness};
 
-/// The inference-time spec of every class of the family: the input, unchanged, with its mask.
+/// The identity, keeping the mask: the inference-time spec of every class of the family, and
+/// of `Identity` and the `ConvertToTensor` operation.
 #[derive(Debug)]
 pub struct IdentitySpec {
     /// The exact input rank the layer's `InputSpec` requires (`SpatialDropout*`), if any.
