@@ -307,6 +307,30 @@ fn fixtures_agree_in_every_mode_and_dtype() {
     }
 }
 
+/// The masked golden models (Embedding(mask_zero)/Masking in front of merges, Concatenate,
+/// recurrent layers, Softmax, pooling), with the mask operations Keras writes into their
+/// configs, agree with TF in every mode and dtype, or TF refuses the invalid ones clearly.
+#[test]
+fn masked_goldens_agree_in_every_mode_and_dtype() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../oracle/tests/golden/masks");
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".case.json"))
+        .collect();
+    cases.sort();
+    assert!(cases.len() >= 20, "{}", cases.len());
+    let refs: Vec<&Path> = cases.iter().map(PathBuf::as_path).collect();
+    for dtype in ["float32", "float64"] {
+        let (code, reports, stderr) = run(&refs, &["--modes", "eager,graph,xla", "--dtype", dtype]);
+        assert_eq!(code, Some(0), "{dtype}: {stderr}");
+        assert_eq!(reports.len(), cases.len());
+        for r in &reports {
+            assert_eq!(r["verdicts"][0]["kind"], "agree", "{dtype}: {r:#}");
+        }
+    }
+}
+
 /// A case with the same model config as the previous one reuses the built model (only the
 /// weights and inputs change), and is still judged on its own weights.
 #[test]

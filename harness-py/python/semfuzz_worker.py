@@ -128,12 +128,18 @@ def _fill_shapes(config):
 
 
 def _set_dtypes(config, dtype, input_dtypes):
-    """Every layer computes in `dtype`; input layers take their input's dtype."""
-    inputs = iter(input_dtypes)
+    """Every layer computes in `dtype`; input layers take their input's dtype, matched by
+    their place in `input_layers` (the order of the model's inputs, which need not be the
+    order the layers are listed in)."""
+    order = config.get("input_layers") or []
+    if order and isinstance(order[0], str):  # a single input: [name, 0, 0]
+        order = [order]
+    by_name = {ref[0]: d for ref, d in zip(order, input_dtypes)}
+    listed = iter(input_dtypes)
     for layer in config.get("layers", []):
         c = layer.get("config", {})
         if layer.get("class_name") == "InputLayer":
-            c["dtype"] = next(inputs, dtype)
+            c["dtype"] = by_name.get(layer.get("name"), dtype) if order else next(listed, dtype)
         elif "layers" in c:
             _set_dtypes(c, dtype, [])
         elif "dtype" in c or layer.get("module", "").startswith("keras.layers"):

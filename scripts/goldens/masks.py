@@ -64,7 +64,25 @@ for name, merge in [("add", layers.Add), ("multiply", layers.Multiply), ("maximu
                     ("average", layers.Average), ("subtract", layers.Subtract)]:
     valid_model(f"mask_merge_{name}", two(merge), [IDS, IDS2])
 valid_model("mask_merge_add_one_masked", one_masked(layers.Add), [IDS, FLOATS])
-# Concatenate's mask is written as ExpandDims/OnesLike/ZerosLike/Concatenate/Any operation
-# nodes, which the reference does not read yet: such models are refused as unsupported.
+# Concatenate's mask is written as ExpandDims/ZerosLike/OnesLike/LogicalOr/Concatenate/Any
+# operation nodes: along the steps, along the features, with one input unmasked.
+valid_model("mask_concatenate_steps", two(lambda: layers.Concatenate(axis=1)), [IDS, IDS2])
+valid_model("mask_concatenate_features", two(lambda: layers.Concatenate()), [IDS, IDS2])
+valid_model("mask_concatenate_one_masked", one_masked(lambda: layers.Concatenate(axis=-1)), [IDS, FLOATS])
+valid_model("mask_concatenate_one_masked_steps", one_masked(lambda: layers.Concatenate(axis=1)), [IDS, FLOATS])
+
+
+def three_concatenated():
+    """Three inputs, the unmasked one in the middle, then an LSTM that reads the mask."""
+    a = keras.Input((4,), dtype="int32")
+    b = keras.Input((4, 4))
+    c = keras.Input((4,), dtype="int32")
+    x = layers.Embedding(5, 4, mask_zero=True)(a)
+    y = layers.Embedding(5, 4, mask_zero=True)(c)
+    m = layers.Concatenate(axis=1)([x, b, y])
+    return keras.Model([a, b, c], layers.LSTM(3)(m))
+
+
+valid_model("mask_concatenate_three_lstm", three_concatenated, [IDS, FLOATS, IDS2])
 
 write_all("masks")

@@ -22,9 +22,14 @@ use crate::violation::{Category, Tag, Unsupported, Violation, badness};
 
 pub struct Concatenate;
 
+/// The layer's call, or the `ops.concatenate` operation Keras records where the layer
+/// computes its mask (same shape rules, no masks on its result).
 #[derive(Debug)]
-struct ConcatenateSpec {
+pub(crate) struct ConcatenateSpec {
     axis: i64,
+    /// The layer (its result carries a mask; built from a `build_config`), or the
+    /// operation (neither).
+    layer: bool,
 }
 
 impl LayerKind for Concatenate {
@@ -54,7 +59,7 @@ impl LayerKind for Concatenate {
             }
         };
         c.finish()?;
-        Ok(Box::new(ConcatenateSpec { axis }))
+        Ok(Box::new(ConcatenateSpec { axis, layer: true }))
     }
 
     fn arity(&self) -> Arity {
@@ -72,6 +77,11 @@ impl LayerKind for Concatenate {
 }
 
 impl ConcatenateSpec {
+    /// `ops.concatenate(xs, axis)`.
+    pub(crate) fn operation(axis: i64) -> Self {
+        ConcatenateSpec { axis, layer: false }
+    }
+
     /// The axis outside `-rank..rank` for an input of this rank.
     fn axis_out_of_range(&self, index: usize, rank: usize, tag: Tag) -> Violation {
         let r = rank as i64;
@@ -103,6 +113,9 @@ impl Spec for ConcatenateSpec {
         inputs: &[&ArrayD<f64>],
         masks: &[Option<&Mask>],
     ) -> Option<Vec<Option<Mask>>> {
+        if !self.layer {
+            return None;
+        }
         if masks.iter().all(Option::is_none) {
             return Some(vec![None]);
         }
@@ -234,7 +247,7 @@ impl Spec for ConcatenateSpec {
     }
 
     fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {
-        list_build_config(inputs)
+        self.layer.then(|| list_build_config(inputs)).flatten()
     }
 }
 

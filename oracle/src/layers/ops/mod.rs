@@ -2,6 +2,7 @@
 //! (`x + 3.0`, `x * y`, `keras.ops.*`), module `keras.src.ops.*`.
 
 pub mod arithmetic;
+pub mod array;
 pub mod logic;
 
 use super::LayerKind;
@@ -16,4 +17,8 @@ pub static KINDS: &[&dyn LayerKind] = &[
     &arithmetic::OpLogicalOr,
     &arithmetic::OpLogicalAnd,
     &logic::OpAny,
+    &array::OpExpandDims,
+    &array::OpZerosLike,
+    &array::OpOnesLike,
+    &array::OpConcatenate,
 ];
