@@ -564,11 +564,15 @@ fn divergences(
     let mut found = Vec::new();
     let AsFed { inputs, weights } = values;
     // The Keras masks of TF's outputs, computed from TF's own arrays (model inputs are
-    // unmasked; a nested model's outputs are taken as unmasked).
+    // unmasked). TF's layers inside a nested model are not probed: the masks its outputs
+    // carry are the reference's, on what TF fed the nested model.
     let mut masks: HashMap<(&str, usize), Vec<Option<Mask>>> = HashMap::new();
     'calls: for call in &analysis.calls {
-        let CallKind::Layer(spec) = &call.kind else {
-            continue;
+        // A layer's spec, or a nested model's analysis.
+        let spec = match &call.kind {
+            CallKind::Layer(spec) => Ok(spec),
+            CallKind::Nested(sub) => Err(sub),
+            CallKind::Input { .. } => continue,
         };
         let layer = &case.model.layers[call.layer];
         let Some(args) = call_inputs(case, analysis, call, out, inputs) else {
@@ -596,6 +600,21 @@ fn divergences(
                 .collect(),
         };
         let arg_masks: Vec<Option<&Mask>> = owned_masks.iter().map(Option::as_ref).collect();
+        let w: Vec<&ArrayD<f64>> = weights
+            .get(layer.name.as_str())
+            .map(|v| v.iter().collect())
+            .unwrap_or_default();
+        let spec = match spec {
+            Ok(spec) => spec,
+            Err(sub) => {
+                if let Ok((_, m)) = oracle::check::eval_nested(layer, sub, &args, &arg_masks, &w)
+                    && m.iter().any(Option::is_some)
+                {
+                    masks.insert((layer.name.as_str(), call.node), m);
+                }
+                continue;
+            }
+        };
         let shapes_fit = args.iter().zip(&call.input_shapes).all(|(a, s)| {
             a.ndim() == s.len()
                 && a.shape()
@@ -612,10 +631,6 @@ fn divergences(
         let Some(tf_out) = out.get(&(layer.name.clone(), call.node)) else {
             continue;
         };
-        let w: Vec<&ArrayD<f64>> = weights
-            .get(layer.name.as_str())
-            .map(|v| v.iter().collect())
-            .unwrap_or_default();
         if !shapes_fit {
             continue; // TF fed this layer something of another shape: reported upstream
         }

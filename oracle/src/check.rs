@@ -711,6 +711,29 @@ pub fn eval_call(
     (outs, out_masks)
 }
 
+/// The outputs of a call of the nested model `layer` and the masks they carry, for inputs
+/// with these masks and the nested model's weights in `get_weights()` order. A nested
+/// model sets its inputs' masks on its own inputs; its outputs keep the masks its layers
+/// set.
+pub fn eval_nested(
+    layer: &Layer,
+    analysis: &ModelAnalysis,
+    inputs: &[&ArrayD<f64>],
+    masks: &[Option<&Mask>],
+    weights: &[&ArrayD<f64>],
+) -> Result<(Vec<ArrayD<f64>>, Vec<Option<Mask>>), EvalError> {
+    let inner = layer.nested.as_deref().expect("a nested call has a model");
+    let mut next = 0;
+    let mut take = |l: &Layer| {
+        let n = count_weights(inner, analysis, l);
+        let w = weights.get(next..next + n)?.to_vec();
+        next += n;
+        Some(w)
+    };
+    let ev = eval_model(inner, analysis, inputs, masks, &mut take)?;
+    Ok((ev.model_outputs, ev.model_output_masks))
+}
+
 fn eval_model<'w>(
     model: &Model,
     analysis: &ModelAnalysis,
@@ -786,19 +809,8 @@ fn eval_model<'w>(
                 eval_call(spec.as_ref(), &args, &arg_masks, &w)
             }
             CallKind::Nested(sub) => {
-                let inner = layer.nested.as_deref().expect("nested call has a model");
                 let flat = weights(layer).unwrap_or_default();
-                let mut next = 0;
-                let mut take = |l: &Layer| -> Option<Vec<&'w ArrayD<f64>>> {
-                    let n = count_weights(inner, sub, l);
-                    let w = flat.get(next..next + n)?.to_vec();
-                    next += n;
-                    Some(w)
-                };
-                // A nested model sets its inputs' masks on its own inputs; its outputs
-                // keep the masks its layers set.
-                let inner_ev = eval_model(inner, sub, &args, &arg_masks, &mut take)?;
-                (inner_ev.model_outputs, inner_ev.model_output_masks)
+                eval_nested(layer, sub, &args, &arg_masks, &flat)?
             }
         };
         last = Some((call.layer, call.node));

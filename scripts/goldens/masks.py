@@ -85,4 +85,18 @@ def three_concatenated():
 
 valid_model("mask_concatenate_three_lstm", three_concatenated, [IDS, FLOATS, IDS2])
 
+
+
+def nested_embedding():
+    """A nested model whose Embedding(mask_zero) output mask leaves the nested model and is
+    read by an LSTM and a GlobalAveragePooling1D outside it."""
+    i = keras.Input((4,), dtype="int32")
+    inner = keras.Model(i, layers.Embedding(5, 4, mask_zero=True)(i), name="inner")
+    o = keras.Input((4,), dtype="int32")
+    x = inner(o)
+    return keras.Model(o, [layers.LSTM(3)(x), layers.GlobalAveragePooling1D()(x)])
+
+
+valid_model("mask_from_nested_model", nested_embedding, [IDS])
+
 write_all("masks")
