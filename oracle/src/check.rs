@@ -687,6 +687,9 @@ pub fn eval(case: &Case, analysis: &ModelAnalysis) -> Result<Evaluation, EvalErr
     eval_model(&case.model, analysis, &inputs, &[], &mut weights)
 }
 
+/// A call's outputs and the Keras masks they carry (`None`: unmasked).
+pub type MaskedOutputs = (Vec<ArrayD<f64>>, Vec<Option<Mask>>);
+
 /// A call's outputs and their masks, for inputs with these masks: `eval_masked` when some
 /// input is masked, and the masks `compute_mask` sets (none when the layer does not
 /// support masking).
@@ -695,7 +698,7 @@ pub fn eval_call(
     inputs: &[&ArrayD<f64>],
     masks: &[Option<&Mask>],
     weights: &[&ArrayD<f64>],
-) -> (Vec<ArrayD<f64>>, Vec<Option<Mask>>) {
+) -> MaskedOutputs {
     let outs = if masks.iter().all(Option::is_none) {
         spec.eval(inputs, weights)
     } else {
@@ -721,7 +724,7 @@ pub fn eval_nested(
     inputs: &[&ArrayD<f64>],
     masks: &[Option<&Mask>],
     weights: &[&ArrayD<f64>],
-) -> Result<(Vec<ArrayD<f64>>, Vec<Option<Mask>>), EvalError> {
+) -> Result<MaskedOutputs, EvalError> {
     let inner = layer.nested.as_deref().expect("a nested call has a model");
     let mut next = 0;
     let mut take = |l: &Layer| {
