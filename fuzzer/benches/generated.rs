@@ -1,6 +1,8 @@
 //! Generated models in TensorFlow: `semfuzz gen` then `semfuzz run` (eager, float64) on a
 //! sample, counting how many run without any exception and every non-agreeing verdict by
-//! signature. Writes `target/bench-results/generated-tf.txt`.
+//! signature, with the kept framework bug or known limitation that explains it. Writes
+//! `target/bench-results/generated-tf.txt`; the cases of unexplained verdicts are copied to
+//! `target/bench-results/generated-unexplained/` to be examined.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -40,8 +42,12 @@ fn main() {
         .output()
         .expect("semfuzz run");
     let seconds = started.elapsed().as_secs_f64();
+    let unexplained_dir = out_dir.join("generated-unexplained");
+    let _ = std::fs::remove_dir_all(&unexplained_dir);
     let mut ran_clean = 0;
+    let mut ran_clean_but_kept = 0;
     let mut agree = 0;
+    let mut unexplained = 0;
     let mut by_signature: BTreeMap<String, usize> = BTreeMap::new();
     let reports: Vec<Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -55,13 +61,31 @@ fn main() {
                 Some("unexpected-rejection" | "crash" | "timeout" | "oom")
             )
         });
+        let raised_unexplained = verdicts.iter().any(|v| {
+            matches!(
+                v["kind"].as_str(),
+                Some("unexpected-rejection" | "crash" | "timeout" | "oom")
+            ) && v["known"].is_null()
+        });
         ran_clean += (!raised) as usize;
+        ran_clean_but_kept += (!raised_unexplained) as usize;
         let mut all = true;
         for v in &verdicts {
             if v["kind"] != "agree" {
                 all = false;
+                let why = match v["known"].as_str() {
+                    Some(k) => format!("known: {k}"),
+                    None => {
+                        unexplained += 1;
+                        keep_unexplained(&unexplained_dir, r);
+                        "UNEXPLAINED".to_owned()
+                    }
+                };
                 *by_signature
-                    .entry(v["signature"].as_str().unwrap_or("?").to_owned())
+                    .entry(format!(
+                        "{}  ({why})",
+                        v["signature"].as_str().unwrap_or("?")
+                    ))
                     .or_default() += 1;
             }
         }
@@ -78,6 +102,10 @@ fn main() {
             100.0 * ran_clean as f64 / reports.len().max(1) as f64
         ),
         format!(
+            "ran without any exception a kept framework bug does not explain: {ran_clean_but_kept} ({:.2}%)",
+            100.0 * ran_clean_but_kept as f64 / reports.len().max(1) as f64
+        ),
+        format!(
             "agree with the reference everywhere: {agree} ({:.2}%)",
             100.0 * agree as f64 / reports.len().max(1) as f64
         ),
@@ -85,11 +113,23 @@ fn main() {
             "TF run rate: {:.1} cases/s (one worker, with model rebuilds)",
             reports.len() as f64 / seconds
         ),
+        format!("unexplained verdicts: {unexplained}"),
         "non-agreeing verdicts by signature:".to_owned(),
     ];
     lines.extend(by_signature.iter().map(|(s, c)| format!("  {c:5}  {s}")));
     for l in &lines {
         writeln!(f, "{l}").expect("write");
         println!("{l}");
+    }
+}
+
+/// Copies the case of a report with an unexplained verdict into `dir`.
+fn keep_unexplained(dir: &std::path::Path, report: &Value) {
+    let Some(case) = report["case"].as_str().map(PathBuf::from) else {
+        return;
+    };
+    std::fs::create_dir_all(dir).expect("unexplained dir");
+    if let Some(name) = case.file_name() {
+        let _ = std::fs::copy(&case, dir.join(name));
     }
 }

@@ -84,8 +84,22 @@ fn a_campaign_finds_the_planted_bug_and_survives_the_planted_crash() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let marker = dir.path().join("crashed-once");
-    let output = fuzz(&out, &["--runs", "80", "--seed", "5"], Some(&marker));
+    let slow = dir.path().join("slow-once");
+    let output = fuzz_command(
+        &out,
+        &["--runs", "80", "--seed", "5", "--timeout", "5"],
+        Some(&marker),
+    )
+    .env("SEMFUZZ_PLANT_SLOW_ONCE", &slow)
+    .output()
+    .unwrap();
     let stdout = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        text(&output.stderr)
+    );
 
     // The planted semantic bug: a mismatch at a ReLU layer, with a repro that shows it.
     let finding = out.join("findings/mismatch/ReLU");
@@ -129,6 +143,14 @@ fn a_campaign_finds_the_planted_bug_and_survives_the_planted_crash() {
     assert!(marker.exists());
     assert!(
         findings(&out).contains("crash/ReLU-SIGABRT"),
+        "{:?}",
+        findings(&out)
+    );
+    // The case that was slow once ran again with a longer timeout: no hang is reported.
+    assert!(slow.exists());
+    assert!(stat(&out, "slow_cases") >= 1);
+    assert!(
+        !findings(&out).iter().any(|f| f.starts_with("timeout/")),
         "{:?}",
         findings(&out)
     );

@@ -84,19 +84,22 @@ pub struct Counters {
     pub worker_starts: u64,
     /// Distinct lines of Keras's and TF's Python code run so far (with Python coverage).
     pub python_lines: u64,
+    /// Cases past the timeout that finished when run again with a longer one.
+    pub slow: u64,
 }
 
-pub const STAT_NAMES: [&str; 6] = [
+pub const STAT_NAMES: [&str; 7] = [
     "valid",
     "invalid",
     "tf_ms",
     "exec_ms",
     "worker_starts",
     "python_lines",
+    "slow",
 ];
 
 impl Counters {
-    fn values(&self) -> [u64; 6] {
+    fn values(&self) -> [u64; 7] {
         [
             self.valid,
             self.invalid,
@@ -104,9 +107,13 @@ impl Counters {
             self.exec_ms,
             self.worker_starts,
             self.python_lines,
+            self.slow,
         ]
     }
 }
+
+/// How many times the timeout a case that timed out gets when it runs again.
+const PATIENCE: u32 = 3;
 
 pub struct CaseExecutor {
     harness: Harness,
@@ -129,6 +136,35 @@ impl CaseExecutor {
             last_report: None,
             python_lines: Default::default(),
             internal_errors: None,
+        }
+    }
+
+    /// A case past its timeout runs once more with [`PATIENCE`] times the limit: one that
+    /// is only slow (a first compile of a large recurrent graph, a machine busy with other
+    /// work) is judged on that run and counted as slow, not reported as a hang. A case that
+    /// times out again is the hang it seemed.
+    fn confirm_timeout(
+        &mut self,
+        case: &oracle::Case,
+        opts: &RunOptions,
+        first: TfOutcome,
+    ) -> TfOutcome {
+        if !matches!(first, TfOutcome::Timeout { .. }) {
+            return first;
+        }
+        let mut patient = opts.clone();
+        patient.limits.timeout *= PATIENCE;
+        match self.harness.run(case, &patient) {
+            Ok(TfOutcome::Timeout { .. }) | Err(_) => first,
+            Ok(finished) => {
+                tracing::info!(
+                    "a case past the {:?} timeout finished within {:?}",
+                    opts.limits.timeout,
+                    patient.limits.timeout
+                );
+                self.counters.slow += 1;
+                finished
+            }
         }
     }
 
@@ -246,6 +282,7 @@ where
                 })?
             }
         };
+        let tf = self.confirm_timeout(&case, &opts, tf);
         let verdicts = self
             .guarded(&case, "judging", || judge(&case, case.dtype, &oracle, &tf))
             .unwrap_or_default();

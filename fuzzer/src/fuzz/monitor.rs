@@ -26,6 +26,8 @@ pub struct Totals {
     pub exec_ms: u64,
     pub worker_starts: u64,
     pub python_lines: u64,
+    /// Cases past the timeout that finished when run again with a longer one.
+    pub slow: u64,
     pub clients: usize,
     pub execs_per_sec: f64,
     pub corpus: usize,
@@ -53,6 +55,7 @@ impl Totals {
             tf_ms: (get("tf_seconds") * 1000.0) as u64,
             exec_ms: (get("exec_seconds") * 1000.0) as u64,
             worker_starts: get("worker_starts") as u64,
+            slow: get("slow_cases") as u64,
             clients: get("clients") as usize,
             execs_per_sec: get("execs_per_sec"),
             ..Totals::default()
@@ -156,6 +159,7 @@ fn write_stats(out: &Path, t: &Totals, plot: bool) -> std::io::Result<()> {
     kv("tf_time_percent", format!("{:.1}", t.tf_percent()));
     kv("worker_starts", t.worker_starts.to_string());
     kv("python_lines", t.python_lines.to_string());
+    kv("slow_cases", t.slow.to_string());
     let tmp = out.join(".fuzzer_stats.tmp");
     fs::write(&tmp, s)?;
     fs::rename(&tmp, out.join("fuzzer_stats"))?;
@@ -231,7 +235,8 @@ impl StatusMonitor {
                 }
             }
         }
-        let [valid, invalid, tf_ms, exec_ms, starts, python_lines] = sums;
+        let [valid, invalid, tf_ms, exec_ms, starts, python_lines, slow] = sums;
+        t.slow += slow;
         t.python_lines = python_lines;
         t.valid += valid;
         t.invalid += invalid;
