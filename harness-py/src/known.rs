@@ -140,6 +140,22 @@ pub fn framework_bug(
             | "SeparableConv2D"
     ) && config.get("padding").and_then(Value::as_str) == Some("same");
     match v.kind {
+        // Keras declares a left-ellipsis EinsumDense's output with the ellipsis axes
+        // reversed, and runs the model built on that shape.
+        Kind::MissingValidation
+            if class == "EinsumDense"
+                && v.detail
+                    .contains("makes Keras declare another output shape") =>
+        {
+            return Some("missing-validation-EinsumDense-ellipsis-declared-shape");
+        }
+        // PReLU takes a negative shared axis as a Python index into the non-batch shape,
+        // one place off: `shared_axes=[-1]` shares the second-to-last axis.
+        Kind::MissingValidation
+            if class == "PReLU" && v.detail.contains("is not a non-batch axis (Keras shares") =>
+        {
+            return Some("missing-validation-PReLU-negative-shared-axes");
+        }
         // oneDNN's max pooling divides by zero on some window/stride geometries (float32).
         Kind::Crash if max_pooling && v.signature.ends_with("/SIGFPE") => {
             return Some(if class.starts_with("Adaptive") {
