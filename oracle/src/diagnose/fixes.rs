@@ -22,6 +22,9 @@ pub struct Fix {
     pub layer: String,
     pub parameter: String,
     pub value: Value,
+    /// Whether the model is valid with this change alone (a fix that removes one violation
+    /// may expose another further down, which the failing call used to hide).
+    pub complete: bool,
 }
 
 /// How far a fix search goes.
@@ -47,7 +50,8 @@ const VALUES_PER_PARAMETER: usize = 12;
 /// Numbers read from a violation (sizes it names) are tried up to this value.
 const LARGEST_NAMED_SIZE: u64 = 1 << 16;
 
-/// The confirmed fixes of `target`, one of the violations `before` of `case`.
+/// The confirmed fixes of `target`, one of the violations `before` of `case`: those that
+/// leave the model valid first, then nearest layers first.
 pub fn fixes(case: &Case, target: &Violation, before: &[Violation], budget: FixBudget) -> Vec<Fix> {
     let Ok(order) = topological_order(&case.model) else {
         return Vec::new();
@@ -74,27 +78,32 @@ pub fn fixes(case: &Case, target: &Violation, before: &[Violation], budget: FixB
             let current = l.config.get(def.name());
             for value in candidate_values(def, current, &named) {
                 if checks >= budget.checks {
-                    return found;
+                    return complete_first(found);
                 }
                 checks += 1;
-                let confirmed =
-                    with_argument(&mut scratch, layer, def.name(), value.clone(), |c| {
-                        check_all(c).is_ok_and(|after| {
-                            removes(&after, target, before, |name| {
-                                position.get(name).is_none_or(|&p| p > at)
-                            })
+                let outcome = with_argument(&mut scratch, layer, def.name(), value.clone(), |c| {
+                    check_all(c).ok().filter(|after| {
+                        removes(after, target, before, |name| {
+                            position.get(name).is_none_or(|&p| p > at)
                         })
-                    });
-                if confirmed {
+                    })
+                });
+                if let Some(after) = outcome {
                     found.push(Fix {
                         layer: l.name.clone(),
                         parameter: def.name().to_owned(),
                         value,
+                        complete: after.is_empty(),
                     });
                 }
             }
         }
     }
+    complete_first(found)
+}
+
+fn complete_first(mut found: Vec<Fix>) -> Vec<Fix> {
+    found.sort_by_key(|f| !f.complete);
     found
 }
 

@@ -14,7 +14,7 @@ pub fn violation_with_advice(v: &Violation, fixes: &[Fix]) -> Value {
     o["suggestion"] = json!(suggestion(v));
     o["fixes"] = fixes
         .iter()
-        .map(|f| json!({"layer": f.layer, "parameter": f.parameter, "value": f.value}))
+        .map(|f| json!({"layer": f.layer, "parameter": f.parameter, "value": f.value, "complete": f.complete}))
         .collect();
     o
 }
@@ -100,7 +100,8 @@ pub fn print_human(r: &Value) {
 fn print_hazards(r: &Value) {
     let hazards = r["hazards"].as_array().cloned().unwrap_or_default();
     let safe = r["safe"].as_array().cloned().unwrap_or_default();
-    if r["status"] != json!("valid") {
+    // Nothing to judge (no operation with a danger zone): the one-line verdict says it all.
+    if r["status"] != json!("valid") || (hazards.is_empty() && safe.is_empty()) {
         return;
     }
     let inherited = r["inherited_hazards"].as_array().map_or(0, Vec::len);
