@@ -4,6 +4,47 @@
 
 use crate::violation::{Category, Violation};
 
+/// Suggestions that only quote what was expected: (category, text before it, what to say
+/// when nothing was, text after it).
+const SENTENCES: [(Category, &str, &str, &str); 6] = [
+    (
+        Category::IncompatibleShapes,
+        "make the inputs agree (",
+        "matching shapes",
+        "): change a layer on one branch so both produce the same shape (see fixes)",
+    ),
+    (
+        Category::Rank,
+        "feed this layer ",
+        "an input of the accepted rank",
+        " (insert a Reshape or Flatten, or change the layer before it)",
+    ),
+    (
+        Category::ReshapeSize,
+        "choose a target_shape with as many elements as the input (",
+        "the same element count",
+        "); one entry may be -1",
+    ),
+    (
+        Category::Structure,
+        "connect ",
+        "the number of tensors it takes",
+        " to this layer",
+    ),
+    (
+        Category::DType,
+        "cast the input to ",
+        "a dtype the layer accepts",
+        " before this layer",
+    ),
+    (
+        Category::InputValue,
+        "keep the input values within ",
+        "the layer's domain",
+        "",
+    ),
+];
+
 /// Window-like arguments: a window larger than its input can be fixed by padding it.
 const WINDOWS: [&str; 4] = ["kernel_size", "pool_size", "dilation_rate", "size"];
 
@@ -41,26 +82,10 @@ pub fn suggestion(v: &Violation) -> String {
             "" => format!("change {} (now {})", display_parameter(base), v.actual),
             e => format!("set {} to {e}", display_parameter(base)),
         },
-        Category::IncompatibleShapes => format!(
-            "make the inputs agree ({}): change a layer on one branch so both produce the same shape (see fixes)",
-            or_else(&v.expected, "matching shapes")
-        ),
-        Category::Rank => format!(
-            "feed this layer {} (insert a Reshape or Flatten, or change the layer before it)",
-            or_else(&v.expected, "an input of the accepted rank")
-        ),
         Category::Axis => format!(
             "use {} for {}",
             or_else(&v.expected, "an axis within the input's rank"),
             display_parameter(base)
-        ),
-        Category::ReshapeSize => format!(
-            "choose a target_shape with as many elements as the input ({}); one entry may be -1",
-            or_else(&v.expected, "the same element count")
-        ),
-        Category::Structure => format!(
-            "connect {} to this layer",
-            or_else(&v.expected, "the number of tensors it takes")
         ),
         Category::WeightShape => format!(
             "give {} weights of shape {}",
@@ -72,14 +97,14 @@ pub fn suggestion(v: &Violation) -> String {
             display_parameter(base),
             or_else(&v.expected, "its domain")
         ),
-        Category::DType => format!(
-            "cast the input to {} before this layer",
-            or_else(&v.expected, "a dtype the layer accepts")
-        ),
-        Category::InputValue => format!(
-            "keep the input values within {}",
-            or_else(&v.expected, "the layer's domain")
-        ),
+        c => {
+            let (before, default, after) = SENTENCES
+                .iter()
+                .find(|(k, ..)| *k == c)
+                .map(|&(_, b, d, a)| (b, d, a))
+                .unwrap_or(("expected ", "a different input", ""));
+            format!("{before}{}{after}", or_else(&v.expected, default))
+        }
     }
 }
 
