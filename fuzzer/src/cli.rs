@@ -165,7 +165,28 @@ pub struct CheckArgs {
     /// A .keras file, a Keras model JSON, or a case file.
     #[arg(value_name = "MODEL")]
     pub model: PathBuf,
-    /// One JSON report on stdout.
+    /// Check with this input layer's shape instead (batch axis included), e.g.
+    /// `input_1=None,32,32,3` or `input_1=1,224,224,3`. Repeatable.
+    #[arg(long = "input-shape", value_name = "NAME=DIMS", value_parser = crate::commands::check::args::parse_input_shape)]
+    pub input_shapes: Vec<crate::commands::check::args::InputShape>,
+    /// The range every input value lies in, for the numeric-hazard analysis (interval
+    /// propagation from the inputs, with the model's weights, or its initializers' ranges when
+    /// it has none).
+    #[arg(long = "input-range", value_name = "LO,HI", default_value = "-1,1", allow_hyphen_values = true,
+          value_parser = crate::commands::check::args::parse_range)]
+    pub input_range: (f64, f64),
+    /// Check with one layer argument changed: `LAYER.ARG=VALUE`, VALUE as JSON (`3`,
+    /// `[3,3]`, `"same"`) or a bare word (`same`). An integer range `conv1.kernel_size=1..9`
+    /// reports which values are valid (one range at a time). Repeatable.
+    #[arg(long = "set", value_name = "LAYER.ARG=VALUE", value_parser = crate::commands::check::args::parse_set)]
+    pub set: Vec<crate::commands::check::args::Setting>,
+    /// Also build and run the model in TensorFlow (through the worker) and show side by side
+    /// whether and where TF rejects it, with TF's message.
+    #[arg(long)]
+    pub compare: bool,
+    #[command(flatten)]
+    pub python: PythonArgs,
+    /// One JSON report on stdout: `{"valid", "violations", "warnings", "hazards", ...}`.
     #[arg(long)]
     pub json: bool,
 }

@@ -12,6 +12,7 @@
 pub mod activations;
 pub mod case;
 pub mod check;
+pub mod diagnose;
 pub mod dtype;
 pub mod interval;
 pub mod layers;

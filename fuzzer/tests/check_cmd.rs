@@ -1,0 +1,498 @@
+//! `semfuzz check` as users run it, on real architectures: the keras.applications configs in
+//! `tests/data/applications/` (written by `scripts/make_application_configs.py` with the
+//! pinned Keras, weights=None), systematically corrupted copies of them, hostile files, the
+//! what-if arguments, numeric hazards, and one comparison with the real TensorFlow.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+fn semfuzz(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_semfuzz"))
+        .args(args)
+        .env_remove("SEMFUZZ_PYTHON")
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("semfuzz runs")
+}
+
+fn application(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/applications")
+        .join(format!("{name}.json"))
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// `check --json` on a file (with extra arguments): the exit code and the report.
+fn check_json(path: &Path, extra: &[&str]) -> (Option<i32>, Value) {
+    let mut args = vec!["check", path.to_str().unwrap(), "--json"];
+    args.extend_from_slice(extra);
+    let out = semfuzz(&args);
+    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not one JSON object ({e}): {}\n{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        )
+    });
+    (out.status.code(), report)
+}
+
+/// A copy of an application's config with `key` of layer `layer` set to `value`.
+fn corrupted(dir: &Path, app: &str, layer: &str, key: &str, value: Value) -> PathBuf {
+    let mut model: Value =
+        serde_json::from_str(&std::fs::read_to_string(application(app)).unwrap()).unwrap();
+    let entry = model["config"]["layers"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|l| l["config"]["name"] == layer)
+        .unwrap_or_else(|| panic!("{app} has no layer {layer}"));
+    entry["config"][key] = value;
+    let path = dir.join(format!("{app}-{layer}-{key}.json"));
+    std::fs::write(&path, model.to_string()).unwrap();
+    path
+}
+
+const SUPPORTED: [&str; 6] = [
+    "resnet50",
+    "mobilenet_v2",
+    "vgg16",
+    "densenet121",
+    "efficientnet_b0",
+    "xception",
+];
+
+#[test]
+fn applications_the_oracle_supports_pass_with_few_hazards() {
+    for app in SUPPORTED {
+        let (code, r) = check_json(&application(app), &[]);
+        assert_eq!(code, Some(0), "{app}: {r}");
+        assert_eq!(r["valid"], true, "{app}");
+        assert_eq!(r["violations"], json!([]), "{app}");
+        // Interval bounds grow with depth, so a deep model may get one `overflow` where the
+        // bounds first leave float32; nothing more (its consequences are kept apart).
+        let hazards = r["hazards"].as_array().unwrap();
+        assert!(hazards.len() <= 1, "{app}: {hazards:?}");
+        assert!(hazards.iter().all(|h| h["op"] == "overflow"), "{app}");
+        // Every batch normalisation's variance + epsilon is proven positive (moving
+        // variance initialised to ones, epsilon 1e-3 or 1.001e-5).
+        let model = std::fs::read_to_string(application(app)).unwrap();
+        let norms = model
+            .matches("\"class_name\": \"BatchNormalization\"")
+            .count();
+        let safe_norms = r["safe"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["op"] == "variance+epsilon")
+            .count();
+        assert_eq!(safe_norms, norms, "{app}");
+    }
+}
+
+#[test]
+fn unsupported_classes_are_named() {
+    let (code, r) = check_json(&application("convnext_tiny"), &[]);
+    assert_eq!(code, Some(0));
+    assert_eq!(r["status"], "unsupported");
+    assert_eq!(r["valid"], Value::Null);
+    assert_eq!(r["unsupported"]["class"], "LayerScale");
+    assert!(r["message"].as_str().unwrap().contains("LayerScale"));
+}
+
+/// One corruption of a real architecture and where `check` must report it.
+struct Corruption {
+    app: &'static str,
+    layer: &'static str,
+    key: &'static str,
+    value: Value,
+    reported_at: &'static str,
+    category: &'static str,
+    tag: &'static str,
+}
+
+fn corruptions() -> Vec<Corruption> {
+    let c = |app, layer, key, value, reported_at, category, tag| Corruption {
+        app,
+        layer,
+        key,
+        value,
+        reported_at,
+        category,
+        tag,
+    };
+    vec![
+        // A kernel larger than its (valid-padded) input.
+        c(
+            "resnet50",
+            "conv1_conv",
+            "kernel_size",
+            json!([40, 40]),
+            "conv1_conv",
+            "improper-argument",
+            "keras-enforced",
+        ),
+        // Mismatched filters on a residual branch: the Add notices.
+        c(
+            "resnet50",
+            "conv2_block1_3_conv",
+            "filters",
+            json!(200),
+            "conv2_block1_add",
+            "incompatible-shapes",
+            "keras-enforced",
+        ),
+        // Mismatched units of two dense branches.
+        c(
+            "small_cnn",
+            "dense_b",
+            "units",
+            json!(6),
+            "add",
+            "incompatible-shapes",
+            "keras-enforced",
+        ),
+        // Squeeze-and-excitation with the wrong number of units.
+        c(
+            "efficientnet_b0",
+            "block1a_se_expand",
+            "filters",
+            json!(10),
+            "block1a_se_excite",
+            "incompatible-shapes",
+            "keras-enforced",
+        ),
+        // A wrong axis.
+        c(
+            "resnet50",
+            "conv1_bn",
+            "axis",
+            json!(5),
+            "conv1_bn",
+            "axis",
+            "keras-enforced",
+        ),
+        // A concatenation along an axis where the inputs differ.
+        c(
+            "densenet121",
+            "conv2_block1_concat",
+            "axis",
+            json!(1),
+            "conv2_block1_concat",
+            "incompatible-shapes",
+            "keras-enforced",
+        ),
+        // Over-cropping.
+        c(
+            "small_cnn",
+            "crop",
+            "cropping",
+            json!([[5, 4], [1, 1]]),
+            "crop",
+            "empty-output",
+            "keras-enforced",
+        ),
+        // Keras accepts it silently (see `compare_shows_where_tensorflow_disagrees`).
+        c(
+            "small_cnn",
+            "prelu",
+            "shared_axes",
+            json!([0]),
+            "prelu",
+            "axis",
+            "semantic",
+        ),
+    ]
+}
+
+#[test]
+fn corruptions_are_reported_at_the_right_layer_with_confirmed_fixes() {
+    let dir = tempfile::tempdir().unwrap();
+    for c in corruptions() {
+        let path = corrupted(dir.path(), c.app, c.layer, c.key, c.value.clone());
+        let (code, r) = check_json(&path, &[]);
+        let what = format!("{} {}.{}={}", c.app, c.layer, c.key, c.value);
+        assert_eq!(code, Some(1), "{what}: {r}");
+        assert_eq!(r["valid"], false, "{what}");
+        let v = &r["violations"][0];
+        assert_eq!(v["layer"], c.reported_at, "{what}: {v}");
+        assert_eq!(v["category"], c.category, "{what}: {v}");
+        assert_eq!(v["tag"], c.tag, "{what}: {v}");
+        for field in ["class", "parameter", "message", "suggestion"] {
+            assert!(!v[field].as_str().unwrap().is_empty(), "{what}: no {field}");
+        }
+        let fixes = v["fixes"].as_array().unwrap();
+        assert!(!fixes.is_empty(), "{what}: no fix found");
+        // The first fix is real: the model is valid with it alone.
+        let first = &fixes[0];
+        assert_eq!(first["complete"], true, "{what}: {first}");
+        let set = format!(
+            "{}.{}={}",
+            first["layer"].as_str().unwrap(),
+            first["parameter"].as_str().unwrap(),
+            first["value"]
+        );
+        let (code, fixed) = check_json(&path, &["--set", &set]);
+        assert_eq!(code, Some(0), "{what} with {set}: {fixed}");
+    }
+}
+
+fn has_fix(r: &Value, layer: &str, parameter: &str, value: Value) -> bool {
+    r["violations"][0]["fixes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["layer"] == layer && f["parameter"] == parameter && f["value"] == value)
+}
+
+#[test]
+fn merge_fixes_name_a_layer_on_each_branch() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = corrupted(
+        dir.path(),
+        "resnet50",
+        "conv2_block1_3_conv",
+        "filters",
+        json!(200),
+    );
+    let (_, r) = check_json(&path, &[]);
+    // The branch that was changed, and the shortcut branch, both fix it.
+    assert!(
+        has_fix(&r, "conv2_block1_3_conv", "filters", json!(256)),
+        "{r}"
+    );
+    assert!(
+        has_fix(&r, "conv2_block1_0_conv", "filters", json!(200)),
+        "{r}"
+    );
+
+    let path = corrupted(dir.path(), "small_cnn", "dense_b", "units", json!(6));
+    let (_, r) = check_json(&path, &[]);
+    assert!(has_fix(&r, "dense_b", "units", json!(8)), "{r}");
+    assert!(has_fix(&r, "dense_a", "units", json!(6)), "{r}");
+}
+
+#[test]
+fn kernel_suggestions_name_same_padding_and_the_largest_kernel() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = corrupted(
+        dir.path(),
+        "resnet50",
+        "conv1_conv",
+        "kernel_size",
+        json!([40, 40]),
+    );
+    let (_, r) = check_json(&path, &[]);
+    let v = &r["violations"][0];
+    let s = v["suggestion"].as_str().unwrap();
+    assert!(
+        s.contains("padding='same'") && s.contains("kernel_size ≤ 38"),
+        "{s}"
+    );
+    assert!(has_fix(&r, "conv1_conv", "padding", json!("same")), "{r}");
+    assert!(
+        has_fix(&r, "conv1_conv", "kernel_size", json!([38, 38])),
+        "{r}"
+    );
+}
+
+#[test]
+fn hostile_files_are_refused_with_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let lambda = corrupted(
+        dir.path(),
+        "small_cnn",
+        "prelu",
+        "function",
+        json!({"class_name": "__lambda__", "config": {"code": "import os"}}),
+    );
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&lambda).unwrap()).unwrap();
+    m["config"]["layers"][2]["class_name"] = json!("Lambda");
+    std::fs::write(&lambda, m.to_string()).unwrap();
+    let custom = dir.path().join("custom.json");
+    m["config"]["layers"][2]["class_name"] = json!("MyLayer");
+    m["config"]["layers"][2]["module"] = json!("evil.layers");
+    std::fs::write(&custom, m.to_string()).unwrap();
+    let truncated = dir.path().join("truncated.json");
+    let whole = std::fs::read_to_string(application("small_cnn")).unwrap();
+    std::fs::write(&truncated, &whole[..500]).unwrap();
+    let zip = dir.path().join("broken.keras");
+    std::fs::write(&zip, b"PK\x03\x04 not a zip archive").unwrap();
+    for (path, says) in [
+        (&lambda, "`Lambda` layers carry Python code"),
+        (&custom, "class `MyLayer` comes from module `evil.layers`"),
+        (&truncated, "malformed JSON at line 1, column 500"),
+        (&zip, "not a .keras archive"),
+    ] {
+        let out = semfuzz(&["check", path.to_str().unwrap(), "--json"]);
+        assert_eq!(out.status.code(), Some(2), "{}", path.display());
+        let err = text(&out.stderr);
+        assert!(err.contains(says), "{}: {err}", path.display());
+        assert!(err.contains(&path.display().to_string()), "{err}");
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn huge_dimensions_are_checked_symbolically() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = corrupted(
+        dir.path(),
+        "open_sequence",
+        "sequence",
+        "batch_shape",
+        json!([null, 1_000_000_000_000u64, 3]),
+    );
+    let (code, r) = check_json(&path, &[]);
+    assert_eq!(code, Some(0), "{r}");
+    assert_eq!(r["valid"], true);
+}
+
+#[test]
+fn open_sizes_that_break_the_model_are_named() {
+    let (code, r) = check_json(&application("open_sequence"), &[]);
+    assert_eq!(code, Some(0), "{r}");
+    let w = &r["warnings"][0];
+    assert_eq!(w["kind"], "input-size");
+    assert_eq!(w["input"], "sequence");
+    assert_eq!(w["axis"], 1);
+    assert_eq!(w["failing"], json!([1, 2, 3, 4]));
+    assert_eq!(w["layer"], "conv");
+}
+
+#[test]
+fn input_shapes_and_settings_change_the_model_checked() {
+    let model = application("open_sequence");
+    let (code, r) = check_json(&model, &["--input-shape", "sequence=None,3,3"]);
+    assert_eq!(code, Some(1), "{r}");
+    assert_eq!(r["violations"][0]["layer"], "conv");
+    let (code, r) = check_json(
+        &model,
+        &[
+            "--input-shape",
+            "sequence=2,3,3",
+            "--set",
+            "conv.padding=same",
+        ],
+    );
+    assert_eq!(code, Some(0), "{r}");
+    assert_eq!(r["warnings"], json!([]), "every size is known");
+
+    let (code, r) = check_json(
+        &model,
+        &[
+            "--input-shape",
+            "sequence=None,6,3",
+            "--set",
+            "conv.kernel_size=1..9",
+        ],
+    );
+    assert_eq!(code, Some(0), "{r}");
+    let range = &r["set_range"];
+    assert_eq!(range["valid"], json!([1, 2, 3, 4, 5, 6]));
+    let invalid: Vec<&Value> = range["invalid"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| &x["value"])
+        .collect();
+    assert_eq!(invalid, [&json!(7), &json!(8), &json!(9)]);
+
+    for (args, says) in [
+        (
+            &["--set", "nope.units=3"][..],
+            "--set nope.units: no layer named 'nope'",
+        ),
+        (&["--set", "conv.colour=3"][..], "has no argument 'colour'"),
+        (
+            &["--input-shape", "conv=None,4,3"][..],
+            "not an input layer",
+        ),
+        (&["--input-shape", "sequence=None,x,3"][..], "`x`"),
+        (&["--input-range", "1,-1"][..], "LO is greater than HI"),
+    ] {
+        let mut all = vec!["check", model.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let out = semfuzz(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr).contains(says),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn hazards_follow_the_input_range() {
+    let model = application("open_sequence");
+    let op = |r: &Value, list: &str| -> Vec<String> {
+        r[list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| {
+                format!(
+                    "{}:{}",
+                    h["layer"].as_str().unwrap(),
+                    h["op"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    // exp(Dense(GlobalMaxPool(Conv1D(x)))): glorot-uniform weights keep the argument small
+    // for inputs in [-1, 1], not for inputs in [-100, 100].
+    let (_, small) = check_json(&model, &[]);
+    assert_eq!(op(&small, "hazards"), Vec::<String>::new());
+    assert_eq!(op(&small, "safe"), ["rate:exp"]);
+    let (code, large) = check_json(&model, &["--input-range", "-100,100"]);
+    assert_eq!(code, Some(0), "hazards are warnings");
+    assert_eq!(op(&large, "hazards"), ["rate:exp"]);
+    let h = &large["hazards"][0];
+    assert!(
+        h["danger"]
+            .as_str()
+            .unwrap()
+            .contains("exp overflows float32")
+    );
+    let hi = h["interval"][1].as_f64().unwrap();
+    assert!(hi > 88.73, "{h}");
+    // The classifier's softmax is proven safe on a small CNN.
+    let (_, cnn) = check_json(&application("small_cnn"), &[]);
+    assert_eq!(op(&cnn, "safe"), ["out:softmax"]);
+}
+
+/// Runs the worker with the project's TensorFlow: the oracle and TF side by side.
+#[test]
+fn compare_shows_where_tensorflow_disagrees() {
+    let dir = tempfile::tempdir().unwrap();
+    // An invalid model Keras accepts silently: PReLU shares axis 3 for the batch axis 0.
+    let prelu = corrupted(dir.path(), "small_cnn", "prelu", "shared_axes", json!([0]));
+    let (code, r) = check_json(&prelu, &["--compare"]);
+    assert_eq!(code, Some(1), "{r}");
+    assert_eq!(r["violations"][0]["tag"], "semantic");
+    assert_eq!(r["tensorflow"]["accepted"], true, "{r}");
+    // An over-cropping both refuse: TF's message names the argument.
+    let crop = corrupted(
+        dir.path(),
+        "small_cnn",
+        "crop",
+        "cropping",
+        json!([[5, 4], [1, 1]]),
+    );
+    let (code, r) = check_json(&crop, &["--compare"]);
+    assert_eq!(code, Some(1), "{r}");
+    assert_eq!(r["tensorflow"]["accepted"], false, "{r}");
+    assert_eq!(r["tensorflow"]["type"], "ValueError");
+    assert!(
+        r["tensorflow"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("cropping")
+    );
+}
