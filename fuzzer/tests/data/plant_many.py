@@ -1,22 +1,13 @@
 """Faults planted in a real worker by the triage benchmark (see SEMFUZZ_WORKER_PLANT).
 
-Each layer of the classes listed below adds 0.25 to its output: a planted semantic bug per
-class, so a folder of random models holds several distinct findings (`mismatch/<class>`),
-as a night of fuzzing would.
+Each Keras layer class named in SEMFUZZ_PLANT_CLASSES (comma-separated) adds 0.25 to its
+output: a planted semantic bug per class, so a folder of random models holds several
+distinct findings (`mismatch/<class>`), as a night of fuzzing would.
 """
 
-import keras
+import os
 
-PLANTED = (
-    "Activation",
-    "BatchNormalization",
-    "Dense",
-    "ELU",
-    "LayerNormalization",
-    "LeakyReLU",
-    "ReLU",
-    "Softmax",
-)
+import keras
 
 
 def _plant(cls):
@@ -28,5 +19,5 @@ def _plant(cls):
     cls.call = planted
 
 
-for _name in PLANTED:
-    _plant(getattr(keras.layers, _name))
+for _name in filter(None, os.environ.get("SEMFUZZ_PLANT_CLASSES", "").split(",")):
+    _plant(getattr(keras.layers, _name.strip()))
