@@ -133,7 +133,7 @@ fn main() {
         let t = started.elapsed().as_secs_f64();
         if let Some((signature, status)) = replayed(&line) {
             statuses.push((signature.to_owned(), status.to_owned()));
-            if statuses.len() % 10 == 0 {
+            if statuses.len().is_multiple_of(10) {
                 say(format!("{t:.0} s: replayed {}/{FINDINGS}", statuses.len()));
             }
         } else if line.starts_with("minimized ") {

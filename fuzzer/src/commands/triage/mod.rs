@@ -405,7 +405,7 @@ impl Group {
     fn best_reproducing(&self) -> Option<&Triaged> {
         self.members
             .iter()
-            .filter(|m| m.status == Status::Reproduces && m.showing.is_some())
+            .filter(|m| m.status == Status::Reproduces)
             .min_by_key(|m| m.entry.size())
     }
 
@@ -616,6 +616,53 @@ mod tests {
             Status::Known("crashes/a".into()).to_string(),
             "known: crashes/a"
         );
+    }
+
+    /// A plain case of one ReLU on a batch of `batch` rows of 3.
+    fn relu_case(batch: usize, status: Status) -> Triaged {
+        let data: Vec<f64> = (0..batch * 3).map(|i| i as f64 - 2.5).collect();
+        let text = format!(
+            r#"{{"format": "semfuzz-case/1", "dtype": "float64",
+             "model": {{"name": "m", "layers": [
+              {{"module": "keras.layers", "class_name": "InputLayer", "name": "x", "inbound_nodes": [],
+               "config": {{"batch_shape": [null, 3], "dtype": "float64", "name": "x"}}}},
+              {{"module": "keras.layers", "class_name": "ReLU", "name": "r", "config": {{"name": "r"}},
+               "inbound_nodes": [{{"args": [{{"class_name": "__keras_tensor__", "config": {{"shape": [null, 3], "dtype": "float64", "keras_history": ["x", 0, 0]}}}}], "kwargs": {{}}}}]}}],
+              "input_layers": ["x", 0, 0], "output_layers": ["r", 0, 0]}},
+             "weights": {{}},
+             "inputs": [{{"shape": [{batch}, 3], "dtype": "float64", "data": {data:?}}}]}}"#
+        );
+        let path = format!("/c/relu-{batch}.case.json");
+        Triaged {
+            entry: Entry {
+                source: Source::Case(PathBuf::from(&path)),
+                case: Case::from_json_str(&text, &path).unwrap(),
+                recorded: None,
+            },
+            signature: Some("mismatch/ReLU".to_owned()),
+            status,
+            showing: None,
+        }
+    }
+
+    #[test]
+    fn minimisation_starts_from_the_smallest_example_that_always_reproduces() {
+        let mut g = Group::new("mismatch/ReLU".to_owned());
+        g.members = vec![
+            relu_case(8, Status::Reproduces),
+            relu_case(1, Status::Flaky),
+            relu_case(2, Status::Known("k".to_owned())),
+            relu_case(4, Status::Reproduces),
+        ];
+        assert_eq!(g.status(), Status::Reproduces);
+        let path = |t: &Triaged| t.entry.source.path().to_owned();
+        assert_eq!(path(g.best()), Path::new("/c/relu-1.case.json"));
+        assert_eq!(
+            g.best_reproducing().map(path),
+            Some(PathBuf::from("/c/relu-4.case.json"))
+        );
+        g.members.retain(|m| m.status != Status::Reproduces);
+        assert!(g.best_reproducing().is_none());
     }
 
     #[test]
