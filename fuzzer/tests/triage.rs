@@ -185,6 +185,17 @@ fn assert_html_lists_the_minimal_relu(html: &str, min: &Path) {
     assert!(picture.contains("ReLU"), "{picture}");
 }
 
+/// Each bad file of the test below has a line of `text` starting with `prefix`.
+fn assert_lists_the_bad_files(text: &str, prefix: &str) {
+    for name in ["corrupt.case.json", "foreign.case.json", "finding"] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(prefix) && l.contains(name)),
+            "{name}: {text}"
+        );
+    }
+}
+
 #[test]
 fn corrupt_and_foreign_files_are_reported_and_skipped() {
     let dir = tempfile::tempdir().unwrap();
@@ -211,14 +222,7 @@ fn corrupt_and_foreign_files_are_reported_and_skipped() {
     );
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
-    for name in ["corrupt.case.json", "foreign.case.json", "finding"] {
-        assert!(
-            stderr
-                .lines()
-                .any(|l| l.starts_with("semfuzz: skipping") && l.contains(name)),
-            "{name}: {stderr}"
-        );
-    }
+    assert_lists_the_bad_files(&stderr, "semfuzz: skipping");
     let stdout = text(&out.stdout);
     assert!(
         stdout
@@ -231,14 +235,7 @@ fn corrupt_and_foreign_files_are_reported_and_skipped() {
     assert!(report.contains("corrupt.case.json"), "{report}");
     let html = std::fs::read_to_string(html).unwrap();
     let skipped = &html[html.find("<h2>Skipped</h2>").expect(&html)..];
-    for name in ["corrupt.case.json", "foreign.case.json", "finding"] {
-        assert!(
-            skipped
-                .lines()
-                .any(|l| l.starts_with("<li>") && l.contains(name)),
-            "{name}: {skipped}"
-        );
-    }
+    assert_lists_the_bad_files(skipped, "<li>");
     // Not minimised: the smallest example's graph is shown.
     assert!(
         html.contains("<pre class=\"dot\">digraph model {"),
