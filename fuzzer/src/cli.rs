@@ -240,7 +240,12 @@ pub struct TriageArgs {
     /// Where the Markdown report goes (default: `triage.md` in the first DIR).
     #[arg(long, value_name = "PATH")]
     pub report: Option<PathBuf>,
-    /// Minimisation time per finding, in seconds.
+    /// Also write the report as a self-contained HTML page here, with a picture of each
+    /// minimal model (its SVG when Graphviz's `dot` is installed, else its DOT source).
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
+    /// Minimisation time per finding, in seconds (a variant still running when the time is
+    /// up is let finish; a crash switches to a warm spare worker).
     #[arg(long, default_value_t = 120.0, value_name = "SECONDS")]
     pub time_per_finding: f64,
     #[command(flatten)]

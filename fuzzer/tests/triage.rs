@@ -76,12 +76,15 @@ fn a_campaigns_planted_bug_reproduces_and_minimizes_to_the_relu_alone() {
     let original = std::fs::read(finding.join("case.case.json")).unwrap();
 
     let findings = out.join("findings");
+    let html = dir.path().join("triage.html");
     let triage = semfuzz(
         &[
             "triage",
             "--minimize",
             "--time-per-finding",
             "60",
+            "--html",
+            html.to_str().unwrap(),
             findings.to_str().unwrap(),
         ],
         "plant_fuzz.py",
@@ -147,9 +150,50 @@ fn a_campaigns_planted_bug_reproduces_and_minimizes_to_the_relu_alone() {
             .any(|l| l.starts_with("| ReLU | `mismatch/ReLU` | reproduces |")),
         "{report}"
     );
+    assert_html_lists_the_minimal_relu(&std::fs::read_to_string(&html).unwrap(), &min);
     let repro = min.join("repro.py");
     assert_eq!(repro_status(&repro, true), Some(1));
     assert_eq!(repro_status(&repro, false), Some(0));
+}
+
+/// The HTML report of a triage that minimised the planted ReLU bug: its group under the
+/// verdict, with status, count, dates, the minimal case and a picture of it.
+fn assert_html_lists_the_minimal_relu(html: &str, min: &Path) {
+    assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
+    let section = &html[html.find("<h2>mismatch</h2>").expect(html)..];
+    let row = &section[section.find("<tr class=\"group\">").expect(html)..];
+    let row = &row[..row.find("</tr>").unwrap()];
+    assert!(
+        row.starts_with(
+            "<tr class=\"group\"><td>ReLU</td><td><code>mismatch/ReLU</code></td><td class=\"status-reproduces\">reproduces</td><td>"
+        ),
+        "{row}"
+    );
+    // First and last seen come from the finding's outcome.json.
+    assert_eq!(row.matches(" UTC</td>").count(), 2, "{row}");
+    let minimal = min.join("case.case.json").display().to_string();
+    assert!(row.contains(&format!("<code>{minimal}</code> (")), "{row}");
+    // The picture: the SVG inlined where Graphviz is installed, else the DOT source, escaped.
+    let picture = &row[row.find("<figure>").expect(row)..];
+    assert!(
+        picture.starts_with("<figure><svg")
+            || (picture.starts_with("<figure><pre class=\"dot\">digraph model {")
+                && picture.contains("-&gt;")
+                && !picture.contains("->")),
+        "{picture}"
+    );
+    assert!(picture.contains("ReLU"), "{picture}");
+}
+
+/// Each bad file of the test below has a line of `text` starting with `prefix`.
+fn assert_lists_the_bad_files(text: &str, prefix: &str) {
+    for name in ["corrupt.case.json", "foreign.case.json", "finding"] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(prefix) && l.contains(name)),
+            "{name}: {text}"
+        );
+    }
 }
 
 #[test]
@@ -164,25 +208,21 @@ fn corrupt_and_foreign_files_are_reported_and_skipped() {
     std::fs::write(cases.join("finding/case.case.json"), RELU_CASE).unwrap();
     std::fs::write(cases.join("finding/outcome.json"), "[1]").unwrap();
     let report = dir.path().join("report.md");
+    let html = dir.path().join("report.html");
     let out = semfuzz(
         &[
             "triage",
             "--report",
             report.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
             cases.to_str().unwrap(),
         ],
         "plant_fuzz.py",
     );
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
-    for name in ["corrupt.case.json", "foreign.case.json", "finding"] {
-        assert!(
-            stderr
-                .lines()
-                .any(|l| l.starts_with("semfuzz: skipping") && l.contains(name)),
-            "{name}: {stderr}"
-        );
-    }
+    assert_lists_the_bad_files(&stderr, "semfuzz: skipping");
     let stdout = text(&out.stdout);
     assert!(
         stdout
@@ -193,6 +233,14 @@ fn corrupt_and_foreign_files_are_reported_and_skipped() {
     let report = std::fs::read_to_string(report).unwrap();
     assert!(report.contains("## Skipped"), "{report}");
     assert!(report.contains("corrupt.case.json"), "{report}");
+    let html = std::fs::read_to_string(html).unwrap();
+    let skipped = &html[html.find("<h2>Skipped</h2>").expect(&html)..];
+    assert_lists_the_bad_files(skipped, "<li>");
+    // Not minimised: the smallest example's graph is shown.
+    assert!(
+        html.contains("<pre class=\"dot\">digraph model {"),
+        "{html}"
+    );
 
     // Without the planted fault nothing reproduces: exit 0.
     let clean = Command::new(env!("CARGO_BIN_EXE_semfuzz"))

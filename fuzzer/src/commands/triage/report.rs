@@ -1,0 +1,464 @@
+//! The triage report. One set of rows is built from the groups, and both renderings read
+//! only those rows: the Markdown report (always written) and a self-contained HTML page
+//! (`--html`), which also shows a picture of each minimal model.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use generators::minimize::inner_layers;
+use harness_py::Versions;
+
+use super::minimal::dot;
+use super::{Group, Status};
+
+/// What the report says about one group.
+pub(super) struct Row {
+    pub class: String,
+    pub signature: String,
+    pub status: Status,
+    pub count: u64,
+    pub first_seen: String,
+    pub last_seen: String,
+    /// The smallest example's case file, and its layers.
+    pub example: (String, usize),
+    pub minimal: Option<MinimalCase>,
+    pub picture: Picture,
+}
+
+pub(super) struct MinimalCase {
+    pub case: String,
+    pub layers: usize,
+    pub elements: usize,
+    /// The picture's file: `model.svg` when Graphviz rendered it, else `model.dot`.
+    pub picture_file: String,
+}
+
+/// The minimal model (or, unminimised, the smallest example) as a picture.
+pub(super) enum Picture {
+    /// Rendered by Graphviz.
+    Svg(String),
+    /// Graphviz is not installed: the graph's source.
+    Dot(String),
+}
+
+/// The groups of one verdict, by layer class.
+pub(super) struct Section {
+    pub verdict: String,
+    pub rows: Vec<Row>,
+}
+
+pub(super) struct Report {
+    pub entries: usize,
+    pub dirs: Vec<String>,
+    pub replays: u32,
+    pub tensorflow: String,
+    pub keras: String,
+    pub sections: Vec<Section>,
+    pub skipped: Vec<String>,
+}
+
+fn row(g: &Group) -> Row {
+    let best = g.best();
+    let first_seen = g
+        .seen(|r| r.first_seen)
+        .into_iter()
+        .min()
+        .map_or("-".into(), date);
+    let last_seen = g
+        .seen(|r| r.last_seen)
+        .into_iter()
+        .max()
+        .map_or("-".into(), date);
+    let (minimal, picture) = match &g.minimized {
+        Some(m) => {
+            let (picture, file) = picture_of(&m.dir, &m.case);
+            let minimal = MinimalCase {
+                case: m.dir.join("case.case.json").display().to_string(),
+                layers: m.after.0,
+                elements: m.after.1,
+                picture_file: file.display().to_string(),
+            };
+            (Some(minimal), picture)
+        }
+        None => (None, Picture::Dot(dot(&best.entry.case))),
+    };
+    Row {
+        class: g.class().to_owned(),
+        signature: g.signature.clone(),
+        status: g.status(),
+        count: g.count(),
+        first_seen,
+        last_seen,
+        example: (
+            best.entry.source.case_path().display().to_string(),
+            inner_layers(&best.entry.case),
+        ),
+        minimal,
+        picture,
+    }
+}
+
+/// The picture written beside a minimal case, and its file: the SVG when Graphviz rendered
+/// one, else the graph's source.
+fn picture_of(dir: &Path, case: &oracle::Case) -> (Picture, PathBuf) {
+    let svg = dir.join("model.svg");
+    match fs::read_to_string(&svg) {
+        Ok(text) => (Picture::Svg(text), svg),
+        Err(_) => (Picture::Dot(dot(case)), dir.join("model.dot")),
+    }
+}
+
+impl Report {
+    pub fn new(
+        groups: &BTreeMap<String, Group>,
+        dirs: &[PathBuf],
+        replays: u32,
+        skipped: &[String],
+        versions: &Versions,
+    ) -> Self {
+        let mut by_verdict: BTreeMap<&str, Vec<Row>> = BTreeMap::new();
+        for g in groups.values() {
+            by_verdict.entry(g.verdict()).or_default().push(row(g));
+        }
+        let sections = by_verdict
+            .into_iter()
+            .map(|(verdict, mut rows)| {
+                rows.sort_by(|a, b| (&a.class, &a.signature).cmp(&(&b.class, &b.signature)));
+                Section {
+                    verdict: verdict.to_owned(),
+                    rows,
+                }
+            })
+            .collect();
+        Report {
+            entries: groups.values().map(|g| g.members.len()).sum(),
+            dirs: dirs.iter().map(|d| d.display().to_string()).collect(),
+            replays,
+            tensorflow: versions.tensorflow.clone(),
+            keras: versions.keras.clone(),
+            sections,
+            skipped: skipped.to_vec(),
+        }
+    }
+
+    fn rows(&self) -> impl Iterator<Item = &Row> {
+        self.sections.iter().flat_map(|s| s.rows.iter())
+    }
+
+    /// The opening sentence of both renderings.
+    fn summary(&self) -> String {
+        format!(
+            "{} finding(s) or case(s) from {}, replayed {} time(s) each with TensorFlow {}, Keras {}: {} signature(s).",
+            self.entries,
+            self.dirs.join(", "),
+            self.replays,
+            self.tensorflow,
+            self.keras,
+            self.rows().count()
+        )
+    }
+
+    /// Signatures per status, reproducing ones first; statuses no group has are left out.
+    fn tally(&self) -> Vec<(&'static str, usize)> {
+        Status::NAMES
+            .iter()
+            .map(|&name| {
+                (
+                    name,
+                    self.rows().filter(|r| r.status.name() == name).count(),
+                )
+            })
+            .filter(|&(_, n)| n > 0)
+            .collect()
+    }
+
+    fn tally_text(&self) -> String {
+        self.tally()
+            .iter()
+            .map(|(name, n)| format!("{name}: {n}"))
+            .collect::<Vec<_>>()
+            .join(" · ")
+    }
+
+    pub fn markdown(&self) -> String {
+        let cell = |s: &str| s.replace('|', "\\|");
+        let mut s = String::from("# semfuzz triage\n\n");
+        let _ = writeln!(s, "{}\n\n{}\n", cell(&self.summary()), self.tally_text());
+        for section in &self.sections {
+            let _ = writeln!(s, "## {}\n", section.verdict);
+            s += "| class | signature | status | count | first seen | last seen | smallest example | minimal case | picture |\n";
+            s += "|---|---|---|---|---|---|---|---|---|\n";
+            for r in &section.rows {
+                let (minimal, picture) = r.minimal.as_ref().map_or(("-".into(), "-".into()), |m| {
+                    (
+                        format!(
+                            "`{}` ({} layers, {} elements per input)",
+                            cell(&m.case),
+                            m.layers,
+                            m.elements
+                        ),
+                        format!("`{}`", cell(&m.picture_file)),
+                    )
+                });
+                let _ = writeln!(
+                    s,
+                    "| {} | `{}` | {} | {} | {} | {} | `{}` ({} layers) | {minimal} | {picture} |",
+                    cell(&r.class),
+                    cell(&r.signature),
+                    cell(&r.status.to_string()),
+                    r.count,
+                    r.first_seen,
+                    r.last_seen,
+                    cell(&r.example.0),
+                    r.example.1,
+                );
+            }
+            s.push('\n');
+        }
+        if !self.skipped.is_empty() {
+            s += "## Skipped\n\n";
+            for k in &self.skipped {
+                let _ = writeln!(s, "- {k}");
+            }
+        }
+        s
+    }
+
+    /// A self-contained page: every text escaped; the minimal model's SVG inlined when
+    /// Graphviz rendered it, else its DOT source shown as text.
+    pub fn html(&self) -> String {
+        let mut s = String::from(HTML_HEAD);
+        let _ = writeln!(
+            s,
+            "<h1>semfuzz triage</h1>\n<p class=\"summary\">{}</p>\n<p class=\"tally\">{}</p>",
+            escape(&self.summary()),
+            escape(&self.tally_text())
+        );
+        for section in &self.sections {
+            let _ = writeln!(
+                s,
+                "<section class=\"verdict\" id=\"{0}\">\n<h2>{0}</h2>\n<table>\n<thead><tr><th>class</th><th>signature</th><th>status</th><th>count</th><th>first seen</th><th>last seen</th><th>smallest example</th><th>minimal case</th><th>picture</th></tr></thead>\n<tbody>",
+                escape(&section.verdict)
+            );
+            for r in &section.rows {
+                html_row(&mut s, r);
+            }
+            s += "</tbody>\n</table>\n</section>\n";
+        }
+        if !self.skipped.is_empty() {
+            s += "<section class=\"skipped\">\n<h2>Skipped</h2>\n<ul>\n";
+            for k in &self.skipped {
+                let _ = writeln!(s, "<li>{}</li>", escape(k));
+            }
+            s += "</ul>\n</section>\n";
+        }
+        s += "</body>\n</html>\n";
+        s
+    }
+}
+
+const HTML_HEAD: &str = "<!DOCTYPE html>
+<html lang=\"en\">
+<head>
+<meta charset=\"utf-8\">
+<title>semfuzz triage</title>
+<style>
+body { font-family: sans-serif; margin: 2em; }
+table { border-collapse: collapse; }
+th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; vertical-align: top; text-align: left; }
+td.status-reproduces { color: #a00; font-weight: bold; }
+td.status-flaky { color: #a60; }
+pre.dot { font-size: 0.8em; max-height: 20em; overflow: auto; }
+figure { margin: 0; max-width: 30em; overflow: auto; }
+</style>
+</head>
+<body>
+";
+
+fn html_row(s: &mut String, r: &Row) {
+    let minimal = r.minimal.as_ref().map_or("-".into(), |m| {
+        format!(
+            "<code>{}</code> ({} layers, {} elements per input)",
+            escape(&m.case),
+            m.layers,
+            m.elements
+        )
+    });
+    let picture = match &r.picture {
+        Picture::Svg(svg) => svg_element(svg).to_owned(),
+        Picture::Dot(dot) => format!("<pre class=\"dot\">{}</pre>", escape(dot)),
+    };
+    let _ = writeln!(
+        s,
+        "<tr class=\"group\"><td>{}</td><td><code>{}</code></td><td class=\"status-{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code> ({} layers)</td><td>{minimal}</td><td><figure>{picture}</figure></td></tr>",
+        escape(&r.class),
+        escape(&r.signature),
+        r.status.name().replace(' ', "-"),
+        escape(&r.status.to_string()),
+        r.count,
+        escape(&r.first_seen),
+        escape(&r.last_seen),
+        escape(&r.example.0),
+        r.example.1,
+    );
+}
+
+/// The `<svg>` element of a Graphviz SVG file, without the XML declaration and doctype that
+/// may not appear inside an HTML page. Graphviz escapes the labels it draws.
+fn svg_element(svg: &str) -> &str {
+    svg.find("<svg").map_or("", |i| svg[i..].trim_end())
+}
+
+/// Text made safe for HTML content and attribute values.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// `YYYY-MM-DD HH:MM UTC` of a Unix time.
+fn date(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
+        rem / 3600,
+        (rem % 3600) / 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_utc() {
+        assert_eq!(date(0), "1970-01-01 00:00 UTC");
+        assert_eq!(date(1_700_000_000), "2023-11-14 22:13 UTC");
+    }
+
+    fn row(signature: &str, status: Status, picture: Picture) -> Row {
+        Row {
+            class: signature.split('/').nth(1).unwrap_or("model").to_owned(),
+            signature: signature.to_owned(),
+            status,
+            count: 3,
+            first_seen: date(0),
+            last_seen: date(1_700_000_000),
+            example: ("/f/case.case.json".to_owned(), 7),
+            minimal: None,
+            picture,
+        }
+    }
+
+    fn report(sections: Vec<Section>) -> Report {
+        Report {
+            entries: 4,
+            dirs: vec!["/f".to_owned()],
+            replays: 2,
+            tensorflow: "2.21.0".to_owned(),
+            keras: "3.15.1".to_owned(),
+            sections,
+            skipped: vec!["/f/bad.case.json: <not a case>".to_owned()],
+        }
+    }
+
+    #[test]
+    fn html_escapes_every_text_and_inlines_svg_without_its_prolog() {
+        let r = report(vec![Section {
+            verdict: "mismatch".to_owned(),
+            rows: vec![
+                row(
+                    "mismatch/<script>alert(1)</script>",
+                    Status::Reproduces,
+                    Picture::Dot("digraph model {\n  \"a\" -> \"b\";\n}\n".to_owned()),
+                ),
+                row(
+                    "mismatch/ReLU",
+                    Status::Flaky,
+                    Picture::Svg(
+                        "<?xml version=\"1.0\"?>\n<!DOCTYPE svg>\n<svg width=\"1\"><text>ReLU</text></svg>\n"
+                            .to_owned(),
+                    ),
+                ),
+            ],
+        }]);
+        let html = r.html();
+        assert!(html.starts_with("<!DOCTYPE html>\n<html"), "{html}");
+        assert!(html.trim_end().ends_with("</html>"), "{html}");
+        assert!(!html.contains("<script>"), "{html}");
+        assert!(html.contains("mismatch/&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(
+            html.contains(
+                "<pre class=\"dot\">digraph model {\n  &quot;a&quot; -&gt; &quot;b&quot;;"
+            )
+        );
+        assert!(html.contains("<figure><svg width=\"1\"><text>ReLU</text></svg></figure>"));
+        assert!(!html.contains("<?xml"), "{html}");
+        assert!(html.contains("<li>/f/bad.case.json: &lt;not a case&gt;</li>"));
+        assert!(html.contains("<td class=\"status-flaky\">flaky</td>"));
+        assert!(html.contains("<p class=\"tally\">reproduces: 1 · flaky: 1</p>"));
+        assert_eq!(html.matches("<tr class=\"group\">").count(), 2);
+    }
+
+    #[test]
+    fn markdown_and_html_show_the_same_rows() {
+        let r = report(vec![
+            Section {
+                verdict: "crash".to_owned(),
+                rows: vec![row(
+                    "crash/MaxPooling1D/SIGFPE",
+                    Status::Known("crash-MaxPooling1D-sigfpe".to_owned()),
+                    Picture::Dot("digraph model {}\n".to_owned()),
+                )],
+            },
+            Section {
+                verdict: "mismatch".to_owned(),
+                rows: vec![row(
+                    "mismatch/A|B",
+                    Status::NoLongerReproduces,
+                    Picture::Dot("digraph model {}\n".to_owned()),
+                )],
+            },
+        ]);
+        let md = r.markdown();
+        let html = r.html();
+        assert!(md.contains("4 finding(s) or case(s) from /f, replayed 2 time(s) each with TensorFlow 2.21.0, Keras 3.15.1: 2 signature(s)."), "{md}");
+        assert!(md.contains("known: 1 · no longer reproduces: 1"), "{md}");
+        assert!(md.contains("| MaxPooling1D | `crash/MaxPooling1D/SIGFPE` | known: crash-MaxPooling1D-sigfpe | 3 | 1970-01-01 00:00 UTC | 2023-11-14 22:13 UTC | `/f/case.case.json` (7 layers) | - | - |"), "{md}");
+        assert!(md.contains("`mismatch/A\\|B`"), "{md}");
+        assert!(md.find("## crash").unwrap() < md.find("## mismatch").unwrap());
+        assert!(html.find("<h2>crash</h2>").unwrap() < html.find("<h2>mismatch</h2>").unwrap());
+        for text in [
+            "crash/MaxPooling1D/SIGFPE",
+            "known: crash-MaxPooling1D-sigfpe",
+            "2023-11-14 22:13 UTC",
+            "(7 layers)",
+            "mismatch/A|B",
+        ] {
+            assert!(md.contains(text) || text.contains('|'), "{text}: {md}");
+            assert!(html.contains(text), "{text}: {html}");
+        }
+    }
+}
