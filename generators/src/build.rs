@@ -138,17 +138,18 @@ pub fn layer_entry(
 ) -> Layer {
     let mut config = Map::new();
     config.insert("name".into(), json!(name));
+    let policy = dtype_policy(dtype);
     let (module, registered) = match kind.family() {
         Family::Layer => {
             config.insert("trainable".into(), json!(true));
-            config.insert("dtype".into(), dtype_policy(dtype));
+            config.insert("dtype".into(), policy.clone());
             ("keras.layers", Value::Null)
         }
         Family::Op => ("keras.src.ops.numpy", json!(kind.class_name())),
     };
     for (k, v) in params {
         let mut v = v.clone();
-        resolve_dtype(&mut v, &dtype_policy(dtype));
+        resolve_dtype(&mut v, &policy);
         config.insert(k.clone(), v);
     }
     // Keras writes no `trainable` for the classes whose constructor refuses it
