@@ -368,6 +368,9 @@ fn walk_model(
                                 dtype,
                             })
                             .map_err(|e| placed(e, layer))?;
+                        within_int64(&shapes).map_err(|v| {
+                            CheckError::Invalid(v.at(&layer.name, &layer.class_name))
+                        })?;
                         let outs = spec.infer(&shapes).map_err(|v| {
                             CheckError::Invalid(v.at(&layer.name, &layer.class_name))
                         })?;
@@ -595,6 +598,28 @@ fn structure(layer: &Layer, r: &TensorRef) -> CheckError {
 
 fn unsupported(layer: &Layer, parameter: &str, reason: &str) -> CheckError {
     CheckError::Unsupported(Unsupported::new(parameter, reason).at(&layer.name, &layer.class_name))
+}
+
+/// TF counts a tensor's elements in an `int64`: a shape whose known sizes multiply past it
+/// is refused (and no layer's shape arithmetic may wrap on it).
+fn within_int64(shapes: &[Dims]) -> Result<(), Violation> {
+    for (i, s) in shapes.iter().enumerate() {
+        let elements = s
+            .iter()
+            .flatten()
+            .try_fold(1u128, |acc, &d| acc.checked_mul(d as u128));
+        if elements.is_none_or(|n| n > i64::MAX as u128) {
+            return Err(
+                Violation::new(Category::IllegalArgument, Tag::KerasEnforced)
+                    .parameter(format!("input[{i}]"))
+                    .actual(show(s))
+                    .expected(format!("at most {} elements", i64::MAX))
+                    .detail("has more elements than a tensor can hold")
+                    .badness(badness::STRUCTURE),
+            );
+        }
+    }
+    Ok(())
 }
 
 fn placed(e: ParamError, layer: &Layer) -> CheckError {
