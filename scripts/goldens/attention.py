@@ -420,31 +420,49 @@ invalid_case("gqa_rank4", lambda: G(3, 4, 2), [(2, 3, 4), (2, 5, 4)], positional
 # Keras mask instead); `GroupQueryAttention` uses it.
 
 
+def in_layer_order(inputs, outputs):
+    """The model of `inputs` and `outputs`, its inputs listed in the order its config lists
+    their layers (inputs feeding operations come first there; the harness's worker gives input
+    layers their dtypes in that order), and where each input went."""
+    names = [t._keras_history.operation.name for t in inputs]
+    listed = [l.name for l in keras.Model(inputs, outputs).layers if isinstance(l, layers.InputLayer)]
+    order = [names.index(n) for n in listed]
+    return keras.Model([inputs[i] for i in order], outputs), order
+
+
 def mask_args_model(make_layer, shapes, masks, call, weights=None, seed=0, dtype=F64):
     """Float inputs of `shapes`, integer inputs shaped as the arrays `masks`, and the layer
-    called as `call(layer, tensors, mask_inputs)`."""
+    called as `call(layer, tensors, mask_inputs)`; with the order of the model's inputs (see
+    `in_layer_order`), filled in when it is built."""
+    order = []
 
     def build():
         ins = _inputs(shapes, dtype)
         mins = [keras.Input(batch_shape=(None,) + m.shape[1:], dtype="int32") for m in masks]
         layer = make_layer()
-        model = keras.Model(ins + mins, call(layer, ins, mins))
+        model, order[:] = in_layer_order(ins + mins, call(layer, ins, mins))
         if weights is not None:
             layer.set_weights(weights(layer, np.random.default_rng(seed + 1)))
         return model
 
-    return build
+    return build, order
+
+
+def mask_args_arrays(build, order, shapes, masks, seed):
+    build()
+    arrays = common.inputs_for(shapes, seed) + [m.astype("int32") for m in masks]
+    return [arrays[i] for i in order]
 
 
 def mask_args_case(name, make_layer, shapes, masks, call, seed=0, weights=uniform_weights, dtype=F64):
-    arrays = common.inputs_for(shapes, seed) + [m.astype("int32") for m in masks]
-    valid_model(name, mask_args_model(make_layer, shapes, masks, call, weights, seed, dtype), arrays,
-                seed=seed, dtype=dtype)
+    build, order = mask_args_model(make_layer, shapes, masks, call, weights, seed, dtype)
+    arrays = mask_args_arrays(build, order, shapes, masks, seed)
+    valid_model(name, build, arrays, seed=seed, dtype=dtype)
 
 
 def mask_args_invalid(name, make_layer, shapes, masks, call, seed=0):
-    arrays = common.inputs_for(shapes, seed) + [m.astype("int32") for m in masks]
-    invalid_model(name, mask_args_model(make_layer, shapes, masks, call, seed=seed), arrays, seed=seed)
+    build, order = mask_args_model(make_layer, shapes, masks, call, seed=seed)
+    invalid_model(name, build, mask_args_arrays(build, order, shapes, masks, seed), seed=seed)
 
 
 def nonzero(m):
