@@ -294,18 +294,10 @@ pub const HEAD_TENSORS: [&str; 7] = [
 /// (`layer(x, key=y)`, without a value) is refused here, as Python refuses it.
 pub fn heads_call(node: &Node) -> ParamResult<CallArgs> {
     let mut out = CallArgs::default();
-    let names = [
-        "query",
-        "value",
-        "key",
-        "query_mask",
-        "value_mask",
-        "key_mask",
-        "attention_mask",
-        "return_attention_scores",
-        "training",
-        "use_causal_mask",
-    ];
+    let names: Vec<&str> = HEAD_TENSORS
+        .into_iter()
+        .chain(["return_attention_scores", "training", "use_causal_mask"])
+        .collect();
     let masks = HEAD_MASKS;
     if node.args.len() > names.len() {
         return Err(Unsupported::new("args", "too many positional arguments").into());
