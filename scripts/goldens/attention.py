@@ -412,4 +412,130 @@ invalid_case("gqa_value_features_differ", lambda: G(3, 4, 2), [(2, 3, 4), (2, 5,
 invalid_case("gqa_rank4", lambda: G(3, 4, 2), [(2, 3, 4), (2, 5, 4)], positional(),
              feed=[(2, 2, 3, 4), (2, 2, 5, 4)])
 
+
+# --- Mask arguments of the multi-head layers ---------------------------------------------------
+# Mask tensors passed to the call (`query_mask`, `value_mask`, `key_mask`, `attention_mask`)
+# come from extra integer inputs, passed as they are (Keras casts them to bool) or compared
+# with 0 first. `MultiHeadAttention` ignores an explicit `query_mask` (it reads the query's
+# Keras mask instead); `GroupQueryAttention` uses it.
+
+
+def in_layer_order(inputs, outputs):
+    """The model of `inputs` and `outputs`, its inputs listed in the order its config lists
+    their layers (inputs feeding operations come first there; the harness's worker gives input
+    layers their dtypes in that order), and where each input went."""
+    names = [t._keras_history.operation.name for t in inputs]
+    listed = [l.name for l in keras.Model(inputs, outputs).layers if isinstance(l, layers.InputLayer)]
+    order = [names.index(n) for n in listed]
+    return keras.Model([inputs[i] for i in order], outputs), order
+
+
+def mask_args_model(make_layer, shapes, masks, call, weights=None, seed=0, dtype=F64):
+    """Float inputs of `shapes`, integer inputs shaped as the arrays `masks`, and the layer
+    called as `call(layer, tensors, mask_inputs)`; with the order of the model's inputs (see
+    `in_layer_order`), filled in when it is built."""
+    order = []
+
+    def build():
+        ins = _inputs(shapes, dtype)
+        mins = [keras.Input(batch_shape=(None,) + m.shape[1:], dtype="int32") for m in masks]
+        layer = make_layer()
+        model, order[:] = in_layer_order(ins + mins, call(layer, ins, mins))
+        if weights is not None:
+            layer.set_weights(weights(layer, np.random.default_rng(seed + 1)))
+        return model
+
+    return build, order
+
+
+def mask_args_arrays(build, order, shapes, masks, seed):
+    build()
+    arrays = common.inputs_for(shapes, seed) + [m.astype("int32") for m in masks]
+    return [arrays[i] for i in order]
+
+
+def mask_args_case(name, make_layer, shapes, masks, call, seed=0, weights=uniform_weights, dtype=F64):
+    build, order = mask_args_model(make_layer, shapes, masks, call, weights, seed, dtype)
+    arrays = mask_args_arrays(build, order, shapes, masks, seed)
+    valid_model(name, build, arrays, seed=seed, dtype=dtype)
+
+
+def mask_args_invalid(name, make_layer, shapes, masks, call, seed=0):
+    build, order = mask_args_model(make_layer, shapes, masks, call, seed=seed)
+    invalid_model(name, build, mask_args_arrays(build, order, shapes, masks, seed), seed=seed)
+
+
+def nonzero(m):
+    return keras.ops.not_equal(m, 0)
+
+
+# (B=3, T=4) and (B=3, S=5) padding masks; a (B, T, S) attention mask of -1, 0, 1, 2.
+QM = np.array([[1, 1, 0, 0], [1, 1, 1, 1], [0, 1, 0, 1]])
+VM = np.array([[1, 0, 1, 1, 0], [1, 1, 1, 1, 1], [0, 0, 1, 0, 0]])
+KM = np.array([[1, 1, 1, 0, 1], [0, 1, 1, 1, 1], [1, 1, 1, 1, 1]])
+AM = np.random.default_rng(30).integers(-1, 3, (3, 4, 5))
+QS, VS, KS = (3, 4, 4), (3, 5, 6), (3, 5, 3)
+
+mask_args_case("mha_value_mask_fused", lambda: M(2, 3), [QS, VS], [VM],
+               lambda l, t, m: l(*t, value_mask=nonzero(m[0])), seed=31)
+mask_args_case("mha_query_value_masks_scores", lambda: M(2, 3), [QS, VS], [QM, VM],
+               lambda l, t, m: l(*t, query_mask=nonzero(m[0]), value_mask=m[1], return_attention_scores=True),
+               seed=32)
+mask_args_case("mha_masks_positional", lambda: M(2, 2), [QS, VS, KS], [QM, VM, KM],
+               lambda l, t, m: l(*t, *m, return_attention_scores=True), seed=33)
+mask_args_case("mha_attention_mask_fused", lambda: M(2, 3), [QS, VS], [AM],
+               lambda l, t, m: l(*t, attention_mask=m[0]), seed=34)
+mask_args_case("mha_attention_mask_causal_scores", lambda: M(2, 3), [QS, VS], [AM],
+               lambda l, t, m: l(*t, attention_mask=m[0], use_causal_mask=True, return_attention_scores=True),
+               seed=35)
+mask_args_case("mha_attention_mask_sliding_window", lambda: M(2, 3, sliding_window=2), [QS, VS], [AM, VM],
+               lambda l, t, m: l(*t, attention_mask=m[0], value_mask=m[1]), seed=36)
+
+
+def keras_and_explicit_masks():
+    """Embedded (masked) query and value, an explicit key mask and attention mask, causal."""
+    tq = keras.Input(batch_shape=(None, 4), dtype="int32")
+    tv = keras.Input(batch_shape=(None, 5), dtype="int32")
+    am = keras.Input(batch_shape=(None, 4, 5), dtype="int32")
+    km = keras.Input(batch_shape=(None, 5), dtype="int32")
+    q = layers.Embedding(6, 4, mask_zero=True)(tq)
+    v = layers.Embedding(6, 4, mask_zero=True)(tv)
+    out = M(2, 3)(q, v, key_mask=km, attention_mask=am, use_causal_mask=True, return_attention_scores=True)
+    return keras.Model([tq, tv, am, km], out)
+
+
+valid_model("mha_keras_and_explicit_masks", keras_and_explicit_masks,
+            [TOK_Q.astype("int32"), TOK_V.astype("int32"), AM.astype("int32"), KM.astype("int32")], seed=37)
+
+mask_args_case("gqa_query_mask_fused", lambda: G(2, 4, 2), [QS, (3, 5, 4)], [QM],
+               lambda l, t, m: l(*t, query_mask=nonzero(m[0])), seed=38)
+mask_args_case("gqa_masks_scores", lambda: G(2, 4, 2), [QS, (3, 5, 4), KS], [QM, VM, KM],
+               lambda l, t, m: l(*t, query_mask=m[0], value_mask=m[1], key_mask=m[2], return_attention_scores=True),
+               seed=39)
+# An attention mask alone is handed uncast to the explicit path's Softmax (kept where > 0.5:
+# the -1s are masked) but cast to bool on the fused path (kept where non-zero).
+mask_args_case("gqa_attention_mask_alone_scores", lambda: G(2, 4, 2), [QS, (3, 5, 4)], [AM],
+               lambda l, t, m: l(*t, attention_mask=m[0], return_attention_scores=True), seed=40)
+mask_args_case("gqa_attention_mask_alone_fused", lambda: G(2, 4, 2), [QS, (3, 5, 4)], [AM],
+               lambda l, t, m: l(*t, attention_mask=m[0]), seed=41)
+mask_args_case("gqa_attention_mask_causal", lambda: G(2, 4, 2), [QS, (3, 5, 4)], [AM],
+               lambda l, t, m: l(*t, attention_mask=m[0], use_causal_mask=True), seed=42)
+
+# Masks that do not fit: a value mask of the wrong length, an attention mask of the wrong
+# key length (Softmax refuses it; the fused path fails in TF's `where`).
+BAD_VM = np.ones((3, 6))
+BAD_AM = np.ones((3, 4, 6))
+mask_args_invalid("mha_value_mask_too_long", lambda: M(2, 3), [QS, VS], [BAD_VM],
+                  lambda l, t, m: l(*t, value_mask=m[0], return_attention_scores=True))
+mask_args_invalid("mha_attention_mask_too_long_fused", lambda: M(2, 3), [QS, VS], [BAD_AM],
+                  lambda l, t, m: l(*t, attention_mask=m[0]))
+mask_args_invalid("mha_attention_mask_too_long_scores", lambda: M(2, 3), [QS, VS], [BAD_AM],
+                  lambda l, t, m: l(*t, attention_mask=m[0], return_attention_scores=True))
+mask_args_invalid("gqa_attention_mask_too_long_fused", lambda: G(2, 4, 2), [QS, (3, 5, 4)], [BAD_AM],
+                  lambda l, t, m: l(*t, attention_mask=m[0]))
+mask_args_invalid("gqa_key_mask_too_long_scores", lambda: G(2, 4, 2), [QS, (3, 5, 4)], [BAD_VM],
+                  lambda l, t, m: l(*t, key_mask=m[0], return_attention_scores=True))
+mask_args_invalid("att_explicit_value_mask_too_long", A, [(3, 4, 3), (3, 5, 3)], [QM, BAD_VM],
+                  lambda l, t, m: l(t, mask=[nonzero(m[0]), nonzero(m[1])]))
+
 write_all("attention")

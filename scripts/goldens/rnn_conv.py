@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 
+import common
 from common import invalid, valid, valid_model, write_all
 import keras
 from keras import layers as L
@@ -205,5 +206,79 @@ if "--no-masks" not in sys.argv:
                 masked_positions(return_sequences=True, zero_output_for_mask=True, go_backwards=True),
                 [POSITION_IDS])
     valid_model("mask_td_dense_keeps_mask", td_then_lstm, [STEP_IDS])
+
+
+# --- Initial states ([h, c], tensor keyword or second positional argument) -------------------
+# Keras does not check their shapes; TF fails on sizes that neither fit nor broadcast, and runs
+# eagerly with states that only broadcast (a graph's while_loop refuses them).
+def with_states(make, x_shape, state_shapes, positional=False, as_list=True, seed=0, scale=0.5):
+    """`layer(x, initial_state=[h, c])` (or `layer(x, [h, c])`) on float inputs; state shapes
+    batch first, as fed (declared with an unknown batch)."""
+
+    def build():
+        x = keras.Input(batch_shape=(None,) + x_shape[1:])
+        states = [keras.Input(batch_shape=(None,) + s[1:]) for s in state_shapes]
+        layer = make()
+        given = states if as_list or len(states) != 1 else states[0]
+        out = layer(x, given) if positional else layer(x, initial_state=given)
+        model = keras.Model([x] + states, out)
+        rng = np.random.default_rng(seed + 1)
+        layer.set_weights([scale * rng.standard_normal(w.shape) for w in layer.get_weights()])
+        return model
+
+    rng = np.random.default_rng(seed)
+    return build, [rng.standard_normal(x_shape)] + [rng.standard_normal(s) for s in state_shapes]
+
+
+def invalid_model(name, build, arrays):
+    """A model Keras builds; what it does when it runs."""
+    keras.utils.set_random_seed(0)
+    keras.backend.clear_session()
+    keras.config.set_floatx("float64")
+    keras.config.set_dtype_policy("float64")
+    try:
+        model = build()
+    finally:
+        keras.config.set_floatx("float32")
+        keras.config.set_dtype_policy("float32")
+    case = {"format": "semfuzz-case/1", "keras_version": keras.__version__, "dtype": "float64",
+            "model": model.get_config(), "weights": {}, "inputs": [common.tensor(a) for a in arrays]}
+    try:
+        model(arrays, training=False)
+        expected = {"keras_accepts": True}
+    except Exception as e:  # what Keras says is the point of the case
+        expected = {"error": common._describe(e)}
+    common._CASES.append((name, case, expected))
+
+
+C1 = lambda **kw: L.ConvLSTM1D(2, 3, padding="same", **kw)  # noqa: E731
+X1, S1 = (2, 3, 5, 2), (2, 5, 2)
+valid_model("convlstm1d_initial_state",
+            *with_states(lambda: C1(return_sequences=True, return_state=True), X1, [S1, S1]))
+valid_model("convlstm1d_initial_state_positional",
+            *with_states(lambda: L.ConvLSTM1D(2, 3, return_state=True), (2, 4, 5, 2), [(2, 3, 2)] * 2,
+                         positional=True, seed=1))
+valid_model("convlstm2d_initial_state_backwards",
+            *with_states(lambda: L.ConvLSTM2D(2, 2, go_backwards=True, return_sequences=True),
+                         (2, 3, 4, 3, 2), [(2, 3, 2, 2)] * 2, seed=2))
+valid_model("convlstm3d_initial_state_channels_first",
+            *with_states(lambda: L.ConvLSTM3D(2, 2, data_format="channels_first", return_state=True),
+                         (1, 2, 2, 3, 3, 3), [(1, 2, 2, 2, 2)] * 2, seed=3))
+valid_model("convlstm2d_initial_state_channels_first_f32",
+            *with_states(lambda: L.ConvLSTM2D(2, 2, padding="same", data_format="channels_first"),
+                         (2, 3, 2, 3, 4), [(2, 2, 3, 4)] * 2, seed=4), dtype="float32")
+
+invalid_model("convlstm1d_one_initial_state", *with_states(C1, X1, [S1]))
+invalid_model("convlstm1d_one_initial_state_tensor", *with_states(C1, X1, [S1], as_list=False))
+invalid_model("convlstm1d_three_initial_states", *with_states(C1, X1, [S1] * 3))
+invalid_model("convlstm1d_initial_state_batch", *with_states(C1, X1, [(3, 5, 2), (3, 5, 2)]))
+invalid_model("convlstm1d_initial_state_steps", *with_states(C1, X1, [(2, 6, 2), S1]))
+invalid_model("convlstm1d_initial_cell_state_steps", *with_states(C1, X1, [S1, (2, 6, 2)]))
+invalid_model("convlstm1d_initial_state_channels", *with_states(C1, X1, [(2, 5, 1), S1]))
+invalid_model("convlstm1d_initial_state_cell_rank", *with_states(C1, X1, [S1, (2, 5)]))
+# Accepted eagerly: a state that broadcasts, and `h` with a multiple of the filters as channels
+# (a grouped convolution).
+invalid_model("convlstm1d_initial_state_broadcasts", *with_states(C1, X1, [S1, (2, 1, 2)]))
+invalid_model("convlstm1d_initial_state_grouped", *with_states(C1, X1, [(2, 5, 4), S1]))
 
 write_all("rnn_conv")

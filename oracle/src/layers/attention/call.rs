@@ -1,18 +1,44 @@
 //! How an attention layer is called: its tensors (a list for `Attention`, positional or
-//! keyword tensors for the multi-head layers) and the keyword arguments Keras records in the
-//! node (`use_causal_mask`, `return_attention_scores`, `training`, masks left at `None`).
+//! keyword tensors for the multi-head layers), its explicit mask tensors, and the keyword
+//! arguments Keras records in the node (`use_causal_mask`, `return_attention_scores`,
+//! `training`).
 
+use ndarray::ArrayD;
 use serde_json::Value;
 
-use crate::case::{Arg, Node};
+use crate::case::{Arg, Dims, Node};
+use crate::layers::Mask;
 use crate::params::ParamResult;
 use crate::violation::{Category, Tag, Unsupported, Violation, badness};
 
-/// The call's flags, as recorded in its node.
+/// The call's flags and tensor arguments, as recorded in its node.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CallArgs {
     pub use_causal_mask: bool,
     pub return_attention_scores: bool,
+    /// Which of [`HEAD_MASKS`] a multi-head call passes as tensors.
+    pub masks: [bool; 4],
+}
+
+/// A multi-head call's inputs, split: its tensors `[query, value(, key)]`, and the mask
+/// tensors it passes, by their place in [`HEAD_MASKS`].
+pub struct HeadInputs<'a, T> {
+    pub tensors: &'a [T],
+    pub masks: [Option<&'a T>; 4],
+}
+
+impl CallArgs {
+    /// Splits a multi-head call's inputs as the graph checker orders them: the tensors, then
+    /// the mask tensors in [`HEAD_MASKS`] order (positional arguments are a prefix of the
+    /// signature and keyword ones follow in the order the class declares them, so this is
+    /// the signature's order whichever way they were passed).
+    pub fn split<'a, T>(&self, inputs: &'a [T]) -> HeadInputs<'a, T> {
+        let given = self.masks.iter().filter(|&&m| m).count().min(inputs.len());
+        let (tensors, rest) = inputs.split_at(inputs.len() - given);
+        let mut rest = rest.iter();
+        let masks = self.masks.map(|m| if m { rest.next() } else { None });
+        HeadInputs { tensors, masks }
+    }
 }
 
 /// A keyword or positional argument that must be a boolean (`None` reads as false, as
@@ -25,16 +51,18 @@ fn flag(name: &str, arg: &Arg) -> ParamResult<bool> {
     }
 }
 
-/// An argument that takes a mask tensor: only `None` is modelled (a tensor keyword argument
-/// is refused by the graph checker before this).
-fn no_tensor(name: &str, arg: &Arg) -> ParamResult<()> {
+/// An argument that takes a mask tensor: `None` or a tensor (the graph checker passes the
+/// tensor among the call's inputs); whether it is a tensor.
+fn mask_tensor(name: &str, arg: &Arg) -> ParamResult<bool> {
     match arg {
-        Arg::Literal(Value::Null) => Ok(()),
-        _ => Err(Unsupported::new(name, "an explicit mask argument").into()),
+        Arg::Literal(Value::Null) => Ok(false),
+        Arg::Tensor { .. } => Ok(true),
+        _ => Err(Unsupported::new(name, "a mask argument that is not a tensor").into()),
     }
 }
 
-/// Reads one recorded argument by name into `out`.
+/// Reads one recorded argument by name into `out`; `masks` are the mask arguments the call
+/// takes as tensors.
 fn read(name: &str, arg: &Arg, masks: &[&str], out: &mut CallArgs) -> ParamResult<()> {
     match name {
         "use_causal_mask" => out.use_causal_mask = flag(name, arg)?,
@@ -45,10 +73,113 @@ fn read(name: &str, arg: &Arg, masks: &[&str], out: &mut CallArgs) -> ParamResul
             Arg::Literal(Value::Bool(false) | Value::Null) => {}
             _ => return Err(Unsupported::new(name, "a training-mode call").into()),
         },
-        m if masks.contains(&m) => no_tensor(name, arg)?,
+        m if masks.contains(&m) => {
+            if let Some(slot) = HEAD_MASKS.iter().position(|h| *h == m) {
+                out.masks[slot] = mask_tensor(name, arg)?;
+            } else if mask_tensor(name, arg)? {
+                return Err(Unsupported::new(name, "a mask tensor in this position").into());
+            }
+        }
         _ => return Err(Unsupported::new(name, "a call keyword argument").into()),
     }
     Ok(())
+}
+
+/// How a multi-head layer reads its mask arguments (Keras 3.15).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MaskReading {
+    /// `MultiHeadAttention` replaces `query_mask` by the query's Keras mask (an explicit one
+    /// is ignored) and casts `attention_mask` to bool.
+    MultiHead,
+    /// `GroupQueryAttention` uses an explicit `query_mask`, and hands an `attention_mask`
+    /// that is the only mask to its explicit path's `Softmax` uncast, which keeps the
+    /// positions above 0.5 (a cast keeps the non-zero ones).
+    GroupedQuery,
+}
+
+/// Where one of the masks an attention core combines comes from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MaskSource<E, K> {
+    /// A mask argument of the call (one of its inputs).
+    Explicit(E),
+    /// The Keras mask of one of the call's tensors.
+    Keras(K),
+}
+
+impl CallArgs {
+    /// Where the masks the core combines come from, `[query, value, key, attention]`: an
+    /// explicit mask argument in place of the Keras mask of its tensor (Keras fills a mask
+    /// argument left at `None` with that mask), except the query's under
+    /// [`MaskReading::MultiHead`]. `keras(i)` is the Keras mask of the call's tensor `i`.
+    pub fn mask_sources<'a, E, K>(
+        &self,
+        reading: MaskReading,
+        inputs: &'a [E],
+        keras: impl Fn(usize) -> Option<K>,
+    ) -> [Option<MaskSource<&'a E, K>>; 4] {
+        let explicit = self.split(inputs).masks;
+        let pick = |i: usize| {
+            explicit[i]
+                .map(MaskSource::Explicit)
+                .or_else(|| keras(i).map(MaskSource::Keras))
+        };
+        let query = match reading {
+            MaskReading::MultiHead => keras(0).map(MaskSource::Keras),
+            MaskReading::GroupedQuery => pick(0),
+        };
+        [
+            query,
+            pick(1),
+            pick(2),
+            explicit[3].map(MaskSource::Explicit),
+        ]
+    }
+
+    /// The shapes of the masks the core combines (see [`CallArgs::mask_sources`]; unknown
+    /// sizes are 1), for inputs of these shapes whose Keras masks have these shapes.
+    pub fn core_mask_shapes(
+        &self,
+        reading: MaskReading,
+        inputs: &[Dims],
+        keras: &[Option<Vec<usize>>],
+    ) -> Vec<Option<Vec<usize>>> {
+        let sources = self.mask_sources(reading, inputs, |i| keras.get(i).cloned().flatten());
+        sources
+            .into_iter()
+            .map(|s| {
+                s.map(|s| match s {
+                    MaskSource::Explicit(d) => d.iter().map(|x| x.unwrap_or(1)).collect(),
+                    MaskSource::Keras(m) => m,
+                })
+            })
+            .collect()
+    }
+
+    /// The masks the core combines (see [`CallArgs::mask_sources`]), as booleans: a mask
+    /// argument keeps its non-zero positions, or those above 0.5 where `reading` hands it
+    /// uncast to a `Softmax` (an `attention_mask` that is the only mask, `others` false: no
+    /// causal mask or window, on `GroupQueryAttention`'s explicit path, `fused` false).
+    pub fn core_masks(
+        &self,
+        reading: MaskReading,
+        fused: bool,
+        others: bool,
+        inputs: &[&ArrayD<f64>],
+        keras: &[Option<&Mask>],
+    ) -> Vec<Option<Mask>> {
+        let sources = self.mask_sources(reading, inputs, |i| keras.get(i).copied().flatten());
+        let alone = sources[..3].iter().all(Option::is_none) && !others;
+        let uncast = reading == MaskReading::GroupedQuery && !fused && alone;
+        sources
+            .into_iter()
+            .map(|s| {
+                s.map(|s| match s {
+                    MaskSource::Explicit(a) => a.mapv(|x| if uncast { x > 0.5 } else { x != 0.0 }),
+                    MaskSource::Keras(m) => m.clone(),
+                })
+            })
+            .collect()
+    }
 }
 
 fn structure(expected: &str, actual: impl std::fmt::Display, detail: &str) -> Violation {
@@ -128,31 +259,46 @@ fn list_mask(arg: &Arg) -> ParamResult<()> {
     }
 }
 
-/// The tensor arguments of the multi-head layers, in their order in `call`.
-pub const HEAD_TENSORS: [&str; 3] = ["query", "value", "key"];
+/// A positional `None` for the mask of a tensor argument: Keras's `__call__` fills the mask
+/// argument of each tensor left at `None` by name, and Python refuses the argument twice
+/// ("got multiple values for argument").
+fn positional_none_mask(name: &str) -> Violation {
+    Violation::new(Category::Structure, Tag::KerasEnforced)
+        .parameter(name)
+        .expected("a mask tensor, or the argument left out")
+        .actual("None, positionally")
+        .detail("is given positionally as None, and by name by Keras")
+        .badness(badness::STRUCTURE)
+}
+
+/// The mask arguments of the multi-head layers, in their order in `call`.
+pub const HEAD_MASKS: [&str; 4] = ["query_mask", "value_mask", "key_mask", "attention_mask"];
+
+/// The arguments of the multi-head layers that take tensors, in their order in `call`.
+pub const HEAD_TENSORS: [&str; 7] = [
+    "query",
+    "value",
+    "key",
+    "query_mask",
+    "value_mask",
+    "key_mask",
+    "attention_mask",
+];
 
 /// `MultiHeadAttention` and `GroupedQueryAttention`: `layer(query, value, key=None,
 /// query_mask=None, value_mask=None, key_mask=None, attention_mask=None,
-/// return_attention_scores=False, training=None, use_causal_mask=False)`. The tensors may be
-/// positional or named; the graph checker passes them as `[query, value(, key)]` (positional
-/// ones first, then the named ones in `HEAD_TENSORS` order), so a call whose named tensors
-/// do not continue the positional ones (`layer(x, key=y)`, without a value) is refused here,
-/// as Python refuses it.
+/// return_attention_scores=False, training=None, use_causal_mask=False)`. The tensors and
+/// mask tensors may be positional or named; the graph checker passes them in `HEAD_TENSORS`
+/// order (positional ones first, then the named ones in that order; see
+/// [`CallArgs::split`]), so a call whose named tensors do not continue the positional ones
+/// (`layer(x, key=y)`, without a value) is refused here, as Python refuses it.
 pub fn heads_call(node: &Node) -> ParamResult<CallArgs> {
     let mut out = CallArgs::default();
-    let names = [
-        "query",
-        "value",
-        "key",
-        "query_mask",
-        "value_mask",
-        "key_mask",
-        "attention_mask",
-        "return_attention_scores",
-        "training",
-        "use_causal_mask",
-    ];
-    let masks = ["query_mask", "value_mask", "key_mask", "attention_mask"];
+    let names: Vec<&str> = HEAD_TENSORS
+        .into_iter()
+        .chain(["return_attention_scores", "training", "use_causal_mask"])
+        .collect();
+    let masks = HEAD_MASKS;
     if node.args.len() > names.len() {
         return Err(Unsupported::new("args", "too many positional arguments").into());
     }
@@ -169,11 +315,14 @@ pub fn heads_call(node: &Node) -> ParamResult<CallArgs> {
                 )
                 .into());
             }
+            (3..=5, Arg::Literal(Value::Null)) if filled[i - 3] => {
+                return Err(positional_none_mask(names[i]).into());
+            }
             _ => read(names[i], arg, &masks, &mut out)?,
         }
     }
     for (k, a) in &node.kwargs {
-        if let Some(slot) = HEAD_TENSORS.iter().position(|t| t == k) {
+        if let Some(slot) = HEAD_TENSORS[..3].iter().position(|t| t == k) {
             if filled[slot] {
                 return Err(structure(
                     "each tensor argument once",
@@ -265,5 +414,74 @@ mod tests {
             heads_call(&masked),
             Err(ParamError::Unsupported(_))
         ));
+    }
+
+    #[test]
+    fn mask_tensors_follow_the_tensors_in_signature_order() {
+        // `layer(q, v, None, qm, attention_mask=a, value_mask=vm)`: the checker passes
+        // [q, v, qm, vm, a].
+        let node = Node {
+            args: vec![t("q"), t("v"), Arg::Literal(json!(null)), t("qm")],
+            kwargs: vec![
+                ("attention_mask".into(), t("a")),
+                ("value_mask".into(), t("vm")),
+            ],
+        };
+        let call = heads_call(&node).unwrap();
+        assert_eq!(call.masks, [true, true, false, true]);
+        let inputs = ["q", "v", "qm", "vm", "a"];
+        let h = call.split(&inputs);
+        assert_eq!(h.tensors, &["q", "v"]);
+        assert_eq!(h.masks, [Some(&"qm"), Some(&"vm"), None, Some(&"a")]);
+        // MultiHeadAttention reads the query's Keras mask, not `query_mask`; an explicit
+        // value mask replaces the value's Keras mask.
+        let keras = |i: usize| ["kq", "kv"].get(i).copied();
+        let src = call.mask_sources(MaskReading::MultiHead, &inputs, keras);
+        assert_eq!(
+            src,
+            [
+                Some(MaskSource::Keras("kq")),
+                Some(MaskSource::Explicit(&"vm")),
+                None,
+                Some(MaskSource::Explicit(&"a")),
+            ]
+        );
+        let src = call.mask_sources(MaskReading::GroupedQuery, &inputs, keras);
+        assert_eq!(src[0], Some(MaskSource::Explicit(&"qm")));
+        // A positional None where Keras fills the mask of a tensor by name.
+        let twice = Node {
+            args: vec![t("q"), t("v"), t("k"), t("qm"), Arg::Literal(json!(null))],
+            kwargs: vec![],
+        };
+        let Err(ParamError::Invalid(v)) = heads_call(&twice) else {
+            panic!()
+        };
+        assert_eq!(
+            (v.category, v.parameter.as_str()),
+            (Category::Structure, "value_mask")
+        );
+    }
+
+    #[test]
+    fn an_attention_mask_alone_is_uncast_on_the_explicit_path_of_grouped_query_attention() {
+        let node = Node {
+            args: vec![t("q"), t("v")],
+            kwargs: vec![("attention_mask".into(), t("a"))],
+        };
+        let call = heads_call(&node).unwrap();
+        let x = ArrayD::zeros(vec![1, 1, 1]);
+        let a = ArrayD::from_shape_vec(vec![1, 1, 3], vec![-1.0, 0.3, 2.0]).unwrap();
+        let kept = |reading, fused, others| {
+            let m = call.core_masks(reading, fused, others, &[&x, &x, &a], &[]);
+            m[3].as_ref().unwrap().iter().copied().collect::<Vec<_>>()
+        };
+        let cast = vec![true, true, true];
+        assert_eq!(kept(MaskReading::MultiHead, false, false), cast);
+        assert_eq!(kept(MaskReading::GroupedQuery, true, false), cast);
+        assert_eq!(kept(MaskReading::GroupedQuery, false, true), cast);
+        assert_eq!(
+            kept(MaskReading::GroupedQuery, false, false),
+            vec![false, false, true]
+        );
     }
 }

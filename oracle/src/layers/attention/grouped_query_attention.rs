@@ -10,7 +10,11 @@
 //! uses key/value head `u / (Nq / Nkv)`), then attention runs over axis 1 with scale
 //! `1/√head_dim` through the [`heads`](super::heads) core (fused unless `dropout > 0` or
 //! `return_attention_scores`). The output has the query's shape; the weights are `(B, Nq, T,
-//! S)`. The output keeps the query's mask, the weights get the softmax's.
+//! S)`. The output keeps the query's Keras mask, the weights get the softmax's.
+//!
+//! Masks: the query's, value's and key's Keras masks, each replaced by the mask tensor a call
+//! passes as `query_mask`/`value_mask`/`key_mask`, and the call's `attention_mask` (see
+//! [`MaskReading::GroupedQuery`]).
 
 use ndarray::ArrayD;
 use serde_json::Value;
@@ -18,7 +22,7 @@ use serde_json::Value;
 use crate::DType;
 use crate::case::Dims;
 use crate::interval::Interval;
-use crate::layers::attention::call::{CallArgs, HEAD_TENSORS, heads_call};
+use crate::layers::attention::call::{CallArgs, HEAD_TENSORS, MaskReading, heads_call};
 use crate::layers::attention::heads::{
     Core, max_abs, projection_magnitude, repeat_heads, same_size, scale,
 };
@@ -197,6 +201,21 @@ impl GqaSpec {
         (w[i], self.use_bias.then(|| w[i + 1]))
     }
 
+    /// The masks the core combines, for a call on these inputs (tensors and mask tensors)
+    /// whose tensors carry these Keras masks.
+    fn core_masks(&self, inputs: &[&ArrayD<f64>], masks: &[Option<&Mask>]) -> Vec<Option<Mask>> {
+        let others = self.call.use_causal_mask || self.sliding_window.is_some();
+        self.call.core_masks(
+            MaskReading::GroupedQuery,
+            self.core().fused,
+            others,
+            inputs,
+            masks,
+        )
+    }
+
+    /// The outputs and the projected query, key and value, for the call's tensors and the
+    /// masks the core combines.
     #[allow(clippy::type_complexity)]
     fn forward(
         &self,
@@ -232,6 +251,7 @@ impl GqaSpec {
 
 impl Spec for GqaSpec {
     fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
+        let inputs = self.call.split(inputs).tensors;
         if !(2..=3).contains(&inputs.len()) {
             return Err(Violation::new(Category::Structure, Tag::KerasEnforced)
                 .parameter("inputs")
@@ -292,6 +312,7 @@ impl Spec for GqaSpec {
     }
 
     fn weights(&self, inputs: &[Vec<usize>]) -> Vec<WeightSpec> {
+        let inputs = self.call.split(inputs).tensors;
         let (dq, dv) = (inputs[0][2], inputs[1][2]);
         let dk = inputs.get(2).map_or(dv, |k| k[2]);
         let (h, nq, nkv) = (self.head_dim, self.query_heads, self.kv_heads);
@@ -326,8 +347,9 @@ impl Spec for GqaSpec {
         w
     }
 
+    /// The mask arguments apply whether or not the tensors carry Keras masks.
     fn eval(&self, inputs: &[&ArrayD<f64>], weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
-        self.forward(inputs, &[], weights).0
+        self.eval_masked(inputs, &[], weights)
     }
 
     fn eval_masked(
@@ -336,7 +358,15 @@ impl Spec for GqaSpec {
         masks: &[Option<&Mask>],
         weights: &[&ArrayD<f64>],
     ) -> Vec<ArrayD<f64>> {
-        self.forward(inputs, masks, weights).0
+        let core = self.core_masks(inputs, masks);
+        let core: Vec<Option<&Mask>> = core.iter().map(Option::as_ref).collect();
+        self.forward(self.call.split(inputs).tensors, &core, weights)
+            .0
+    }
+
+    /// The weights carry a mask when a mask argument is given.
+    fn produces_mask(&self) -> bool {
+        self.call.return_attention_scores && self.call.masks.iter().any(|&m| m)
     }
 
     fn check_masks(
@@ -344,13 +374,18 @@ impl Spec for GqaSpec {
         inputs: &[Dims],
         mask_shapes: &[Option<Vec<usize>>],
     ) -> Result<(), Violation> {
+        let masks = self
+            .call
+            .core_mask_shapes(MaskReading::GroupedQuery, inputs, mask_shapes);
+        let inputs = self.call.split(inputs).tensors;
         let (q, v) = (&inputs[0], &inputs[1]);
         let k = inputs.get(2).unwrap_or(v);
         let scores = vec![q[0], Some(self.query_heads), q[1], k[1]];
-        self.core()
-            .check_mask_shapes(mask_shapes, q[1], v[1], &scores)
+        self.core().check_mask_shapes(&masks, q[1], v[1], &scores)
     }
 
+    /// The output keeps the query's Keras mask (Keras's default `compute_mask`, whatever
+    /// `query_mask` says).
     fn compute_mask(
         &self,
         inputs: &[&ArrayD<f64>],
@@ -358,10 +393,13 @@ impl Spec for GqaSpec {
     ) -> Option<Vec<Option<Mask>>> {
         let mut out = vec![masks.first().copied().flatten().cloned()];
         if self.call.return_attention_scores {
+            let core_masks = self.core_masks(inputs, masks);
+            let masks: Vec<Option<&Mask>> = core_masks.iter().map(Option::as_ref).collect();
+            let inputs = self.call.split(inputs).tensors;
             let (q, v) = (inputs[0], inputs[1]);
             out.push(
                 self.core()
-                    .softmax_mask(masks, q.shape()[1], v.shape()[1], 4),
+                    .softmax_mask(&masks, q.shape()[1], v.shape()[1], 4),
             );
         }
         Some(out)
@@ -373,6 +411,10 @@ impl Spec for GqaSpec {
         inputs: &[Interval],
         weights: &[Interval],
     ) -> Vec<Interval> {
+        let (shapes, inputs) = (
+            self.call.split(shapes).tensors,
+            self.call.split(inputs).tensors,
+        );
         let w = |i: usize| weights.get(i).copied().unwrap_or(Interval::TOP);
         let fan = |s: &Dims| s.last().copied().flatten().unwrap_or(usize::MAX);
         let proj = |x: Interval, n: usize, which: usize| {
@@ -420,6 +462,7 @@ impl Spec for GqaSpec {
         weights: &[&ArrayD<f64>],
     ) -> Tolerance {
         let e = Tolerance::eps(dtype);
+        let inputs = self.call.split(inputs).tensors;
         let (q, v) = (inputs[0], inputs[1]);
         let k = inputs.get(2).copied().unwrap_or(v);
         let (_, [qp, kp, vp, o]) = self.forward(inputs, &[], weights);
@@ -447,6 +490,7 @@ impl Spec for GqaSpec {
     }
 
     fn build_config(&self, inputs: &[Dims]) -> Option<Value> {
+        let inputs = self.call.split(inputs).tensors;
         let mut shapes = serde_json::Map::new();
         for (name, s) in ["query_shape", "value_shape", "key_shape"]
             .iter()

@@ -3,11 +3,14 @@
 //! computations Keras 3.15 chooses between on TF.
 //!
 //! The mask (`true`: attend) is the `&` of the query mask expanded to `(B, T, 1)`, the value
-//! and key masks expanded to `(B, 1, S)`, the causal mask `(1, T, S)` (`use_causal_mask`) and
-//! the band `(1, T, S)` of `sliding_window`, where `T` and `S` are the sizes of axis 1 of the
-//! query and the value inputs (for rank-2 inputs `(B, d)`, their features). With
-//! `use_causal_mask` alone, no mask is built and the computation applies the causal mask
-//! itself, sized from the *projected* query and value (for rank-2 inputs, the heads `(N, N)`).
+//! and key masks expanded to `(B, 1, S)`, the causal mask `(1, T, S)` (`use_causal_mask`),
+//! the band `(1, T, S)` of `sliding_window` and the call's `attention_mask` as given (`(B, T,
+//! S)` usually), where `T` and `S` are the sizes of axis 1 of the query and the value inputs
+//! (for rank-2 inputs `(B, d)`, their features). The masks are indexed `[query, value, key,
+//! attention]` ([`AttentionMasks`]); which tensors they are (an input's Keras mask or an
+//! explicit mask argument) is the layer's business. With `use_causal_mask` alone, no mask is
+//! built and the computation applies the causal mask itself, sized from the *projected* query
+//! and value (for rank-2 inputs, the heads `(N, N)`).
 //!
 //! - **Fused** (`ops.dot_product_attention`), taken when the projected query has rank 4 (a
 //!   rank-3 query), `dropout == 0` and `return_attention_scores=False`. It ignores
@@ -40,6 +43,10 @@ use crate::layers::attention::tensor_ops::{
 };
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Violation, badness};
+
+/// The masks an attention core combines, `[query, value, key, attention]` (a shorter slice
+/// lacks the last ones).
+pub type AttentionMasks<'a> = [Option<&'a Mask>];
 
 /// How the attention of one call is computed (from its config, flags and input rank).
 #[derive(Debug, Clone)]
@@ -170,6 +177,9 @@ impl Core {
         if let Some(w) = self.sliding {
             parts.push(band(t, s, w));
         }
+        if let Some(a) = masks.get(3).copied().flatten() {
+            parts.push(a.clone());
+        }
         let mut it = parts.into_iter();
         let first = it.next()?;
         it.try_fold(first, |acc, m| and(&acc, &m))
@@ -280,8 +290,8 @@ impl Core {
         self.check_mask_shapes(&[], t, s, scores)
     }
 
-    /// Shape checks of the attention mask for inputs whose Keras masks have these shapes
-    /// (`masks[i]` belongs to the query, value, key; unknown sizes are 1): the masks combine
+    /// Shape checks of the attention mask for masks of these shapes (`[query, value, key,
+    /// attention]`, as [`AttentionMasks`]; unknown sizes are 1): the masks combine
     /// (`&` broadcasts), each expansion is in range, and the result fits the scores —
     /// `Softmax` refuses a mask that does not broadcast to them or has more axes; on the fused
     /// path (`scores` are then the logits `(B, N, T, S)`) TF's `where` refuses sizes that do
@@ -308,8 +318,15 @@ impl Core {
                 parts.push([q, vec![1]].concat());
             }
             for m in masks.iter().skip(1).take(2).flatten().cloned() {
+                if m.is_empty() {
+                    return Err(mask_violation(
+                        Tag::KerasEnforced,
+                        "a scalar value or key mask cannot be expanded at axis -2".into(),
+                        scores,
+                    ));
+                }
                 let mut e = m;
-                e.insert(e.len().saturating_sub(1), 1);
+                e.insert(e.len() - 1, 1);
                 parts.push(e);
             }
             if self.causal {
@@ -317,6 +334,9 @@ impl Core {
             }
             if self.sliding.is_some() {
                 parts.push(vec![1, t, s]);
+            }
+            if let Some(a) = masks.get(3).cloned().flatten() {
+                parts.push(a);
             }
         }
         let Some(first) = parts.first().cloned() else {

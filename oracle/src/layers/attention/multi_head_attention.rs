@@ -18,8 +18,11 @@
 //! reference gives the computed one).
 //!
 //! Masks: the query's, value's and key's Keras masks (Keras passes each input's mask as
-//! `query_mask`/`value_mask`/`key_mask`); the output keeps the query's mask, the weights get
-//! the softmax's.
+//! `query_mask`/`value_mask`/`key_mask`), replaced by the `value_mask`/`key_mask` tensors a
+//! call passes, and the call's `attention_mask` (cast to bool). An explicit `query_mask` is
+//! ignored: `call` reads the query's Keras mask in its place (see
+//! [`MaskReading::MultiHead`]). The output keeps the query's Keras mask, the weights get the
+//! softmax's.
 
 use ndarray::ArrayD;
 use serde_json::Value;
@@ -27,7 +30,7 @@ use serde_json::Value;
 use crate::DType;
 use crate::case::Dims;
 use crate::interval::Interval;
-use crate::layers::attention::call::{CallArgs, HEAD_TENSORS, heads_call};
+use crate::layers::attention::call::{CallArgs, HEAD_TENSORS, MaskReading, heads_call};
 use crate::layers::attention::heads::{Core, max_abs, projection_magnitude, same_size, scale};
 use crate::layers::attention::tensor_ops::project;
 use crate::layers::util::{rank_between, show};
@@ -381,7 +384,17 @@ impl MhaSpec {
         }
     }
 
-    /// The output, the weights (explicit path) and the projected query, key and value.
+    /// The masks the core combines, for a call on these inputs (tensors and mask tensors)
+    /// whose tensors carry these Keras masks.
+    fn core_masks(&self, inputs: &[&ArrayD<f64>], masks: &[Option<&Mask>]) -> Vec<Option<Mask>> {
+        let fused = self.fused(inputs[0].ndim());
+        let others = self.call.use_causal_mask || self.sliding_window.is_some();
+        self.call
+            .core_masks(MaskReading::MultiHead, fused, others, inputs, masks)
+    }
+
+    /// The output, the weights (explicit path) and the projected query, key and value, for
+    /// the call's tensors and the masks the core combines.
     #[allow(clippy::type_complexity)]
     fn forward(
         &self,
@@ -425,6 +438,7 @@ pub fn sigmoid(x: f64) -> f64 {
 
 impl Spec for MhaSpec {
     fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
+        let inputs = self.call.split(inputs).tensors;
         if !(2..=3).contains(&inputs.len()) {
             return Err(Violation::new(Category::Structure, Tag::KerasEnforced)
                 .parameter("inputs")
@@ -488,6 +502,7 @@ impl Spec for MhaSpec {
     }
 
     fn weights(&self, inputs: &[Vec<usize>]) -> Vec<WeightSpec> {
+        let inputs = self.call.split(inputs).tensors;
         let dim = |i: usize| *inputs[i].last().expect("rank >= 2");
         let (dq, dv) = (dim(0), dim(1));
         let dk = if inputs.len() > 2 { dim(2) } else { dv };
@@ -546,8 +561,9 @@ impl Spec for MhaSpec {
         w
     }
 
+    /// The mask arguments apply whether or not the tensors carry Keras masks.
     fn eval(&self, inputs: &[&ArrayD<f64>], weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
-        self.forward(inputs, &[], weights).0
+        self.eval_masked(inputs, &[], weights)
     }
 
     fn eval_masked(
@@ -556,7 +572,15 @@ impl Spec for MhaSpec {
         masks: &[Option<&Mask>],
         weights: &[&ArrayD<f64>],
     ) -> Vec<ArrayD<f64>> {
-        self.forward(inputs, masks, weights).0
+        let core = self.core_masks(inputs, masks);
+        let core: Vec<Option<&Mask>> = core.iter().map(Option::as_ref).collect();
+        self.forward(self.call.split(inputs).tensors, &core, weights)
+            .0
+    }
+
+    /// The weights carry a mask when a mask argument is given.
+    fn produces_mask(&self) -> bool {
+        self.call.return_attention_scores && self.call.masks.iter().any(|&m| m)
     }
 
     fn check_masks(
@@ -564,9 +588,13 @@ impl Spec for MhaSpec {
         inputs: &[Dims],
         mask_shapes: &[Option<Vec<usize>>],
     ) -> Result<(), Violation> {
+        let masks = self
+            .call
+            .core_mask_shapes(MaskReading::MultiHead, inputs, mask_shapes);
+        let inputs = self.call.split(inputs).tensors;
         let core = self.core(inputs[0].len())?;
         let scores = self.scores_dims(&core, inputs);
-        core.check_mask_shapes(mask_shapes, inputs[0][1], inputs[1][1], &scores)
+        core.check_mask_shapes(&masks, inputs[0][1], inputs[1][1], &scores)
     }
 
     fn compute_mask(
@@ -576,6 +604,9 @@ impl Spec for MhaSpec {
     ) -> Option<Vec<Option<Mask>>> {
         let mut out = vec![masks.first().copied().flatten().cloned()];
         if self.call.return_attention_scores {
+            let core_masks = self.core_masks(inputs, masks);
+            let masks: Vec<Option<&Mask>> = core_masks.iter().map(Option::as_ref).collect();
+            let inputs = self.call.split(inputs).tensors;
             let (q, v) = (inputs[0], inputs[1]);
             let core = self.core(q.ndim()).ok()?;
             let dims = |a: &ArrayD<f64>| -> Dims { a.shape().iter().map(|&d| Some(d)).collect() };
@@ -586,7 +617,7 @@ impl Spec for MhaSpec {
                     &self.projected(&dims(k), self.key_dim),
                 )
                 .len();
-            out.push(core.softmax_mask(masks, q.shape()[1], v.shape()[1], rank));
+            out.push(core.softmax_mask(&masks, q.shape()[1], v.shape()[1], rank));
         }
         Some(out)
     }
@@ -597,6 +628,10 @@ impl Spec for MhaSpec {
         inputs: &[Interval],
         weights: &[Interval],
     ) -> Vec<Interval> {
+        let (shapes, inputs) = (
+            self.call.split(shapes).tensors,
+            self.call.split(inputs).tensors,
+        );
         let l = self.layout();
         let w = |i: usize| weights.get(i).copied().unwrap_or(Interval::TOP);
         let fan = |s: &Dims| s.last().copied().flatten().unwrap_or(usize::MAX);
@@ -645,6 +680,7 @@ impl Spec for MhaSpec {
     ) -> Tolerance {
         let e = Tolerance::eps(dtype);
         let l = self.layout();
+        let inputs = self.call.split(inputs).tensors;
         let (q, v) = (inputs[0], inputs[1]);
         let k = inputs.get(2).copied().unwrap_or(v);
         let (outs, [qp, kp, vp, o]) = self.forward(inputs, &[], weights);
@@ -675,6 +711,7 @@ impl Spec for MhaSpec {
     /// Keras builds it through `build(query_shape, value_shape, key_shape)`: the shapes by
     /// argument name (no key shape when no key is passed).
     fn build_config(&self, inputs: &[Dims]) -> Option<Value> {
+        let inputs = self.call.split(inputs).tensors;
         let mut shapes = serde_json::Map::new();
         for (name, s) in ["query_shape", "value_shape", "key_shape"]
             .iter()

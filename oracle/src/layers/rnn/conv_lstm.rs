@@ -10,6 +10,10 @@
 //! - `i, f, o = recurrent_activation(z_i, z_f, z_o)`, `c' = f·c + i·activation(z_c)`,
 //!   `h' = o·activation(c')`; the step's output is `h'`.
 //!
+//! The state starts at zero, or at the call's `initial_state` `[h, c]` (a keyword argument or
+//! the second positional one), each shaped as the state in the layer's data format (see
+//! [`check_state`] for what TF does with other shapes).
+//!
 //! Masks (`(batch, time)`; see [`step_keep`] for longer ones): a masked step keeps the state and
 //! repeats the previous output (zeros before the first step), or outputs zeros with
 //! `zero_output_for_mask`. `go_backwards` reads the steps last to first and returns the
@@ -33,7 +37,8 @@ use crate::layers::convolutional::{
     kernel_exceeds, no_strided_dilation, parse_common, positive, split, surely_nonempty,
     zero_channels,
 };
-use crate::layers::util::{arity, input_shape_config, rank_between, show};
+use crate::layers::rnn::recurrence::StateForm;
+use crate::layers::util::{arity, rank_between, show};
 use crate::layers::{CallSite, Mask, Spec, WeightDomain, WeightSpec};
 use crate::params::{Config, DataFormat, Padding, ParamResult};
 use crate::tolerance::Tolerance;
@@ -51,6 +56,8 @@ pub struct ConvLstmSpec {
     go_backwards: bool,
     zero_output_for_mask: bool,
     unroll: bool,
+    /// The call's `initial_state`: absent or `[h, c]`.
+    form: StateForm,
 }
 
 /// Parses a `ConvLSTM{rank}D` call.
@@ -80,9 +87,8 @@ pub fn parse(call: &CallSite<'_>, rank: usize) -> ParamResult<Box<dyn Spec>> {
     c.ignore(&["unit_forget_bias", "dropout", "recurrent_dropout"]);
     c.finish()?;
     no_strided_dilation(&common.geom)?;
-    if call.node.kwargs.iter().any(|(k, _)| k == "initial_state") {
-        return Err(Unsupported::new("initial_state", "initial states of ConvLSTM layers").into());
-    }
+    let form = StateForm::of_call(call.node)?;
+    form.check_count(2)?;
     Ok(Box::new(ConvLstmSpec {
         rank,
         filters,
@@ -93,6 +99,7 @@ pub fn parse(call: &CallSite<'_>, rank: usize) -> ParamResult<Box<dyn Spec>> {
         go_backwards,
         zero_output_for_mask,
         unroll,
+        form,
     }))
 }
 
@@ -111,6 +118,14 @@ fn unknown_size(x: &Dims, what: &str) -> Violation {
 impl ConvLstmSpec {
     fn geom(&self) -> &Geometry {
         &self.common.geom
+    }
+
+    /// The channels axis of the state in its data format.
+    fn channel_axis(&self) -> usize {
+        match self.geom().data_format {
+            DataFormat::ChannelsLast => self.rank + 1,
+            DataFormat::ChannelsFirst => 1,
+        }
     }
 
     /// The recurrent convolution: the kernel's taps, stride 1, no dilation, `same` padding,
@@ -163,11 +178,12 @@ impl ConvLstmSpec {
         Canonical::of(&y, df).data
     }
 
-    /// Runs the layer; with `err`, also bounds the difference to TF's rounding (see
-    /// [`ErrorBound`]).
+    /// Runs the layer from the initial states `given` (`[h, c]`, or none: zeros); with `err`,
+    /// also bounds the difference to TF's rounding (see [`ErrorBound`]).
     fn run(
         &self,
         x: &ArrayD<f64>,
+        given: &[&ArrayD<f64>],
         mask: Option<&Mask>,
         weights: &[&ArrayD<f64>],
         mut err: Option<&mut ErrorBound>,
@@ -199,8 +215,12 @@ impl ConvLstmSpec {
             s.push(f);
             s
         };
-        let mut h = zeros.data.clone();
-        let mut c = zeros.data.clone();
+        let start = |i: usize| match given.get(i) {
+            Some(s) => Canonical::of(s, df).data,
+            None => zeros.data.clone(),
+        };
+        let mut h = start(0);
+        let mut c = start(1);
         let mut prev_out = zeros.data.clone();
         let mut outputs: Vec<Vec<f64>> = Vec::with_capacity(steps);
         let taps = g.taps();
@@ -387,6 +407,68 @@ pub fn step_keep(mask: &Mask, t: usize, state_cl: &[usize], df: DataFormat) -> O
     Some(keep.data.iter().map(|&v| v == 1.0).collect())
 }
 
+/// An initial state (`k`: 0 for `h`, 1 for `c`) must have the state's shape `want`. Keras
+/// does not check it; TF's cell convolves `h` (its channels must be the filters: a multiple
+/// of them makes a grouped convolution) and adds and multiplies both into the state, which
+/// broadcasts. A state that only broadcasts (a size of 1, another rank for `c`, `h`'s
+/// channels a multiple of the filters) changes shape from step to step: accepted eagerly,
+/// refused by a graph's `while_loop`, and not the shapes Keras declares (semantic); sizes
+/// that neither fit nor broadcast fail in TF.
+fn check_state(
+    k: usize,
+    s: &Dims,
+    want: &Dims,
+    channels: usize,
+    filters: usize,
+) -> Result<(), Violation> {
+    let violation = |tag, detail: &str| {
+        Err(Violation::new(Category::IncompatibleShapes, tag)
+            .parameter(format!("initial_state[{k}]"))
+            .expected(show(want))
+            .actual(show(s))
+            .detail(detail.to_owned())
+            .badness(badness::shape(1.0)))
+    };
+    if s.len() != want.len() {
+        let broadcasts = k == 1
+            && s.len() < want.len()
+            && s.iter()
+                .rev()
+                .zip(want.iter().rev())
+                .all(|(a, b)| matches!((a, b), (Some(1), _) | (None, _) | (_, None)) || a == b);
+        return if broadcasts {
+            violation(
+                Tag::Semantic,
+                "has another rank and only broadcasts to the state",
+            )
+        } else {
+            violation(Tag::KerasEnforced, "has another rank than the state")
+        };
+    }
+    let mut broadcasts = false;
+    for (i, (a, b)) in s.iter().zip(want).enumerate() {
+        let (Some(a), Some(b)) = (*a, *b) else {
+            continue;
+        };
+        if a == b {
+            continue;
+        }
+        let fits = if k == 0 && i == channels {
+            a % filters == 0
+        } else {
+            a == 1 || b == 1
+        };
+        if !fits {
+            return violation(Tag::KerasEnforced, "does not fit the state");
+        }
+        broadcasts = true;
+    }
+    if broadcasts {
+        return violation(Tag::Semantic, "only broadcasts to the state");
+    }
+    Ok(())
+}
+
 /// What one step computed, for [`ErrorBound::step`]; per-element arrays are channels last.
 struct StepValues<'a> {
     /// Products summed into each pre-activation (both convolutions), plus the bias and the add.
@@ -498,7 +580,7 @@ impl ErrorBound {
 
 impl Spec for ConvLstmSpec {
     fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
-        arity(inputs, 1)?;
+        arity(inputs, 1 + self.form.count())?;
         let x = &inputs[0];
         rank_between(x, 0, self.rank + 3, self.rank + 3)?;
         let g = self.geom();
@@ -525,6 +607,9 @@ impl Spec for ConvLstmSpec {
             && surely_nonempty(&state)
         {
             return Err(channels_first_refused("ConvLSTM1D/ConvLSTM2D"));
+        }
+        for (k, s) in inputs[1..].iter().enumerate() {
+            check_state(k, s, &state, self.channel_axis(), self.filters)?;
         }
         let seq = if self.return_sequences {
             let mut s = state.clone();
@@ -577,7 +662,7 @@ impl Spec for ConvLstmSpec {
     }
 
     fn eval(&self, inputs: &[&ArrayD<f64>], weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
-        self.run(inputs[0], None, weights, None)
+        self.run(inputs[0], &inputs[1..], None, weights, None)
     }
 
     fn eval_masked(
@@ -586,7 +671,13 @@ impl Spec for ConvLstmSpec {
         masks: &[Option<&Mask>],
         weights: &[&ArrayD<f64>],
     ) -> Vec<ArrayD<f64>> {
-        self.run(inputs[0], masks.first().copied().flatten(), weights, None)
+        self.run(
+            inputs[0],
+            &inputs[1..],
+            masks.first().copied().flatten(),
+            weights,
+            None,
+        )
     }
 
     /// The mask must be `(batch, time, ...)` of the input's batch and time. A longer one is
@@ -705,7 +796,8 @@ impl Spec for ConvLstmSpec {
         let (ra, act) = (self.recurrent_activation, self.common.activation);
         let zero = Interval::point(0.0);
         // Unions of every state so far: each step's state lies in them, whatever the step.
-        let (mut h, mut c_acc) = (zero, zero);
+        let start = |i: usize| inputs.get(i).map_or(zero, |s| s.union(zero));
+        let (mut h, mut c_acc) = (start(1), start(2));
         let steps = x[1];
         let mut converged = false;
         for s in 0..steps.unwrap_or(64).min(64) {
@@ -755,7 +847,7 @@ impl Spec for ConvLstmSpec {
             recurrent_norm: norm,
             ..ErrorBound::default()
         };
-        self.run(inputs[0], None, weights, Some(&mut bound));
+        self.run(inputs[0], &inputs[1..], None, weights, Some(&mut bound));
         let base = Tolerance::elementwise(dtype);
         let abs = if bound.worst.is_nan() {
             f64::INFINITY
@@ -769,7 +861,7 @@ impl Spec for ConvLstmSpec {
     }
 
     fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {
-        input_shape_config(inputs)
+        self.form.build_config(inputs)
     }
 }
 
@@ -1096,6 +1188,42 @@ mod tests {
             ),
             Err(crate::params::ParamError::Unsupported(_))
         ));
+    }
+
+    #[test]
+    fn initial_states_fit_the_state_or_are_refused_as_tf_refuses_them() {
+        let want = known(&[2, 5, 2]);
+        let tag = |k: usize, s: &[usize]| check_state(k, &known(s), &want, 2, 2).map_err(|v| v.tag);
+        assert_eq!(tag(0, &[2, 5, 2]), Ok(()));
+        assert_eq!(tag(1, &[2, 6, 2]), Err(Tag::KerasEnforced));
+        assert_eq!(tag(0, &[3, 5, 2]), Err(Tag::KerasEnforced));
+        // `h`'s channels meet the recurrent kernel: 1 does not broadcast, 4 is grouped.
+        assert_eq!(tag(0, &[2, 5, 1]), Err(Tag::KerasEnforced));
+        assert_eq!(tag(0, &[2, 5, 4]), Err(Tag::Semantic));
+        assert_eq!(tag(1, &[2, 5, 1]), Err(Tag::Semantic));
+        assert_eq!(tag(1, &[2, 1, 2]), Err(Tag::Semantic));
+        // `c` of a lower rank broadcasts when its axes fit from the right; `h` must be a state.
+        assert_eq!(tag(1, &[5, 2]), Err(Tag::Semantic));
+        assert_eq!(tag(1, &[2, 5]), Err(Tag::KerasEnforced));
+        assert_eq!(tag(0, &[5, 2]), Err(Tag::KerasEnforced));
+        // Unknown sizes are not judged.
+        assert_eq!(
+            check_state(0, &vec![None, Some(5), Some(2)], &want, 2, 2),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn initial_states_start_the_recurrence() {
+        let s = spec(1, json!({"filters": 1, "kernel_size": 1}), DType::Float64).unwrap();
+        let x = arr(&[1, 1, 1, 1], &[1.0]);
+        let (h0, c0) = (arr(&[1, 1, 1], &[0.5]), arr(&[1, 1, 1], &[-2.0]));
+        let w = weights();
+        let out = s.eval(&[&x, &h0, &c0], &[&w[0], &w[1], &w[2]]);
+        let z: Vec<f64> = (0..4).map(|g| K[g] + B[g] + 0.5 * U[g]).collect();
+        let c = sigmoid(z[1]) * -2.0 + sigmoid(z[0]) * z[2].tanh();
+        let h = sigmoid(z[3]) * c.tanh();
+        assert!((out[0][[0, 0, 0]] - h).abs() < 1e-15);
     }
 
     #[test]

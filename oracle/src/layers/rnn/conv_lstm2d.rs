@@ -17,6 +17,10 @@ impl LayerKind for ConvLSTM2D {
         conv_lstm::parse(call, 2)
     }
 
+    fn tensor_kwargs(&self) -> &'static [&'static str] {
+        &["initial_state"]
+    }
+
     fn params(&self) -> &'static [ParamDef] {
         conv_lstm::params(2)
     }

@@ -17,6 +17,10 @@ impl LayerKind for ConvLSTM3D {
         conv_lstm::parse(call, 3)
     }
 
+    fn tensor_kwargs(&self) -> &'static [&'static str] {
+        &["initial_state"]
+    }
+
     fn params(&self) -> &'static [ParamDef] {
         conv_lstm::params(3)
     }

@@ -161,6 +161,32 @@ impl StateForm {
         }
     }
 
+    /// The number of tensors of a single cell's states: one tensor or a flat list.
+    fn flat_count(&self) -> ParamResult<usize> {
+        match self {
+            StateForm::Tensor => Ok(1),
+            StateForm::List(v) if v.iter().all(|f| *f == StateForm::Tensor) => Ok(v.len()),
+            _ => Err(Unsupported::new("initial_state", "nested lists for a single cell").into()),
+        }
+    }
+
+    /// Requires `need` state tensors of a single cell (absent: the cell's zeros).
+    pub(crate) fn check_count(&self, need: usize) -> ParamResult<()> {
+        if *self == StateForm::Absent {
+            return Ok(());
+        }
+        let given = self.flat_count()?;
+        if given != need {
+            return Err(structure(
+                "is the wrong number of initial states".into(),
+                format!("{need} state tensor(s)"),
+                given,
+            )
+            .into());
+        }
+        Ok(())
+    }
+
     /// The same structure with each tensor replaced by its shape (a `build_config` entry).
     fn shapes(&self, shapes: &mut dyn Iterator<Item = &Dims>) -> Value {
         match self {
@@ -326,18 +352,9 @@ impl Recurrence {
             )
             .into());
         }
-        let given = match form {
-            StateForm::Tensor => 1,
-            StateForm::List(v) if v.iter().all(|f| *f == StateForm::Tensor) => v.len(),
-            _ => {
-                return Err(
-                    Unsupported::new("initial_state", "nested lists for a single cell").into(),
-                );
-            }
-        };
         let need = self.state_sizes().len();
         if self.first_state_only {
-            if given == 0 {
+            if form.flat_count()? == 0 {
                 return Err(structure(
                     "is empty (Keras indexes its first state)".into(),
                     "at least one state tensor".into(),
@@ -345,15 +362,9 @@ impl Recurrence {
                 )
                 .into());
             }
-        } else if given != need {
-            return Err(structure(
-                "is the wrong number of initial states".into(),
-                format!("{need} state tensor(s)"),
-                given,
-            )
-            .into());
+            return Ok(());
         }
-        Ok(())
+        form.check_count(need)
     }
 
     /// Output shapes for a sequence of this shape and these initial states, or the first
