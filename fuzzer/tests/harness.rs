@@ -307,6 +307,22 @@ fn fixtures_agree_in_every_mode_and_dtype() {
     }
 }
 
+/// XLA fuses a Maximum with the Average and Subtract that feed it and recomputes them inside
+/// the fusion: its result differs by a rounding from the maximum of the producers' outputs
+/// TF returns. A case a campaign reported as a mismatch for that agrees now.
+#[test]
+fn xla_recomputing_a_layers_producers_is_not_a_mismatch() {
+    let case =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/xla_recomputed_merge.case.json");
+    let (code, reports, stderr) = run(&[case.as_path()], &["--modes", "xla"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        reports[0]["verdicts"][0]["kind"], "agree",
+        "{:#}",
+        reports[0]
+    );
+}
+
 /// The masked golden models (Embedding(mask_zero)/Masking in front of merges, Concatenate,
 /// recurrent layers, Softmax, pooling), with the mask operations Keras writes into their
 /// configs, agree with TF in every mode and dtype, or TF refuses the invalid ones clearly.

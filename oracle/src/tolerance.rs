@@ -32,6 +32,21 @@ impl Tolerance {
         }
     }
 
+    /// The same tolerance for a layer XLA compiled: XLA fuses a layer with the layers that
+    /// feed it and recomputes their results inside the fusion, with roundings of its own
+    /// (a mean as a product with the reciprocal, say). The values the layer consumed can
+    /// then differ from the producers' outputs TF returns, on which it is judged, by a
+    /// rounding; through the layer that is a rounding relative to its result. Two are
+    /// allowed, for producers recomputed on both sides of a merge.
+    pub fn recomputed(self, dtype: DType) -> Tolerance {
+        let e = Tolerance::eps(dtype);
+        Tolerance {
+            abs: self.abs + 2.0 * e * tiny_scale(dtype),
+            rel: self.rel + 2.0 * e,
+            flush: self.flush,
+        }
+    }
+
     /// The unit roundoff of a dtype.
     pub fn eps(dtype: DType) -> f64 {
         match dtype {
