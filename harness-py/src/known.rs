@@ -74,8 +74,16 @@ pub fn framework_bug(
     // longer than the axis when that is `n` itself: graph shape inference refuses it.
     let traced = matches!(v.mode, Some(Mode::Graph | Mode::Xla));
     if raised && traced && v.detail.contains(": ValueError: ") {
+        // TF's graph names the layer by its name scope at tracing time, which Keras may have
+        // suffixed (`adaptive_max_pooling2d_1` for the case's `adaptive_max_pooling2d`):
+        // a layer of the named layer's class counts as named.
+        let named_class = v
+            .layer
+            .as_deref()
+            .and_then(|n| case.model.layer(n))
+            .map(|l| l.class_name.as_str());
         let over_long = case.model.layers.iter().enumerate().any(|(i, l)| {
-            let named = v.layer.as_deref() == Some(l.name.as_str())
+            let named = named_class == Some(l.class_name.as_str())
                 || v.detail
                     .contains(&format!("calling {}.call()", l.class_name));
             named
@@ -166,6 +174,12 @@ pub fn framework_bug(
                     .contains("makes Keras declare another output shape") =>
         {
             return Some("missing-validation-EinsumDense-ellipsis-declared-shape");
+        }
+        // TimeDistributed never checks the wrapped layer's input spec on the slices.
+        Kind::MissingValidation
+            if class == "TimeDistributed" && v.detail.contains(": layer.input") =>
+        {
+            return Some("missing-validation-TimeDistributed-skips-input-checks");
         }
         // PReLU takes a negative shared axis as a Python index into the non-batch shape,
         // one place off: `shared_axes=[-1]` shares the second-to-last axis.
