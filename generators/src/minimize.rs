@@ -3,7 +3,7 @@
 //! finding's signature) persists. Each round tries, in order: removing layers (the consumers
 //! take the removed layer's first input) and cutting the model at a layer, dropping model
 //! outputs (with what only they needed), shrinking input shapes (arrays sliced, weights refit),
-//! replacing inputs and weights with zeros or small integers, and dropping arguments back to
+//! lowering input ranks (an axis of size 1 dropped), replacing inputs and weights with zeros or small integers, and dropping arguments back to
 //! their defaults. Rounds repeat until one keeps nothing or the deadline passes.
 
 use std::time::Instant;
@@ -54,10 +54,11 @@ pub fn minimize(
 ) -> (Case, MinimizeStats) {
     let mut current = case.clone();
     let mut stats = MinimizeStats::default();
-    let passes: [fn(&Case) -> Vec<Case>; 5] = [
+    let passes: [fn(&Case) -> Vec<Case>; 6] = [
         layer_variants,
         output_variants,
         shape_variants,
+        rank_variants,
         value_variants,
         argument_variants,
     ];
@@ -175,6 +176,48 @@ fn shape_variants(case: &Case) -> Vec<Case> {
         }
     }
     out
+}
+
+/// Each non-batch axis of size 1 of each input of rank 3 or more dropped: the array keeps
+/// its values, the declared shape loses the axis, and the layers after it are refit or
+/// repaired to the lower rank (see [`fitted`]).
+fn rank_variants(case: &Case) -> Vec<Case> {
+    if edit::require_flat(case).is_err() {
+        return Vec::new();
+    }
+    let refs = case.model.input_refs();
+    let mut out = Vec::new();
+    for (k, t) in case.inputs.iter().enumerate() {
+        if t.data.ndim() < 3 {
+            continue;
+        }
+        for axis in (1..t.data.ndim()).filter(|&a| t.data.shape()[a] == 1) {
+            if let Some(c) = refs
+                .get(k)
+                .and_then(|r| with_input_axis_dropped(case, k, &r.layer, axis))
+            {
+                out.extend(fitted(c));
+            }
+        }
+    }
+    out
+}
+
+fn with_input_axis_dropped(case: &Case, k: usize, input: &str, axis: usize) -> Option<Case> {
+    let li = edit::position(case, input)?;
+    let mut dims = case.model.layers[li].input_batch_shape()?;
+    if axis >= dims.len() {
+        return None;
+    }
+    dims.remove(axis);
+    let mut c = case.clone();
+    let t = &mut c.inputs[k];
+    t.data = t.data.index_axis(Axis(axis), 0).to_owned();
+    t.npz_key = None;
+    let config = &mut c.model.layers[li].config;
+    config.remove("shape");
+    config.insert("batch_shape".into(), json!(dims));
+    Some(c)
 }
 
 fn with_input_cut(case: &Case, k: usize, input: &str, axis: usize, to: usize) -> Option<Case> {
@@ -329,6 +372,18 @@ mod tests {
         assert_eq!(inner_layers(&small), 1, "{stats:?}");
         assert_eq!(max_input_elements(&small), 1, "{:?}", small.inputs);
         assert!(stats.kept > 0 && !stats.timed_out);
+    }
+
+    #[test]
+    fn input_ranks_come_down_to_what_the_layer_needs() {
+        let case = (0..40)
+            .map(generated)
+            .find(|c| c.inputs.iter().any(|t| t.data.ndim() >= 4))
+            .expect("a generated case with an input of rank 4 or more");
+        let (small, stats) = minimize(&case, &mut |_| true, &MinimizeOptions::default());
+        let highest = |c: &Case| c.inputs.iter().map(|t| t.data.ndim()).max().unwrap_or(0);
+        assert!(highest(&small) < highest(&case), "{stats:?}");
+        assert!(highest(&small) <= 2, "{:?}", small.inputs);
     }
 
     #[test]
