@@ -2,7 +2,8 @@
 //! a time, and a variant is kept when the caller's test says the behaviour of interest (a
 //! finding's signature) persists. Each round tries, in order: removing layers (the consumers
 //! take the removed layer's first input) and cutting the model at a layer, dropping model
-//! outputs (with what only they needed), shrinking input shapes (arrays sliced, weights refit),
+//! outputs (with what only they needed), dropping model inputs (their consumers read another
+//! input), shrinking input shapes (arrays sliced, weights refit),
 //! lowering input ranks (an axis of size 1 dropped), replacing inputs and weights with zeros or small integers, and dropping arguments back to
 //! their defaults. Rounds repeat until one keeps nothing or the deadline passes.
 
@@ -10,7 +11,7 @@ use std::time::Instant;
 
 use ndarray::{ArrayD, Axis, Slice};
 use oracle::Case;
-use oracle::case::{Endpoints, ModelKind, Tensor};
+use oracle::case::{Endpoints, ModelKind, Tensor, TensorRef};
 use serde_json::json;
 
 use crate::edit;
@@ -54,9 +55,10 @@ pub fn minimize(
 ) -> (Case, MinimizeStats) {
     let mut current = case.clone();
     let mut stats = MinimizeStats::default();
-    let passes: [fn(&Case) -> Vec<Case>; 6] = [
+    let passes: [fn(&Case) -> Vec<Case>; 7] = [
         layer_variants,
         output_variants,
+        input_variants,
         shape_variants,
         rank_variants,
         value_variants,
@@ -147,6 +149,37 @@ fn output_variants(case: &Case) -> Vec<Case> {
             fitted(c)
         })
         .collect()
+}
+
+/// Each model input dropped, its consumers reading another input instead (the layers that
+/// then see another shape are refit or repaired, see [`fitted`]).
+fn input_variants(case: &Case) -> Vec<Case> {
+    let refs = case.model.input_refs();
+    if refs.len() < 2 || edit::require_flat(case).is_err() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (k, dropped) in refs.iter().enumerate() {
+        for (_, kept) in refs.iter().enumerate().filter(|&(j, _)| j != k) {
+            let mut c = case.clone();
+            edit::rewire_consumers(&mut c, dropped, kept, 0);
+            rewire_first_layer(&mut c, dropped, kept);
+            edit::prune(&mut c);
+            if c.model.input_refs().len() < refs.len() {
+                out.extend(fitted(c));
+            }
+        }
+    }
+    out
+}
+
+/// [`edit::rewire_consumers`] starts after a position; a consumer listed first is rewired here.
+fn rewire_first_layer(case: &mut Case, from: &TensorRef, to: &TensorRef) {
+    edit::for_each_input_ref(&mut case.model.layers[..1], &mut |r| {
+        if r == from {
+            *r = to.clone();
+        }
+    });
 }
 
 /// Each axis of each input array (batch included) cut to 1, then to half its size: the arrays
@@ -372,6 +405,24 @@ mod tests {
         assert_eq!(inner_layers(&small), 1, "{stats:?}");
         assert_eq!(max_input_elements(&small), 1, "{:?}", small.inputs);
         assert!(stats.kept > 0 && !stats.timed_out);
+    }
+
+    #[test]
+    fn model_inputs_are_dropped_while_the_test_holds() {
+        let case = (0..40)
+            .map(generated)
+            .find(|c| c.model.input_refs().len() >= 2)
+            .expect("a generated case with two inputs");
+        // Every layer must stay: only dropping inputs can take them away.
+        let n = inner_layers(&case);
+        let (small, stats) = minimize(
+            &case,
+            &mut |c: &Case| inner_layers(c) == n,
+            &MinimizeOptions::default(),
+        );
+        assert_eq!(inner_layers(&small), n);
+        assert_eq!(small.model.input_refs().len(), 1, "{stats:?}");
+        assert_eq!(small.inputs.len(), 1);
     }
 
     #[test]
