@@ -3,19 +3,12 @@
 //! pinned Keras, weights=None), systematically corrupted copies of them, hostile files, the
 //! what-if arguments, numeric hazards, and one comparison with the real TensorFlow.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
+use common::semfuzz;
 use serde_json::{Value, json};
-
-fn semfuzz(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_semfuzz"))
-        .args(args)
-        .env_remove("SEMFUZZ_PYTHON")
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("semfuzz runs")
-}
 
 fn application(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

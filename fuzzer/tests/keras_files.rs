@@ -3,19 +3,13 @@
 //! `.keras` file (inputs from an `.npz` or a seed) is judged as any case; files that would run
 //! code, files without weights and bad inputs are clear errors, never panics.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use common::semfuzz;
 use serde_json::Value;
-
-fn semfuzz(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_semfuzz"))
-        .args(args)
-        .env_remove("SEMFUZZ_PYTHON")
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("semfuzz runs")
-}
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()

@@ -1,7 +1,19 @@
-//! Helpers shared by the integration tests that plant faults in the worker.
+//! Helpers shared by the integration tests. Each test crate uses some of them.
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
+
+/// `semfuzz ARGS...` with the project's own environment (no `SEMFUZZ_PYTHON`, no
+/// `RUST_LOG`), its output.
+pub fn semfuzz(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_semfuzz"))
+        .args(args)
+        .env_remove("SEMFUZZ_PYTHON")
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("semfuzz runs")
+}
 
 /// A file of `fuzzer/tests/data/`.
 pub fn data(name: &str) -> PathBuf {
