@@ -134,7 +134,16 @@ pub fn output_count(_layer: &Layer) -> usize {
 /// Replaces every consumption of `from` (calls after position `after`, and the outputs) by
 /// `to`.
 pub fn rewire_consumers(case: &mut Case, from: &TensorRef, to: &TensorRef, after: usize) {
-    let start = (after + 1).min(case.model.layers.len());
+    rewire_from(case, from, to, after + 1);
+}
+
+/// Replaces every consumption of `from`, in any call and in the outputs, by `to`.
+pub fn rewire_all_consumers(case: &mut Case, from: &TensorRef, to: &TensorRef) {
+    rewire_from(case, from, to, 0);
+}
+
+fn rewire_from(case: &mut Case, from: &TensorRef, to: &TensorRef, start: usize) {
+    let start = start.min(case.model.layers.len());
     for_each_input_ref(&mut case.model.layers[start..], &mut |r| {
         if r == from {
             *r = to.clone();

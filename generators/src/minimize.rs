@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use ndarray::{ArrayD, Axis, Slice};
 use oracle::Case;
-use oracle::case::{Endpoints, ModelKind, Tensor, TensorRef};
+use oracle::case::{Endpoints, ModelKind, Tensor};
 use serde_json::json;
 
 use crate::edit;
@@ -161,8 +161,7 @@ fn input_variants(case: &Case) -> Vec<Case> {
     for (k, dropped) in refs.iter().enumerate() {
         for (_, kept) in refs.iter().enumerate().filter(|&(j, _)| j != k) {
             let mut c = case.clone();
-            edit::rewire_consumers(&mut c, dropped, kept, 0);
-            rewire_first_layer(&mut c, dropped, kept);
+            edit::rewire_all_consumers(&mut c, dropped, kept);
             edit::prune(&mut c);
             if c.model.input_refs().len() < refs.len() {
                 out.extend(no_larger(case, fitted(c)));
@@ -170,15 +169,6 @@ fn input_variants(case: &Case) -> Vec<Case> {
         }
     }
     out
-}
-
-/// [`edit::rewire_consumers`] starts after a position; a consumer listed first is rewired here.
-fn rewire_first_layer(case: &mut Case, from: &TensorRef, to: &TensorRef) {
-    edit::for_each_input_ref(&mut case.model.layers[..1], &mut |r| {
-        if r == from {
-            *r = to.clone();
-        }
-    });
 }
 
 /// Each axis of each input array (batch included) cut to 1, then to half its size: the arrays
