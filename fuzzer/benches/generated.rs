@@ -55,18 +55,8 @@ fn main() {
         .collect();
     for r in &reports {
         let verdicts = r["verdicts"].as_array().cloned().unwrap_or_default();
-        let raised = verdicts.iter().any(|v| {
-            matches!(
-                v["kind"].as_str(),
-                Some("unexpected-rejection" | "crash" | "timeout" | "oom")
-            )
-        });
-        let raised_unexplained = verdicts.iter().any(|v| {
-            matches!(
-                v["kind"].as_str(),
-                Some("unexpected-rejection" | "crash" | "timeout" | "oom")
-            ) && v["known"].is_null()
-        });
+        let raised = verdicts.iter().any(raises);
+        let raised_unexplained = verdicts.iter().any(|v| raises(v) && v["known"].is_null());
         ran_clean += (!raised) as usize;
         ran_clean_but_kept += (!raised_unexplained) as usize;
         let mut all = true;
@@ -121,6 +111,14 @@ fn main() {
         writeln!(f, "{l}").expect("write");
         println!("{l}");
     }
+}
+
+/// Whether a verdict says TF raised (or died) where the reference computes a result.
+fn raises(v: &Value) -> bool {
+    matches!(
+        v["kind"].as_str(),
+        Some("unexpected-rejection" | "crash" | "timeout" | "oom")
+    )
 }
 
 /// Copies the case of a report with an unexplained verdict into `dir`.
