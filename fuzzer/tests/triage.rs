@@ -1,7 +1,8 @@
 //! `semfuzz triage` end to end with real TensorFlow and faults planted in the worker: a
 //! campaign's findings are replayed, labelled and minimised; corrupt and foreign files are
-//! reported and skipped; a nondeterministic fault is labelled flaky. Deterministic: fixed
-//! seeds and run counts.
+//! reported and skipped; a nondeterministic fault is labelled flaky; without a fault, a plain
+//! case agrees while a saved finding no longer reproduces. Deterministic: fixed seeds and run
+//! counts.
 
 mod common;
 
@@ -289,5 +290,84 @@ fn a_bug_that_shows_every_other_run_is_flaky() {
             .lines()
             .any(|l| l.starts_with("| ReLU | `mismatch/ReLU` | flaky |")),
         "{report}"
+    );
+}
+
+/// Without a planted fault TensorFlow computes the ReLU as the reference does: a plain case of
+/// it agrees, while a saved finding of it (an `outcome.json` recording a mismatch) no longer
+/// reproduces. Neither is a finding: exit 0.
+#[test]
+fn a_plain_case_that_agrees_is_not_a_finding_that_no_longer_reproduces() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = dir.path().join("cases");
+    let finding = cases.join("findings/mismatch/ReLU");
+    std::fs::create_dir_all(&finding).unwrap();
+    std::fs::write(cases.join("relu.case.json"), RELU_CASE).unwrap();
+    std::fs::write(finding.join("case.case.json"), RELU_CASE).unwrap();
+    let outcome = serde_json::json!({
+        "verdict": "mismatch",
+        "signature": "mismatch/ReLU",
+        "layer": "re_lu",
+        "class": "ReLU",
+        "modes": ["eager"],
+        "count": 3,
+        "first_seen": 1_700_000_000u64,
+        "last_seen": 1_700_003_600u64,
+    });
+    std::fs::write(finding.join("outcome.json"), outcome.to_string()).unwrap();
+    let html = dir.path().join("triage.html");
+    let out = common::semfuzz(&[
+        "triage",
+        "--html",
+        html.to_str().unwrap(),
+        cases.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+
+    let stdout = text(&out.stdout);
+    let line = |path: &Path| {
+        let prefix = format!("{}: ", path.display());
+        stdout
+            .lines()
+            .find(|l| l.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("no line for {prefix}: {stdout}"))
+            .to_owned()
+    };
+    let plain = cases.join("relu.case.json");
+    assert_eq!(
+        line(&plain),
+        format!("{0}: agree/model/{0}: agrees", plain.display())
+    );
+    assert_eq!(
+        line(&finding),
+        format!("{}: mismatch/ReLU: no longer reproduces", finding.display())
+    );
+
+    let report = std::fs::read_to_string(cases.join("triage.md")).unwrap();
+    assert!(
+        report.contains("no longer reproduces: 1 · agrees: 1"),
+        "{report}"
+    );
+    assert!(
+        report
+            .lines()
+            .any(|l| l.starts_with("| ReLU | `mismatch/ReLU` | no longer reproduces | 3 |")),
+        "{report}"
+    );
+    assert!(
+        report.lines().any(|l| l.starts_with(&format!(
+            "| model | `agree/model/{}` | agrees | 1 |",
+            plain.display()
+        ))),
+        "{report}"
+    );
+    let html = std::fs::read_to_string(html).unwrap();
+    assert!(
+        html.contains("<td class=\"status-agrees\">agrees</td>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<td class=\"status-no-longer-reproduces\">no longer reproduces</td>"),
+        "{html}"
     );
 }

@@ -1,5 +1,5 @@
 //! `semfuzz triage`: replays saved findings (or plain cases), labels each (reproduces, no
-//! longer reproduces, flaky, known), groups them by signature, optionally minimises each
+//! longer reproduces, flaky, known, agrees), groups them by signature, optionally minimises each
 //! reproducing group's smallest example while its signature persists, and writes the
 //! minimal case, a standalone repro, a ready-to-file issue and a graph of the model beside
 //! the original, plus a report of everything (Markdown, and HTML when asked).
@@ -285,12 +285,23 @@ pub enum Status {
     Flaky,
     /// Explained by a bug already recorded in `crashes/`.
     Known(String),
+    /// A saved finding whose recorded signature showed in no replay.
     NoLongerReproduces,
+    /// A plain case that showed no finding and no known bug in any replay: TensorFlow and the
+    /// reference agree on it. Only a saved finding, which records a signature, can no longer
+    /// reproduce.
+    Agrees,
 }
 
 impl Status {
     /// Every status's name, in the order of the variants.
-    const NAMES: [&'static str; 4] = ["reproduces", "flaky", "known", "no longer reproduces"];
+    const NAMES: [&'static str; 5] = [
+        "reproduces",
+        "flaky",
+        "known",
+        "no longer reproduces",
+        "agrees",
+    ];
 
     fn name(&self) -> &'static str {
         let i = match self {
@@ -298,6 +309,7 @@ impl Status {
             Status::Flaky => 1,
             Status::Known(_) => 2,
             Status::NoLongerReproduces => 3,
+            Status::Agrees => 4,
         };
         Self::NAMES[i]
     }
@@ -359,7 +371,8 @@ fn triage_entry(h: &mut Harness, entry: Entry, replays: u32) -> Result<Triaged, 
                 .map(|i| runs.swap_remove(i));
             (label(&seens), showing)
         }
-        None => (Status::NoLongerReproduces, None),
+        // Only a plain case has no signature: nothing recorded, nothing found.
+        None => (Status::Agrees, None),
     };
     Ok(Triaged {
         entry,

@@ -270,6 +270,7 @@ table { border-collapse: collapse; }
 th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; vertical-align: top; text-align: left; }
 td.status-reproduces { color: #a00; font-weight: bold; }
 td.status-flaky { color: #a60; }
+td.status-agrees { color: #070; }
 pre.dot { font-size: 0.8em; max-height: 20em; overflow: auto; }
 figure { margin: 0; max-width: 30em; overflow: auto; }
 </style>
@@ -441,11 +442,34 @@ mod tests {
                     Picture::Dot("digraph model {}\n".to_owned()),
                 )],
             },
+            Section {
+                verdict: "agree".to_owned(),
+                rows: vec![row(
+                    "agree/model/c.case.json",
+                    Status::Agrees,
+                    Picture::Dot("digraph model {}\n".to_owned()),
+                )],
+            },
         ]);
         let md = r.markdown();
         let html = r.html();
-        assert!(md.contains("4 finding(s) or case(s) from /f, replayed 2 time(s) each with TensorFlow 2.21.0, Keras 3.15.1: 2 signature(s)."), "{md}");
-        assert!(md.contains("known: 1 · no longer reproduces: 1"), "{md}");
+        assert!(md.contains("4 finding(s) or case(s) from /f, replayed 2 time(s) each with TensorFlow 2.21.0, Keras 3.15.1: 3 signature(s)."), "{md}");
+        assert!(
+            md.contains("known: 1 · no longer reproduces: 1 · agrees: 1"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| model | `agree/model/c.case.json` | agrees | 3 |"),
+            "{md}"
+        );
+        assert!(
+            html.contains("<td class=\"status-agrees\">agrees</td>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<td class=\"status-no-longer-reproduces\">no longer reproduces</td>"),
+            "{html}"
+        );
         assert!(md.contains("| MaxPooling1D | `crash/MaxPooling1D/SIGFPE` | known: crash-MaxPooling1D-sigfpe | 3 | 1970-01-01 00:00 UTC | 2023-11-14 22:13 UTC | `/f/case.case.json` (7 layers) | - | - |"), "{md}");
         assert!(md.contains("`mismatch/A\\|B`"), "{md}");
         assert!(md.find("## crash").unwrap() < md.find("## mismatch").unwrap());
