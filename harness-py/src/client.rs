@@ -224,8 +224,12 @@ impl Worker {
             source,
         };
         let mut child = command.spawn().map_err(spawn_err)?;
-        let stdin = BufWriter::new(child.stdin.take().expect("piped"));
-        let stdout = BufReader::new(child.stdout.take().expect("piped"));
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = child.stdout.take().expect("piped");
+        widen_pipe(stdin.as_raw_fd());
+        widen_pipe(stdout.as_raw_fd());
+        let stdin = BufWriter::new(stdin);
+        let stdout = BufReader::new(stdout);
         let stderr_pipe = child.stderr.take().expect("piped");
         let stderr = Arc::new(Mutex::new(StderrState::default()));
         let state = Arc::clone(&stderr);
@@ -419,4 +423,27 @@ pub(crate) fn ok_body(header: Value) -> Result<Value, WorkerError> {
             "unexpected answer: {header}"
         ))),
     }
+}
+
+/// Pipes as large as the system allows a user (up to 1 MiB): a request's weights then fit in
+/// the pipe, so writing it does not wait, chunk by chunk, for the worker to read. Where the
+/// size cannot be changed the default stays; only speed depends on it.
+fn widen_pipe(fd: std::os::fd::RawFd) {
+    #[cfg(target_os = "linux")]
+    {
+        let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+            .ok()
+            .and_then(|s| s.trim().parse::<libc::c_int>().ok())
+            .unwrap_or(1 << 20)
+            .min(1 << 20);
+        // SAFETY: fcntl on a pipe descriptor this process owns; failure leaves it unchanged.
+        if unsafe { libc::fcntl(fd, libc::F_SETPIPE_SZ, max) } < 0 {
+            tracing::debug!(
+                "the worker pipe keeps its default size: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = fd;
 }

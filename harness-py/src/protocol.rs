@@ -29,22 +29,40 @@ impl Frame {
 
 pub fn write_frame(w: &mut impl Write, frame: &Frame) -> io::Result<()> {
     let header = serde_json::to_vec(&frame.header).expect("JSON values serialize");
-    let total = 4 + header.len() + frame.payload.len();
+    write_raw_frame(w, &header, &frame.payload)
+}
+
+/// Writes a frame whose header is already serialized JSON.
+pub fn write_raw_frame(w: &mut impl Write, header: &[u8], payload: &[u8]) -> io::Result<()> {
+    let total = 4 + header.len() + payload.len();
     if total > MAX_FRAME {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("frame of {total} bytes exceeds the {MAX_FRAME}-byte limit"),
         ));
     }
-    w.write_all(&(total as u32).to_le_bytes())?;
-    w.write_all(&(header.len() as u32).to_le_bytes())?;
-    w.write_all(&header)?;
-    w.write_all(&frame.payload)?;
+    let mut head = [0u8; 8];
+    head[..4].copy_from_slice(&(total as u32).to_le_bytes());
+    head[4..].copy_from_slice(&(header.len() as u32).to_le_bytes());
+    w.write_all(&head)?;
+    w.write_all(header)?;
+    w.write_all(payload)?;
     w.flush()
 }
 
 /// Reads one frame; `Ok(None)` at a clean end of stream (between frames).
 pub fn read_frame(r: &mut impl Read) -> io::Result<Option<Frame>> {
+    let Some((header, payload)) = read_raw_frame(r)? else {
+        return Ok(None);
+    };
+    let header = serde_json::from_slice(&header)
+        .map_err(|e| invalid(format!("frame header is not JSON: {e}")))?;
+    Ok(Some(Frame { header, payload }))
+}
+
+/// Reads one frame as (header bytes, payload), the header not parsed; `Ok(None)` at a clean
+/// end of stream (between frames).
+pub fn read_raw_frame(r: &mut impl Read) -> io::Result<Option<(Vec<u8>, Vec<u8>)>> {
     let mut len = [0u8; 4];
     match r.read_exact(&mut len) {
         Ok(()) => {}
@@ -55,18 +73,18 @@ pub fn read_frame(r: &mut impl Read) -> io::Result<Option<Frame>> {
     if !(4..=MAX_FRAME).contains(&total) {
         return Err(invalid(format!("frame length {total} out of range")));
     }
-    let mut body = vec![0u8; total];
-    r.read_exact(&mut body)?;
-    let header_len = u32::from_le_bytes(body[..4].try_into().expect("4 bytes")) as usize;
+    r.read_exact(&mut len)?;
+    let header_len = u32::from_le_bytes(len) as usize;
     if header_len > total - 4 {
         return Err(invalid(format!(
             "header length {header_len} exceeds frame length {total}"
         )));
     }
-    let header = serde_json::from_slice(&body[4..4 + header_len])
-        .map_err(|e| invalid(format!("frame header is not JSON: {e}")))?;
-    let payload = body.split_off(4 + header_len);
-    Ok(Some(Frame { header, payload }))
+    let mut header = vec![0u8; header_len];
+    r.read_exact(&mut header)?;
+    let mut payload = vec![0u8; total - 4 - header_len];
+    r.read_exact(&mut payload)?;
+    Ok(Some((header, payload)))
 }
 
 fn invalid(msg: String) -> io::Error {

@@ -341,13 +341,29 @@ pub(crate) struct Arrays {
 impl Arrays {
     /// The case's weights, and its inputs when `with_inputs`.
     pub(crate) fn of(case: &Case, dtype: DType, with_inputs: bool) -> Arrays {
-        let mut payload: Vec<u8> = Vec::new();
+        let elements: usize = case.inputs.iter().map(|t| t.data.len()).sum::<usize>()
+            + case
+                .weights
+                .values()
+                .flatten()
+                .map(|t| t.data.len())
+                .sum::<usize>();
+        let mut payload: Vec<u8> = Vec::with_capacity(8 * elements);
         let mut tensors = Vec::new();
         let mut push = |name: String, a: &ArrayD<f64>, round: bool| {
             let offset = payload.len();
-            for &x in a.iter() {
-                let x = if round { x as f32 as f64 } else { x };
-                payload.extend_from_slice(&x.to_le_bytes());
+            match a.as_slice() {
+                Some(xs) if !round => {
+                    for x in xs {
+                        payload.extend_from_slice(&x.to_le_bytes());
+                    }
+                }
+                _ => {
+                    for &x in a.iter() {
+                        let x = if round { x as f32 as f64 } else { x };
+                        payload.extend_from_slice(&x.to_le_bytes());
+                    }
+                }
             }
             tensors
                 .push(json!({"name": name, "shape": a.shape(), "offset": offset, "size": a.len()}));
@@ -380,11 +396,10 @@ impl Arrays {
 }
 
 /// The request frame, without the model's config when its key is `held` (the worker has
-/// that model built). The key hashes the config as written (no derived shapes), so the
-/// checker runs only when the config travels.
+/// that model built). The key hashes the model as parsed (derived shapes are not part of
+/// it), the dtype and the input dtypes, so the checker runs only when the config travels.
 fn request_for(case: &Case, opts: &RunOptions, held: Option<&str>) -> Frame {
     let dtype = opts.dtype.unwrap_or(case.dtype);
-    let plain = case.model.to_json(&oracle::case::DeclaredInputShapes, &[]);
     let Arrays {
         tensors,
         weights,
@@ -392,13 +407,11 @@ fn request_for(case: &Case, opts: &RunOptions, held: Option<&str>) -> Frame {
         payload,
     } = Arrays::of(case, dtype, true);
     let mut h = std::hash::DefaultHasher::new();
-    plain.to_string().hash(&mut h);
+    case.model.hash(&mut h);
     dtype.name().hash(&mut h);
-    input_dtypes
-        .iter()
-        .map(|v| v.to_string())
-        .collect::<Vec<_>>()
-        .hash(&mut h);
+    for t in &case.inputs {
+        t.dtype.map_or(dtype, |d| d).name().hash(&mut h);
+    }
     let key = format!("{:016x}", h.finish());
     let case_header = if held == Some(key.as_str()) {
         json!({"inputs": input_dtypes})

@@ -6,17 +6,17 @@
 
 use std::ffi::CString;
 use std::fs::File;
-use std::io::{BufReader, BufWriter};
+use std::io::{BufReader, BufWriter, Write};
 use std::os::fd::FromRawFd;
 use std::process::ExitCode;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyModule};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::client::WORKER_ENV_VAR;
 use crate::env::PythonEnv;
-use crate::protocol::{Frame, read_frame, write_frame};
+use crate::protocol::{Frame, read_raw_frame, write_frame, write_raw_frame};
 
 /// The Python half of the worker, compiled into the binary.
 const WORKER_PY: &str = include_str!("../python/semfuzz_worker.py");
@@ -43,7 +43,7 @@ pub fn main() -> ExitCode {
     Python::attach(|py| {
         let module = env.and_then(|env| load(py, &env).map_err(|e| describe(py, &e)));
         loop {
-            let frame = match read_frame(&mut input) {
+            let (header, payload) = match read_raw_frame(&mut input) {
                 Ok(Some(f)) => f,
                 Ok(None) => return ExitCode::SUCCESS,
                 Err(e) => {
@@ -51,19 +51,22 @@ pub fn main() -> ExitCode {
                     return ExitCode::from(65);
                 }
             };
-            let started = std::time::Instant::now();
-            let mut answer = match &module {
-                Ok(m) => handle(py, m, &frame)
-                    .unwrap_or_else(|e| error_frame("WorkerError", &describe(py, &e))),
-                Err(setup) => error_frame("EnvironmentError", setup),
+            let Ok(header) = String::from_utf8(header) else {
+                eprintln!("semfuzz worker: bad frame from the client: the header is not UTF-8");
+                return ExitCode::from(65);
             };
-            if let Some(h) = answer.header.as_object_mut() {
-                h.insert(
-                    "worker_seconds".into(),
-                    json!(started.elapsed().as_secs_f64()),
-                );
-            }
-            if write_frame(&mut output, &answer).is_err() {
+            let started = std::time::Instant::now();
+            let written = match &module {
+                Ok(m) => match handle(py, m, header, &payload) {
+                    Ok((answer, data)) => {
+                        let answer = with_worker_seconds(&answer, started.elapsed().as_secs_f64());
+                        write_raw_frame(&mut output, answer.as_bytes(), data.as_bytes())
+                    }
+                    Err(e) => write_error(&mut output, "WorkerError", &describe(py, &e), started),
+                },
+                Err(setup) => write_error(&mut output, "EnvironmentError", setup, started),
+            };
+            if written.is_err() {
                 return ExitCode::from(74);
             }
         }
@@ -112,21 +115,35 @@ fn load<'py>(py: Python<'py>, env: &PythonEnv) -> PyResult<Bound<'py, PyModule>>
     Ok(module)
 }
 
-/// Hands one request to the Python side: `handle(header_json, payload) -> (header_json, payload)`.
-fn handle(py: Python<'_>, module: &Bound<'_, PyModule>, frame: &Frame) -> PyResult<Frame> {
-    let header = frame.header.to_string();
-    let payload = PyBytes::new(py, &frame.payload);
-    let result = module.call_method1("handle", (header, payload))?;
-    // Borrow the answer's bytes; extracting a Vec<u8> would convert them one by one.
-    let (answer, data): (String, Bound<'_, PyBytes>) = result.extract()?;
-    let bytes = data.as_bytes().to_vec();
-    let header = serde_json::from_str(&answer).map_err(|e| {
-        pyo3::exceptions::PyValueError::new_err(format!("the worker module answered non-JSON: {e}"))
-    })?;
-    Ok(Frame {
-        header,
-        payload: bytes,
-    })
+/// Hands one request to the Python side: `handle(header_json, payload) -> (header_json,
+/// payload)`. The answer's bytes stay borrowed from Python until they are written.
+fn handle<'py>(
+    py: Python<'py>,
+    module: &Bound<'py, PyModule>,
+    header: String,
+    payload: &[u8],
+) -> PyResult<(String, Bound<'py, PyBytes>)> {
+    let payload = PyBytes::new(py, payload);
+    module.call_method1("handle", (header, payload))?.extract()
+}
+
+/// The answer's header (a JSON object, as the Python side writes it) with `worker_seconds`
+/// spliced in as its first key, so the header is not parsed and written again.
+fn with_worker_seconds(header: &str, seconds: f64) -> String {
+    match header.strip_prefix('{') {
+        Some(rest) if !rest.trim_start().starts_with('}') => {
+            format!("{{\"worker_seconds\": {seconds}, {rest}")
+        }
+        _ => {
+            let mut value: Value = serde_json::from_str(header).unwrap_or_else(|e| {
+                json!({"ok": false, "error": {"type": "WorkerError", "message": format!("the worker module answered non-JSON: {e}")}})
+            });
+            if let Some(h) = value.as_object_mut() {
+                h.insert("worker_seconds".into(), json!(seconds));
+            }
+            value.to_string()
+        }
+    }
 }
 
 fn describe(py: Python<'_>, e: &PyErr) -> String {
@@ -138,6 +155,44 @@ fn describe(py: Python<'_>, e: &PyErr) -> String {
     format!("{kind}: {}", e.value(py))
 }
 
-fn error_frame(kind: &str, message: &str) -> Frame {
-    Frame::new(json!({"ok": false, "error": {"type": kind, "message": message}}))
+fn write_error(
+    output: &mut impl Write,
+    kind: &str,
+    message: &str,
+    started: std::time::Instant,
+) -> std::io::Result<()> {
+    let frame = Frame::new(json!({
+        "ok": false,
+        "error": {"type": kind, "message": message},
+        "worker_seconds": started.elapsed().as_secs_f64(),
+    }));
+    write_frame(output, &frame)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worker_seconds_join_any_answer_as_valid_json() {
+        for answer in [
+            r#"{"ok": true, "tensors": []}"#,
+            "{}",
+            " { } ",
+            r#"{"ok":false}"#,
+            "not json",
+        ] {
+            let header = with_worker_seconds(answer, 0.0000125);
+            let value: Value = serde_json::from_str(&header)
+                .unwrap_or_else(|e| panic!("{answer:?} gave {header:?}: {e}"));
+            assert_eq!(value["worker_seconds"], json!(0.0000125), "{header}");
+            if answer.contains("tensors") {
+                assert_eq!(value["ok"], json!(true));
+                assert_eq!(value["tensors"], json!([]));
+            }
+            if answer == "not json" {
+                assert_eq!(value["ok"], json!(false));
+            }
+        }
+    }
 }

@@ -48,7 +48,7 @@ impl TensorRef {
 }
 
 /// A model's inputs or outputs, in the form the config used.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub enum Endpoints {
     /// One triple, `["x", 0, 0]`.
     Single(TensorRef),
@@ -109,7 +109,7 @@ impl Endpoints {
 }
 
 /// An argument of a layer call, as recorded in `inbound_nodes`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub enum Arg {
     /// A `__keras_tensor__`: the output of another layer. Its `dtype` is kept as written;
     /// its shape is derived and not kept.
@@ -195,7 +195,7 @@ impl Arg {
 }
 
 /// One call of a layer: its positional and keyword arguments.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Hash)]
 pub struct Node {
     pub args: Vec<Arg>,
     pub kwargs: Vec<(String, Arg)>,
@@ -246,7 +246,7 @@ impl Node {
 }
 
 /// How the layers of a model are connected.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub enum ModelKind {
     /// A functional model: explicit inputs, outputs and `inbound_nodes`.
     Functional {
@@ -258,7 +258,7 @@ pub enum ModelKind {
 }
 
 /// A model: the top level of a case, or a nested model used as a layer.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct Model {
     pub kind: ModelKind,
     pub layers: Vec<Layer>,
@@ -267,7 +267,7 @@ pub struct Model {
 }
 
 /// One layer of a model (or an operation node such as `x + 3.0`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Hash)]
 pub struct Layer {
     pub name: String,
     pub class_name: String,
