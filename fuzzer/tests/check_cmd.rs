@@ -16,6 +16,13 @@ fn application(name: &str) -> PathBuf {
         .join(format!("{name}.json"))
 }
 
+/// A small model of `tests/data/check/` (written by its `make_models.py`).
+fn check_model(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/check")
+        .join(format!("{name}.json"))
+}
+
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -268,6 +275,63 @@ fn merge_fixes_name_a_layer_on_each_branch() {
     let (_, r) = check_json(&path, &[]);
     assert!(has_fix(&r, "dense_b", "units", json!(8)), "{r}");
     assert!(has_fix(&r, "dense_a", "units", json!(6)), "{r}");
+}
+
+/// `LAYER.ARG=VALUE` for a fix of a report.
+fn fix_setting(f: &Value) -> String {
+    format!(
+        "{}.{}={}",
+        f["layer"].as_str().unwrap(),
+        f["parameter"].as_str().unwrap(),
+        f["value"]
+    )
+}
+
+#[test]
+fn float_and_target_shape_fixes_are_listed_and_each_confirmed() {
+    let model = check_model("reshape_dropout");
+    // (corruption, the one argument that can fix it, a value it must propose)
+    for (corruption, layer, parameter, value) in [
+        ("drop.rate=1.5", "drop", "rate", json!(1.0)),
+        ("drop.rate=-0.2", "drop", "rate", json!(0.2)),
+        (
+            "relu.negative_slope=-0.5",
+            "relu",
+            "negative_slope",
+            json!(0.5),
+        ),
+        // 30 elements for an input of 24: the first entry recomputed from the second.
+        (
+            "reshape.target_shape=[5,6]",
+            "reshape",
+            "target_shape",
+            json!([4, 6]),
+        ),
+        (
+            "reshape.target_shape=[4,5]",
+            "reshape",
+            "target_shape",
+            json!([4, 6]),
+        ),
+    ] {
+        let (code, r) = check_json(&model, &["--set", corruption]);
+        assert_eq!(code, Some(1), "{corruption}: {r}");
+        assert_eq!(r["violations"][0]["layer"], layer, "{corruption}: {r}");
+        assert!(
+            has_fix(&r, layer, parameter, value.clone()),
+            "{corruption}: {r}"
+        );
+        let fixes = r["violations"][0]["fixes"].as_array().unwrap();
+        for f in fixes {
+            assert_eq!(
+                (&f["layer"], &f["parameter"]),
+                (&json!(layer), &json!(parameter))
+            );
+            let (code, fixed) =
+                check_json(&model, &["--set", corruption, "--set", &fix_setting(f)]);
+            assert_eq!(code, Some(0), "{corruption} then {f}: {fixed}");
+        }
+    }
 }
 
 #[test]

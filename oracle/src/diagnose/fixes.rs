@@ -2,16 +2,18 @@
 //! checker on the changed model. When two branches disagree (an `Add` of mismatched
 //! shapes), the layer that notices is rarely the one to change, so the search walks
 //! upstream from the failing layer along every branch, nearest layers first, and tries each
-//! class's declared parameter space ([`ParamDef`]) on each. The search is bounded
-//! ([`FixBudget`]) so that `check` stays fast on large models.
+//! class's declared parameter space ([`ParamDef`]) on each. Float arguments (rates,
+//! epsilons, slopes) never change a shape, so they are tried on the failing layer only; a
+//! `Reshape`'s `target_shape` is tried with shapes that keep its input's element count. The
+//! search is bounded ([`FixBudget`]) so that `check` stays fast on large models.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use serde_json::{Value, json};
 
 use crate::case::graph::topological_order;
-use crate::case::{Case, ModelKind};
-use crate::check::check_all;
+use crate::case::{Case, Dims, ModelKind};
+use crate::check::{ModelAnalysis, check_all, check_prefix, declared_inputs};
 use crate::layers::{ParamDef, lookup};
 use crate::violation::Violation;
 
@@ -65,10 +67,11 @@ pub fn fixes(case: &Case, target: &Violation, before: &[Violation], budget: FixB
     let Some(&at) = position.get(target.layer.as_str()) else {
         return Vec::new();
     };
-    let named = named_numbers(target);
+    let clues = Clues::of(target);
     let mut scratch = case.clone();
     let mut checks = 0;
     let mut found = Vec::new();
+    let mut prefix: Option<Option<ModelAnalysis>> = None;
     for layer in upstream(case, &target.layer, budget.layers) {
         let l = &case.model.layers[layer];
         let Some(kind) = lookup(&l.class_name, l.module.as_deref()) else {
@@ -76,7 +79,15 @@ pub fn fixes(case: &Case, target: &Violation, before: &[Violation], budget: FixB
         };
         for def in kind.params() {
             let current = l.config.get(def.name());
-            for value in candidate_values(def, current, &named) {
+            let input = match def {
+                ParamDef::TargetShape { .. } => {
+                    let analysis = prefix.get_or_insert_with(|| passed_calls(case));
+                    analysis.as_ref().and_then(|a| input_shape(case, a, layer))
+                }
+                _ => None,
+            };
+            let at_target = l.name == target.layer;
+            for value in candidate_values(def, current, &clues, at_target, input.as_ref()) {
                 if checks >= budget.checks {
                     return complete_first(found);
                 }
@@ -181,28 +192,112 @@ fn upstream(case: &Case, name: &str, limit: usize) -> Vec<usize> {
     out
 }
 
-/// The sizes a violation names (in its expected and actual values and its detail): the
-/// value a mismatched argument should take is usually among them.
-fn named_numbers(v: &Violation) -> Vec<u64> {
-    let mut out = Vec::new();
-    for text in [&v.expected, &v.actual, &v.detail] {
-        for run in text.split(|c: char| !c.is_ascii_digit()) {
-            if let Ok(n) = run.parse::<u64>()
-                && n <= LARGEST_NAMED_SIZE
-                && !out.contains(&n)
-            {
-                out.push(n);
+/// What a violation says that hints at the value an argument should take: the sizes and
+/// numbers in its expected and actual values and its detail, and the shapes it prints
+/// (batch axis dropped).
+struct Clues {
+    sizes: Vec<u64>,
+    numbers: Vec<f64>,
+    shapes: Vec<Vec<usize>>,
+}
+
+impl Clues {
+    fn of(v: &Violation) -> Clues {
+        let mut clues = Clues {
+            sizes: Vec::new(),
+            numbers: Vec::new(),
+            shapes: Vec::new(),
+        };
+        for text in [&v.expected, &v.actual, &v.detail] {
+            for run in text.split(|c: char| !c.is_ascii_digit()) {
+                if let Ok(n) = run.parse::<u64>()
+                    && n <= LARGEST_NAMED_SIZE
+                    && !clues.sizes.contains(&n)
+                {
+                    clues.sizes.push(n);
+                }
             }
+            let numeric = |c: char| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E');
+            for run in text.split(|c: char| !numeric(c)) {
+                if let Ok(x) = run.trim_end_matches('.').parse::<f64>()
+                    && x.is_finite()
+                    && !clues.numbers.contains(&x)
+                {
+                    clues.numbers.push(x);
+                }
+            }
+            clues.shapes.extend(printed_shapes(text));
+        }
+        clues
+    }
+}
+
+/// The shapes printed in a text as tuples, `(None, 4, 6)` → `[4, 6]`: the batch axis (the
+/// first entry) dropped, only those whose other entries are all known.
+fn printed_shapes(text: &str) -> Vec<Vec<usize>> {
+    let mut out = Vec::new();
+    for (start, _) in text.match_indices('(') {
+        let Some(len) = text[start..].find(')') else {
+            continue;
+        };
+        let entries: Vec<&str> = text[start + 1..start + len]
+            .split(',')
+            .map(str::trim)
+            .filter(|e| !e.is_empty())
+            .collect();
+        if entries.len() < 2 {
+            continue;
+        }
+        let dims: Option<Vec<usize>> = entries[1..].iter().map(|e| e.parse().ok()).collect();
+        if let Some(d) = dims
+            && !out.contains(&d)
+        {
+            out.push(d);
         }
     }
     out
 }
 
+/// The input shape of a top-level layer's first call, from the calls that passed.
+fn input_shape(case: &Case, analysis: &ModelAnalysis, layer: usize) -> Option<Dims> {
+    let model = &case.model;
+    if let Some(call) = analysis.call(layer, 0) {
+        return call.input_shapes.first().cloned();
+    }
+    if matches!(model.kind, ModelKind::Sequential) {
+        let before = layer.checked_sub(1)?;
+        return analysis.call(before, 0)?.outputs.first().cloned();
+    }
+    let r = model.layers[layer]
+        .nodes
+        .first()?
+        .tensors()
+        .into_iter()
+        .next()?;
+    analysis.shape(model, r).cloned()
+}
+
+/// The calls of the model that pass (those downstream of a violation left out).
+fn passed_calls(case: &Case) -> Option<ModelAnalysis> {
+    let declared = declared_inputs(&case.model).ok()?;
+    check_prefix(&case.model, &declared, case.dtype)
+        .ok()
+        .map(|(a, _)| a)
+}
+
 /// The values tried for one parameter: the sizes the violation names, the parameter's edge
-/// values and smallest values, every choice of a choice; never the current value.
-fn candidate_values(def: &ParamDef, current: Option<&Value>, named: &[u64]) -> Vec<Value> {
+/// values and smallest values, every choice of a choice; floats on the failing layer only
+/// (`at_target`); target shapes that keep the element count of `input`; never the current
+/// value.
+fn candidate_values(
+    def: &ParamDef,
+    current: Option<&Value>,
+    clues: &Clues,
+    at_target: bool,
+    input: Option<&Dims>,
+) -> Vec<Value> {
     let ints = |min: i64, max: i64, edges: &[i64]| -> Vec<i64> {
-        let named = named.iter().map(|&n| n as i64).filter(|&n| n >= min);
+        let named = clues.sizes.iter().map(|&n| n as i64).filter(|&n| n >= min);
         let small = min..=max.min(min.saturating_add(7));
         let mut out: Vec<i64> = Vec::new();
         for n in named.chain(edges.iter().copied()).chain(small) {
@@ -223,15 +318,108 @@ fn candidate_values(def: &ParamDef, current: Option<&Value>, named: &[u64]) -> V
             .into_iter()
             .map(|n| json!(vec![n; len]))
             .collect(),
+        ParamDef::Float {
+            min, max, edges, ..
+        } if at_target => floats(min, max, edges, current, &clues.numbers)
+            .into_iter()
+            .map(|x| json!(x))
+            .collect(),
+        ParamDef::TargetShape { .. } => input
+            .map(|x| target_shapes(x, current, &clues.shapes))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|t| json!(t))
+            .collect(),
         ParamDef::Choice { options, .. } => options.iter().map(|o| json!(o)).collect(),
         ParamDef::Bool { .. } => vec![json!(!current.and_then(Value::as_bool).unwrap_or(false))],
         _ => Vec::new(),
     };
     values
         .into_iter()
-        .filter(|v| Some(v) != current && !same_scalar(v, current))
+        .filter(|v| Some(v) != current && !same_scalar(v, current) && !same_number(v, current))
         .take(VALUES_PER_PARAMETER)
         .collect()
+}
+
+/// Floats for a float argument, nearest the current value first: the current value brought
+/// into `[min, max]` (and its magnitude, for a sign error), the numbers the violation names
+/// within the range, then the range's edges, ends and middle.
+fn floats(min: f64, max: f64, edges: &[f64], current: Option<&Value>, named: &[f64]) -> Vec<f64> {
+    let within = |x: &f64| (min..=max).contains(x);
+    let now = current.and_then(Value::as_f64).filter(|x| x.is_finite());
+    let near = now.into_iter().flat_map(|x| [x.clamp(min, max), x.abs()]);
+    let mut out: Vec<f64> = Vec::new();
+    for x in near
+        .chain(named.iter().copied())
+        .chain(edges.iter().copied())
+        .chain([min, max, (min + max) / 2.0])
+        .filter(within)
+    {
+        if !out.contains(&x) && Some(x) != now {
+            out.push(x);
+        }
+    }
+    out
+}
+
+/// Target shapes holding as many elements as `input` (batch axis included, all other sizes
+/// known), nearest the current one first: the current target with one entry recomputed
+/// from the others, the shapes the violation names with that many elements, the input's own
+/// shape, and the flat shape.
+fn target_shapes(input: &Dims, current: Option<&Value>, named: &[Vec<usize>]) -> Vec<Vec<i64>> {
+    let Some(rest) = input
+        .get(1..)
+        .and_then(|r| r.iter().copied().collect::<Option<Vec<usize>>>())
+    else {
+        return Vec::new();
+    };
+    let Ok(size) = i64::try_from(rest.iter().product::<usize>()) else {
+        return Vec::new();
+    };
+    let now: Vec<i64> = current
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_i64).collect())
+        .unwrap_or_default();
+    let mut out: Vec<Vec<i64>> = Vec::new();
+    for i in 0..now.len() {
+        let others: Option<i64> = now
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .try_fold(1i64, |p, (_, &d)| {
+                (d >= 1).then(|| p.checked_mul(d)).flatten()
+            });
+        if let Some(p) = others.filter(|&p| size % p == 0) {
+            let mut t = now.clone();
+            t[i] = size / p;
+            out.push(t);
+        }
+    }
+    let count = |s: &[usize]| i64::try_from(s.iter().product::<usize>()).ok();
+    let as_target = |s: &[usize]| s.iter().map(|&d| d as i64).collect::<Vec<i64>>();
+    out.extend(
+        named
+            .iter()
+            .filter(|s| count(s) == Some(size))
+            .map(|s| as_target(s)),
+    );
+    out.push(as_target(&rest));
+    out.push(vec![size]);
+    let mut unique = Vec::new();
+    for t in out {
+        if t != now && !unique.contains(&t) {
+            unique.push(t);
+        }
+    }
+    unique
+}
+
+/// `1` and `1.0` are the same float argument.
+fn same_number(v: &Value, current: Option<&Value>) -> bool {
+    match (v.as_f64(), current.and_then(Value::as_f64)) {
+        (Some(a), Some(b)) => a == b && v.is_f64(),
+        _ => false,
+    }
 }
 
 /// A tuple of equal integers is the same argument as the one integer (`3` and `[3, 3]`).
@@ -242,5 +430,45 @@ fn same_scalar(v: &Value, current: Option<&Value>) -> bool {
     match c {
         Value::Array(cs) => cs == xs,
         scalar => xs.iter().all(|x| x == scalar),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_shapes_keep_the_element_count_nearest_the_current_first() {
+        let input = vec![None, Some(6), Some(4)];
+        let named = printed_shapes("the size of input (None, 6, 4) per sample, or (None, 2, 12)");
+        assert_eq!(named, [vec![6, 4], vec![2, 12]]);
+        let got = target_shapes(&input, Some(&json!([4, 5])), &named);
+        assert_eq!(got, [vec![4, 6], vec![6, 4], vec![2, 12], vec![24]]);
+        // An open size leaves the element count unknown: nothing to propose.
+        assert!(target_shapes(&vec![None, None, Some(4)], None, &[]).is_empty());
+    }
+
+    #[test]
+    fn floats_start_from_the_current_value_brought_into_range() {
+        let got = floats(0.0, 1.0, &[0.0, 0.5, 1.0], Some(&json!(-0.2)), &[0.0, 1.0]);
+        assert_eq!(got, [0.0, 0.2, 1.0, 0.5]);
+        let def = ParamDef::Float {
+            name: "rate",
+            min: 0.0,
+            max: 1.0,
+            edges: &[0.0],
+        };
+        let clues = Clues {
+            sizes: Vec::new(),
+            numbers: Vec::new(),
+            shapes: Vec::new(),
+        };
+        // Floats never change a shape: only the failing layer's are tried.
+        assert!(candidate_values(&def, Some(&json!(1.5)), &clues, false, None).is_empty());
+        let at = candidate_values(&def, Some(&json!(0.0)), &clues, true, None);
+        assert!(
+            !at.contains(&json!(0.0)) && at.contains(&json!(1.0)),
+            "{at:?}"
+        );
     }
 }
