@@ -335,6 +335,87 @@ fn float_and_target_shape_fixes_are_listed_and_each_confirmed() {
 }
 
 #[test]
+fn layers_inside_nested_models_are_set_by_path_and_fixed() {
+    let model = check_model("nested");
+    // A kernel too large inside the Functional `backbone`, set by its path: Keras's name
+    // for the layer, and its path through the nested models.
+    let kernel = "backbone/inner_conv.kernel_size=[9,9]";
+    let (code, r) = check_json(&model, &["--set", kernel]);
+    assert_eq!(code, Some(1), "{r}");
+    let v = &r["violations"][0];
+    assert_eq!(
+        (&v["layer"], &v["path"]),
+        (&json!("inner_conv"), &json!("backbone/inner_conv"))
+    );
+    assert!(
+        has_fix(&r, "backbone/inner_conv", "padding", json!("same")),
+        "{r}"
+    );
+    assert!(
+        has_fix(&r, "backbone/inner_conv", "kernel_size", json!([8, 8])),
+        "{r}"
+    );
+    // Mismatched branches, one of them inside the Sequential `head`: the Add notices, and
+    // a layer on each branch fixes it.
+    let units = "head/head_dense.units=6";
+    let (code, r2) = check_json(&model, &["--set", units]);
+    assert_eq!(code, Some(1), "{r2}");
+    assert_eq!(
+        (&r2["violations"][0]["layer"], &r2["violations"][0]["path"]),
+        (&json!("add"), &json!("add"))
+    );
+    assert!(has_fix(&r2, "head/head_dense", "units", json!(8)), "{r2}");
+    assert!(has_fix(&r2, "dense_a", "units", json!(6)), "{r2}");
+    // Every fix is confirmed by `--set` with the path it names: the violation is gone, and
+    // a complete fix leaves the model valid (a smaller kernel makes the backbone's output
+    // larger than the head declares: not complete).
+    for (corruption, report) in [(kernel, &r), (units, &r2)] {
+        let before = &report["violations"][0];
+        for f in report["violations"][0]["fixes"].as_array().unwrap() {
+            let (code, fixed) =
+                check_json(&model, &["--set", corruption, "--set", &fix_setting(f)]);
+            let still = fixed["violations"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|v| v["path"] == before["path"] && v["category"] == before["category"]);
+            assert!(!still, "{corruption} then {f}: {fixed}");
+            let complete = f["complete"] == true;
+            assert_eq!(
+                code,
+                Some(if complete { 0 } else { 1 }),
+                "{corruption} then {f}: {fixed}"
+            );
+        }
+    }
+    // A bare name reaches a nested layer when no other layer has it.
+    let (code, r) = check_json(&model, &["--set", "inner_conv.kernel_size=[9,9]"]);
+    assert_eq!(code, Some(1), "{r}");
+    assert_eq!(r["violations"][0]["path"], "backbone/inner_conv");
+    let out = semfuzz(&["check", model.to_str().unwrap(), "--set", kernel]);
+    assert!(
+        text(&out.stdout).contains("in nested model: backbone/inner_conv"),
+        "{}",
+        text(&out.stdout)
+    );
+    for (set, says) in [
+        ("backbone/nope.units=3", "no layer named 'backbone/nope'"),
+        (
+            "dense_a/x.units=3",
+            "layer 'dense_a' is a Dense, not a nested model",
+        ),
+    ] {
+        let out = semfuzz(&["check", model.to_str().unwrap(), "--set", set]);
+        assert_eq!(out.status.code(), Some(2), "{set}");
+        assert!(
+            text(&out.stderr).contains(says),
+            "{set}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+#[test]
 fn kernel_suggestions_name_same_padding_and_the_largest_kernel() {
     let dir = tempfile::tempdir().unwrap();
     let path = corrupted(

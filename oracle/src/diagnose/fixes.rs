@@ -12,10 +12,12 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use serde_json::{Value, json};
 
 use crate::case::graph::topological_order;
-use crate::case::{Case, Dims, ModelKind};
+use crate::case::{Case, Dims, Model, ModelKind};
 use crate::check::{ModelAnalysis, check_all, check_prefix, declared_inputs};
 use crate::layers::{ParamDef, lookup};
 use crate::violation::Violation;
+
+use super::paths::{LayerPath, display, layer_at, layer_at_mut, locate, output_layers, producers};
 
 /// Setting `parameter` of `layer` to `value` removes the violation without introducing one
 /// at or before it.
@@ -53,55 +55,53 @@ const VALUES_PER_PARAMETER: usize = 12;
 const LARGEST_NAMED_SIZE: u64 = 1 << 16;
 
 /// The confirmed fixes of `target`, one of the violations `before` of `case`: those that
-/// leave the model valid first, then nearest layers first.
+/// leave the model valid first, then nearest layers first. The layers tried include those
+/// inside nested models, and a fix names its layer by path (`backbone/conv`).
 pub fn fixes(case: &Case, target: &Violation, before: &[Violation], budget: FixBudget) -> Vec<Fix> {
-    let Ok(order) = topological_order(&case.model) else {
+    let model = &case.model;
+    let order = Order::of(model);
+    let Some(target_path) = locate(model, &target.layer, &target.class) else {
         return Vec::new();
     };
-    let mut position: HashMap<&str, usize> = HashMap::new();
-    for (i, &(l, _)) in order.iter().enumerate() {
-        position
-            .entry(case.model.layers[l].name.as_str())
-            .or_insert(i);
-    }
-    let Some(&at) = position.get(target.layer.as_str()) else {
+    let Some(at) = order.key(&target_path) else {
         return Vec::new();
+    };
+    let is_later = |v: &Violation| {
+        locate(model, &v.layer, &v.class)
+            .and_then(|p| order.key(&p))
+            .is_none_or(|k| k > at)
     };
     let clues = Clues::of(target);
     let mut scratch = case.clone();
     let mut checks = 0;
     let mut found = Vec::new();
-    let mut prefix: Option<Option<ModelAnalysis>> = None;
-    for layer in upstream(case, &target.layer, budget.layers) {
-        let l = &case.model.layers[layer];
+    for path in upstream(model, &target_path, budget.layers) {
+        let Some(l) = layer_at(model, &path) else {
+            continue;
+        };
         let Some(kind) = lookup(&l.class_name, l.module.as_deref()) else {
             continue;
         };
         for def in kind.params() {
             let current = l.config.get(def.name());
             let input = match def {
-                ParamDef::TargetShape { .. } => {
-                    let analysis = prefix.get_or_insert_with(|| passed_calls(case));
-                    analysis.as_ref().and_then(|a| input_shape(case, a, layer))
-                }
+                ParamDef::TargetShape { .. } => input_shape(case, &path),
                 _ => None,
             };
-            let at_target = l.name == target.layer;
+            let at_target = path == target_path;
             for value in candidate_values(def, current, &clues, at_target, input.as_ref()) {
                 if checks >= budget.checks {
                     return complete_first(found);
                 }
                 checks += 1;
-                let outcome = with_argument(&mut scratch, layer, def.name(), value.clone(), |c| {
-                    check_all(c).ok().filter(|after| {
-                        removes(after, target, before, |name| {
-                            position.get(name).is_none_or(|&p| p > at)
-                        })
-                    })
+                let outcome = with_argument(&mut scratch, &path, def.name(), value.clone(), |c| {
+                    check_all(c)
+                        .ok()
+                        .filter(|after| removes(after, target, before, is_later))
                 });
                 if let Some(after) = outcome {
                     found.push(Fix {
-                        layer: l.name.clone(),
+                        layer: display(model, &path),
                         parameter: def.name().to_owned(),
                         value,
                         complete: after.is_empty(),
@@ -124,67 +124,103 @@ fn removes(
     after: &[Violation],
     target: &Violation,
     before: &[Violation],
-    is_later: impl Fn(&str) -> bool,
+    is_later: impl Fn(&Violation) -> bool,
 ) -> bool {
     let same = |a: &Violation, b: &Violation| {
         a.layer == b.layer && a.category == b.category && a.parameter == b.parameter
     };
     after
         .iter()
-        .all(|v| !same(v, target) && (before.iter().any(|b| same(b, v)) || is_later(&v.layer)))
+        .all(|v| !same(v, target) && (before.iter().any(|b| same(b, v)) || is_later(v)))
 }
 
 /// Runs `f` on the case with one argument changed, then restores it.
 fn with_argument<T>(
     case: &mut Case,
-    layer: usize,
+    path: &[usize],
     name: &str,
     value: Value,
     f: impl FnOnce(&Case) -> T,
 ) -> T {
-    let previous = case.model.layers[layer]
-        .config
-        .insert(name.to_owned(), value);
-    let out = f(case);
-    let config = &mut case.model.layers[layer].config;
-    match previous {
-        Some(p) => config.insert(name.to_owned(), p),
-        None => config.remove(name),
+    let Some(layer) = layer_at_mut(&mut case.model, path) else {
+        return f(case);
     };
+    let previous = layer.config.insert(name.to_owned(), value);
+    let out = f(case);
+    if let Some(layer) = layer_at_mut(&mut case.model, path) {
+        match previous {
+            Some(p) => layer.config.insert(name.to_owned(), p),
+            None => layer.config.remove(name),
+        };
+    }
     out
 }
 
-/// The failing layer and then its producers, breadth first along every branch (input
-/// layers excluded), at most `limit` of them.
-fn upstream(case: &Case, name: &str, limit: usize) -> Vec<usize> {
-    let model = &case.model;
-    let index = |n: &str| model.layers.iter().position(|l| l.name == n);
-    let Some(start) = index(name) else {
-        return Vec::new();
-    };
-    if matches!(model.kind, ModelKind::Sequential) {
-        return (0..=start)
-            .rev()
-            .filter(|&i| !model.layers[i].is_input())
-            .take(limit)
-            .collect();
+/// Each layer's position in its own model's topological order, by the path of that model
+/// (empty for the top level): a layer's key is its positions from the outermost model in,
+/// so that comparing keys tells which of two layers runs first.
+struct Order(HashMap<LayerPath, HashMap<usize, usize>>);
+
+impl Order {
+    fn of(model: &Model) -> Order {
+        let mut order = Order(HashMap::new());
+        order.add(model, Vec::new());
+        order
     }
-    let mut seen = HashSet::from([start]);
-    let mut queue = VecDeque::from([start]);
+
+    fn add(&mut self, model: &Model, scope: LayerPath) {
+        let mut positions = HashMap::new();
+        for (i, (l, _)) in topological_order(model)
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+        {
+            positions.entry(l).or_insert(i);
+        }
+        for (i, layer) in model.layers.iter().enumerate() {
+            if let Some(inner) = &layer.nested {
+                self.add(inner, [scope.as_slice(), &[i]].concat());
+            }
+        }
+        self.0.insert(scope, positions);
+    }
+
+    fn key(&self, path: &[usize]) -> Option<Vec<usize>> {
+        (0..path.len())
+            .map(|d| self.0.get(&path[..d])?.get(&path[d]).copied())
+            .collect()
+    }
+}
+
+/// The failing layer and then its producers, breadth first along every branch, at most
+/// `limit` of them. A nested model is entered from its outputs, and left from its inputs
+/// for the producers of its call; input layers and nested models themselves (which have no
+/// arguments of their own) are not counted.
+fn upstream(model: &Model, start: &[usize], limit: usize) -> Vec<LayerPath> {
+    let mut seen = HashSet::from([start.to_vec()]);
+    let mut queue = VecDeque::from([start.to_vec()]);
     let mut out = Vec::new();
-    while let Some(i) = queue.pop_front() {
+    while let Some(path) = queue.pop_front() {
         if out.len() >= limit {
             break;
         }
-        let layer = &model.layers[i];
-        if layer.is_input() {
+        let Some(layer) = layer_at(model, &path) else {
             continue;
-        }
-        out.push(i);
-        for r in layer.nodes.iter().flat_map(|n| n.tensors()) {
-            if let Some(p) = index(&r.layer)
-                && seen.insert(p)
-            {
+        };
+        let next = match &layer.nested {
+            Some(inner) => output_layers(inner)
+                .into_iter()
+                .map(|i| [path.as_slice(), &[i]].concat())
+                .collect(),
+            None => {
+                if !layer.is_input() {
+                    out.push(path.clone());
+                }
+                producers(model, &path)
+            }
+        };
+        for p in next {
+            if seen.insert(p.clone()) {
                 queue.push_back(p);
             }
         }
@@ -258,31 +294,46 @@ fn printed_shapes(text: &str) -> Vec<Vec<usize>> {
     out
 }
 
-/// The input shape of a top-level layer's first call, from the calls that passed.
-fn input_shape(case: &Case, analysis: &ModelAnalysis, layer: usize) -> Option<Dims> {
-    let model = &case.model;
-    if let Some(call) = analysis.call(layer, 0) {
-        return call.input_shapes.first().cloned();
+/// The input shape of the first call of the layer at `path`, from the calls that pass in
+/// each model on the way (a failing layer's producers pass).
+fn input_shape(case: &Case, path: &[usize]) -> Option<Dims> {
+    let mut model = &case.model;
+    let mut inputs = declared_inputs(model).ok()?;
+    for (depth, &i) in path.iter().enumerate() {
+        let (analysis, _) = check_prefix(model, &inputs, case.dtype).ok()?;
+        let shapes = call_inputs(model, &analysis, &inputs, i)?;
+        if depth + 1 == path.len() {
+            return shapes.into_iter().next();
+        }
+        model = model.layers.get(i)?.nested.as_deref()?;
+        inputs = shapes;
+    }
+    None
+}
+
+/// The input shapes of layer `i`'s first call in a model called on `inputs`.
+fn call_inputs(
+    model: &Model,
+    analysis: &ModelAnalysis,
+    inputs: &[Dims],
+    i: usize,
+) -> Option<Vec<Dims>> {
+    if let Some(call) = analysis.call(i, 0) {
+        return Some(call.input_shapes.clone());
     }
     if matches!(model.kind, ModelKind::Sequential) {
-        let before = layer.checked_sub(1)?;
-        return analysis.call(before, 0)?.outputs.first().cloned();
+        return match i.checked_sub(1) {
+            Some(before) => Some(vec![analysis.call(before, 0)?.outputs.first()?.clone()]),
+            None => Some(inputs.to_vec()),
+        };
     }
-    let r = model.layers[layer]
+    model.layers[i]
         .nodes
         .first()?
         .tensors()
         .into_iter()
-        .next()?;
-    analysis.shape(model, r).cloned()
-}
-
-/// The calls of the model that pass (those downstream of a violation left out).
-fn passed_calls(case: &Case) -> Option<ModelAnalysis> {
-    let declared = declared_inputs(&case.model).ok()?;
-    check_prefix(&case.model, &declared, case.dtype)
-        .ok()
-        .map(|(a, _)| a)
+        .map(|r| analysis.shape(model, r).cloned())
+        .collect()
 }
 
 /// The values tried for one parameter: the sizes the violation names, the parameter's edge

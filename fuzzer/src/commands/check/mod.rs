@@ -107,7 +107,7 @@ fn diagnosis(case: &Case, violations: &[Violation], (lo, hi): (f64, f64)) -> Val
             } else {
                 Vec::new()
             };
-            report::violation_with_advice(v, &fixes)
+            report::violation_with_advice(v, &diagnose::violation_path(&case.model, v), &fixes)
         })
         .collect();
     let mut warnings: Vec<Value> = Vec::new();

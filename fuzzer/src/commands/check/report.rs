@@ -8,9 +8,11 @@ use serde_json::{Value, json};
 
 use super::violation_json;
 
-/// A violation with its suggestion and its confirmed fixes.
-pub fn violation_with_advice(v: &Violation, fixes: &[Fix]) -> Value {
+/// A violation with where it is (its layer's path through nested models), its suggestion
+/// and its confirmed fixes.
+pub fn violation_with_advice(v: &Violation, path: &str, fixes: &[Fix]) -> Value {
     let mut o = violation_json(v);
+    o["path"] = json!(path);
     o["suggestion"] = json!(suggestion(v));
     o["fixes"] = fixes
         .iter()
@@ -69,6 +71,9 @@ pub fn print_human(r: &Value) {
                     text(&v["category"]),
                     text(&v["tag"])
                 );
+                if v["path"] != v["layer"] {
+                    println!("    in nested model: {}", text(&v["path"]));
+                }
                 println!("    suggestion: {}", text(&v["suggestion"]));
                 let fixes: Vec<String> = v["fixes"]
                     .as_array()
