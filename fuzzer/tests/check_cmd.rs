@@ -531,15 +531,16 @@ fn input_shapes_and_settings_change_the_model_checked() {
         ],
     );
     assert_eq!(code, Some(0), "{r}");
-    let range = &r["set_range"];
-    assert_eq!(range["valid"], json!([1, 2, 3, 4, 5, 6]));
+    let range = &r["set_ranges"];
+    assert_eq!(range["valid"], json!([[1], [2], [3], [4], [5], [6]]));
     let invalid: Vec<&Value> = range["invalid"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|x| &x["value"])
+        .map(|x| &x["values"])
         .collect();
-    assert_eq!(invalid, [&json!(7), &json!(8), &json!(9)]);
+    assert_eq!(invalid, [&json!([7]), &json!([8]), &json!([9])]);
+    assert_eq!(range["invalid"][0]["violation"]["layer"], "conv");
 
     for (args, says) in [
         (
@@ -557,6 +558,91 @@ fn input_shapes_and_settings_change_the_model_checked() {
         let mut all = vec!["check", model.to_str().unwrap()];
         all.extend_from_slice(args);
         let out = semfuzz(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr).contains(says),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn several_ranges_report_every_valid_combination() {
+    let model = application("open_sequence");
+    let shape = ["--input-shape", "sequence=None,6,3"];
+    let ranges = [
+        "--set",
+        "conv.kernel_size=1..4",
+        "--set",
+        "conv.dilation_rate=1..3",
+    ];
+    let (code, r) = check_json(&model, &[&shape[..], &ranges[..]].concat());
+    assert_eq!(code, Some(0), "{r}");
+    let s = &r["set_ranges"];
+    assert_eq!(s["combinations"], 12);
+    assert_eq!(
+        s["settings"][1],
+        json!({"layer": "conv", "argument": "dilation_rate", "from": 1, "to": 3})
+    );
+    // A dilated kernel spans (k - 1) * d + 1 of the 6 steps.
+    let mut valid = Vec::new();
+    let mut invalid = Vec::new();
+    for k in 1..=4 {
+        for d in 1..=3 {
+            if (k - 1) * d < 6 {
+                valid.push(json!([k, d]))
+            } else {
+                invalid.push(json!([k, d]))
+            }
+        }
+    }
+    assert_eq!(s["valid"], json!(valid));
+    let got: Vec<&Value> = s["invalid"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| &x["values"])
+        .collect();
+    assert_eq!(got, invalid.iter().collect::<Vec<_>>());
+    let out = semfuzz(
+        &[
+            &["check", model.to_str().unwrap()][..],
+            &shape[..],
+            &ranges[..],
+        ]
+        .concat(),
+    );
+    let human = text(&out.stdout);
+    assert!(
+        human.contains("conv.kernel_size × conv.dilation_rate (12 combinations): 9 valid"),
+        "{human}"
+    );
+    assert!(
+        human.contains("e.g. conv.kernel_size=3, conv.dilation_rate=3: Conv1D 'conv'"),
+        "{human}"
+    );
+    for (args, says) in [
+        (
+            &[
+                "--set",
+                "conv.kernel_size=1..100",
+                "--set",
+                "conv.filters=1..20",
+            ][..],
+            "the ranges give 100 × 20 = 2000 combinations; at most 1024 are checked",
+        ),
+        (
+            &[
+                "--set",
+                "conv.kernel_size=1..3",
+                "--set",
+                "conv.kernel_size=2..3",
+            ][..],
+            "--set conv.kernel_size: two ranges for one argument",
+        ),
+    ] {
+        let out = semfuzz(&[&["check", model.to_str().unwrap()][..], args].concat());
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(
             text(&out.stderr).contains(says),
