@@ -655,28 +655,14 @@ fn several_ranges_report_every_valid_combination() {
 #[test]
 fn hazards_follow_the_input_range() {
     let model = application("open_sequence");
-    let op = |r: &Value, list: &str| -> Vec<String> {
-        r[list]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| {
-                format!(
-                    "{}:{}",
-                    h["layer"].as_str().unwrap(),
-                    h["op"].as_str().unwrap()
-                )
-            })
-            .collect()
-    };
     // exp(Dense(GlobalMaxPool(Conv1D(x)))): glorot-uniform weights keep the argument small
     // for inputs in [-1, 1], not for inputs in [-100, 100].
     let (_, small) = check_json(&model, &[]);
-    assert_eq!(op(&small, "hazards"), Vec::<String>::new());
-    assert_eq!(op(&small, "safe"), ["rate:exp"]);
+    assert_eq!(ops(&small, "hazards"), Vec::<String>::new());
+    assert_eq!(ops(&small, "safe"), ["rate:exp"]);
     let (code, large) = check_json(&model, &["--input-range", "-100,100"]);
     assert_eq!(code, Some(0), "hazards are warnings");
-    assert_eq!(op(&large, "hazards"), ["rate:exp"]);
+    assert_eq!(ops(&large, "hazards"), ["rate:exp"]);
     let h = &large["hazards"][0];
     assert!(
         h["danger"]
@@ -688,7 +674,95 @@ fn hazards_follow_the_input_range() {
     assert!(hi > 88.73, "{h}");
     // The classifier's softmax is proven safe on a small CNN.
     let (_, cnn) = check_json(&application("small_cnn"), &[]);
-    assert_eq!(op(&cnn, "safe"), ["out:softmax"]);
+    assert_eq!(ops(&cnn, "safe"), ["out:softmax"]);
+}
+
+/// `layer:op` of each entry of a report's list of hazards (or of safe operations).
+fn ops(r: &Value, list: &str) -> Vec<String> {
+    r[list]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            format!(
+                "{}:{}",
+                h["layer"].as_str().unwrap(),
+                h["op"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// `tests/data/check/stored_weights.keras`, saved by Keras with weights set (see
+/// `make_models.py`): on its stored weights, read from the archive's HDF5 file with the
+/// project's Python (h5py, no TensorFlow), three hazards appear and one disappears compared
+/// to the initializers' ranges.
+#[test]
+fn keras_files_are_judged_on_their_stored_weights() {
+    let model = common::data("check/stored_weights.keras");
+    let (code, r) = check_json(&model, &[]);
+    assert_eq!(code, Some(0), "{r}");
+    assert_eq!(r["weights"], "stored", "{r}");
+    assert_eq!(r["warnings"], json!([]), "{r}");
+    assert_eq!(
+        ops(&r, "hazards"),
+        ["backbone/inner:exp", "grow:exp", "bn:variance+epsilon"],
+        "{r}"
+    );
+    assert_eq!(ops(&r, "safe"), ["shrink:exp"], "{r}");
+    // Four inputs in [-1, 1] times a stored kernel of 30s (the initializers allow < 4).
+    let grow = &r["hazards"][1];
+    assert_eq!(grow["interval"], json!([-120.0, 120.0]), "{grow}");
+    let bn = &r["hazards"][2];
+    assert!(
+        bn["danger"]
+            .as_str()
+            .unwrap()
+            .contains("the stored variance reaches -0.5"),
+        "{bn}"
+    );
+
+    // Without a Python to read them: the initializers' ranges, and a warning that says so.
+    let (code, r) = check_json(&model, &["--python", "/nonexistent/python"]);
+    assert_eq!(code, Some(0), "{r}");
+    assert_eq!(r["weights"], "initializers", "{r}");
+    let w = &r["warnings"][0];
+    assert_eq!(w["kind"], "weights", "{r}");
+    assert!(
+        w["message"].as_str().unwrap().contains("were not read"),
+        "{w}"
+    );
+    assert_eq!(ops(&r, "hazards"), ["shrink:exp"], "{r}");
+    assert_eq!(
+        ops(&r, "safe"),
+        ["backbone/inner:exp", "grow:exp", "bn:variance+epsilon"],
+        "{r}"
+    );
+    let out = semfuzz(&[
+        "check",
+        model.to_str().unwrap(),
+        "--python",
+        "/nonexistent/python",
+    ]);
+    assert!(
+        text(&out.stdout).contains("warning: the weights stored in the .keras file were not read")
+    );
+
+    // A what-if that changes a layer's weight shapes: its stored weights no longer fit, and
+    // it is analysed on its initializers' ranges, named in a warning.
+    let (code, r) = check_json(&model, &["--set", "grow.units=3"]);
+    assert_eq!(code, Some(0), "{r}");
+    let w = &r["warnings"][0];
+    assert_eq!(
+        (&w["kind"], &w["layers"]),
+        (&json!("weights"), &json!(["grow"])),
+        "{r}"
+    );
+    assert_eq!(
+        ops(&r, "hazards"),
+        ["backbone/inner:exp", "bn:variance+epsilon"],
+        "{r}"
+    );
 }
 
 /// Runs the worker with the project's TensorFlow: the oracle and TF side by side.

@@ -16,7 +16,9 @@ pub mod suggest;
 
 pub use edit::{EditError, set_argument, set_input_shape};
 pub use fixes::{Fix, FixBudget, fixes};
-pub use hazards::{Hazard, HazardReport, SafeOp, hazards};
+pub use hazards::{
+    Hazard, HazardReport, SafeOp, StoredWeight, WeightRanges, hazards, hazards_with_weights,
+};
 pub use paths::{LayerPath, locate};
 
 /// Where a violation is, as a path of layer names (`backbone/conv` inside the nested model

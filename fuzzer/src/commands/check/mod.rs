@@ -10,10 +10,11 @@
 pub mod args;
 mod compare;
 mod report;
+mod weights;
 
 use oracle::Case;
 use oracle::check::check_all;
-use oracle::diagnose::{self, FixBudget};
+use oracle::diagnose::{self, FixBudget, WeightRanges};
 use oracle::interval::Interval;
 use oracle::{Unsupported, Violation};
 use serde_json::{Value, json};
@@ -37,7 +38,12 @@ pub fn run(args: &CheckArgs) -> Result<Outcome, Failure> {
     let ranges = apply_settings(&mut case, args)?;
     let path = args.model.display().to_string();
     let mut report = match check_all(&case) {
-        Ok(violations) => diagnosis(&case, &violations, args.input_range),
+        Ok(violations) => {
+            // The weights a `.keras` file stores only matter to the hazards of a valid model.
+            let stored = (violations.is_empty() && is_keras_file(&args.model))
+                .then(|| weights::stored_ranges(&args.model, &args.python));
+            diagnosis(&case, &violations, args.input_range, stored)
+        }
         Err(u) => unsupported(&u),
     };
     report["model"] = json!(path);
@@ -58,6 +64,10 @@ pub fn run(args: &CheckArgs) -> Result<Outcome, Failure> {
     } else {
         Outcome::Clean
     })
+}
+
+fn is_keras_file(path: &std::path::Path) -> bool {
+    path.extension().is_some_and(|e| e == "keras")
 }
 
 /// The model: a case file, or a `.keras` file or Keras model JSON read without Python.
@@ -118,8 +128,15 @@ fn range_len(s: &Setting) -> u64 {
     }
 }
 
-/// The report of a model the oracle could check.
-fn diagnosis(case: &Case, violations: &[Violation], (lo, hi): (f64, f64)) -> Value {
+/// The report of a model the oracle could check. `stored` is what reading a `.keras` file's
+/// weights gave (`None` for other files): the hazards use them, or the initializers' ranges
+/// with a warning saying why.
+fn diagnosis(
+    case: &Case,
+    violations: &[Violation],
+    (lo, hi): (f64, f64),
+    stored: Option<Result<WeightRanges, weights::WeightsError>>,
+) -> Value {
     let listed: Vec<Value> = violations
         .iter()
         .enumerate()
@@ -134,6 +151,16 @@ fn diagnosis(case: &Case, violations: &[Violation], (lo, hi): (f64, f64)) -> Val
         .collect();
     let mut warnings: Vec<Value> = Vec::new();
     let mut hazards = diagnose::HazardReport::default();
+    let ranges = match stored {
+        Some(Ok(r)) if !r.is_empty() => r,
+        Some(Err(e)) => {
+            warnings.push(json!({"kind": "weights", "message": format!(
+                "the weights stored in the .keras file were not read ({e}): the hazards use the initializers' ranges"
+            )}));
+            WeightRanges::of_case(case)
+        }
+        _ => WeightRanges::of_case(case),
+    };
     if violations.is_empty() {
         warnings.extend(
             diagnose::size_warnings(case)
@@ -141,10 +168,19 @@ fn diagnosis(case: &Case, violations: &[Violation], (lo, hi): (f64, f64)) -> Val
                 .map(report::size_warning),
         );
         match oracle::check(case) {
-            Ok(analysis) => hazards = diagnose::hazards(case, &analysis, Interval::new(lo, hi)),
+            Ok(analysis) => {
+                hazards =
+                    diagnose::hazards_with_weights(case, &analysis, Interval::new(lo, hi), &ranges);
+            }
             // Valid on its declared shapes but not on its input arrays (a case file).
             Err(e) => warnings.push(json!({"kind": "inputs", "message": e.to_string()})),
         }
+    }
+    if !hazards.unmatched.is_empty() {
+        warnings.push(json!({"kind": "weights", "layers": hazards.unmatched, "message": format!(
+            "the stored weights of {} do not fit the weights the layer builds: the hazards use its initializers' ranges",
+            hazards.unmatched.iter().map(|l| format!("'{l}'")).collect::<Vec<_>>().join(", ")
+        )}));
     }
     let valid = violations.is_empty();
     json!({
@@ -154,7 +190,7 @@ fn diagnosis(case: &Case, violations: &[Violation], (lo, hi): (f64, f64)) -> Val
         "violations": listed,
         "warnings": warnings,
         "input_range": [lo, hi],
-        "weights": if case.weights.is_empty() { "initializers" } else { "stored" },
+        "weights": if ranges.is_empty() { "initializers" } else { "stored" },
         "hazards": hazards.hazards.iter().map(report::hazard).collect::<Vec<_>>(),
         "safe": hazards.safe.iter().map(report::safe_op).collect::<Vec<_>>(),
         "inherited_hazards": hazards.inherited.iter().map(report::hazard).collect::<Vec<_>>(),

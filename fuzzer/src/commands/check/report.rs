@@ -110,11 +110,15 @@ fn print_hazards(r: &Value) {
         return;
     }
     let inherited = r["inherited_hazards"].as_array().map_or(0, Vec::len);
+    let weights = if r["weights"] == json!("stored") {
+        "the stored weights"
+    } else {
+        "the initializers' ranges"
+    };
     println!(
-        "  numeric hazards: {} (inputs in {}, weights from {}; {inherited} more downstream inherit the first overflow)",
+        "  numeric hazards: {} (inputs in {}, weights within {weights}; {inherited} more downstream inherit the first overflow)",
         hazards.len(),
         r["input_range"],
-        text(&r["weights"])
     );
     for h in &hazards {
         println!(
