@@ -176,8 +176,10 @@ pub struct CheckArgs {
           value_parser = crate::commands::check::args::parse_range)]
     pub input_range: (f64, f64),
     /// Check with one layer argument changed: `LAYER.ARG=VALUE`, VALUE as JSON (`3`,
-    /// `[3,3]`, `"same"`) or a bare word (`same`). An integer range `conv1.kernel_size=1..9`
-    /// reports which values are valid (one range at a time). Repeatable.
+    /// `[3,3]`, `"same"`) or a bare word (`same`); a layer inside a nested model by its path
+    /// (`backbone/conv1.padding=same`). An integer range `conv1.kernel_size=1..9` reports
+    /// which values are valid; several ranges, which combinations are (at most 1024).
+    /// Repeatable.
     #[arg(long = "set", value_name = "LAYER.ARG=VALUE", value_parser = crate::commands::check::args::parse_set)]
     pub set: Vec<crate::commands::check::args::Setting>,
     /// Also build and run the model in TensorFlow (through the worker) and show side by side

@@ -16,6 +16,13 @@ fn application(name: &str) -> PathBuf {
         .join(format!("{name}.json"))
 }
 
+/// A small model of `tests/data/check/` (written by its `make_models.py`).
+fn check_model(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/check")
+        .join(format!("{name}.json"))
+}
+
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -270,6 +277,144 @@ fn merge_fixes_name_a_layer_on_each_branch() {
     assert!(has_fix(&r, "dense_a", "units", json!(6)), "{r}");
 }
 
+/// `LAYER.ARG=VALUE` for a fix of a report.
+fn fix_setting(f: &Value) -> String {
+    format!(
+        "{}.{}={}",
+        f["layer"].as_str().unwrap(),
+        f["parameter"].as_str().unwrap(),
+        f["value"]
+    )
+}
+
+#[test]
+fn float_and_target_shape_fixes_are_listed_and_each_confirmed() {
+    let model = check_model("reshape_dropout");
+    // (corruption, the one argument that can fix it, a value it must propose)
+    for (corruption, layer, parameter, value) in [
+        ("drop.rate=1.5", "drop", "rate", json!(1.0)),
+        ("drop.rate=-0.2", "drop", "rate", json!(0.2)),
+        (
+            "relu.negative_slope=-0.5",
+            "relu",
+            "negative_slope",
+            json!(0.5),
+        ),
+        // 30 elements for an input of 24: the first entry recomputed from the second.
+        (
+            "reshape.target_shape=[5,6]",
+            "reshape",
+            "target_shape",
+            json!([4, 6]),
+        ),
+        (
+            "reshape.target_shape=[4,5]",
+            "reshape",
+            "target_shape",
+            json!([4, 6]),
+        ),
+    ] {
+        let (code, r) = check_json(&model, &["--set", corruption]);
+        assert_eq!(code, Some(1), "{corruption}: {r}");
+        assert_eq!(r["violations"][0]["layer"], layer, "{corruption}: {r}");
+        assert!(
+            has_fix(&r, layer, parameter, value.clone()),
+            "{corruption}: {r}"
+        );
+        let fixes = r["violations"][0]["fixes"].as_array().unwrap();
+        for f in fixes {
+            assert_eq!(
+                (&f["layer"], &f["parameter"]),
+                (&json!(layer), &json!(parameter))
+            );
+            let (code, fixed) =
+                check_json(&model, &["--set", corruption, "--set", &fix_setting(f)]);
+            assert_eq!(code, Some(0), "{corruption} then {f}: {fixed}");
+        }
+    }
+}
+
+#[test]
+fn layers_inside_nested_models_are_set_by_path_and_fixed() {
+    let model = check_model("nested");
+    // A kernel too large inside the Functional `backbone`, set by its path: Keras's name
+    // for the layer, and its path through the nested models.
+    let kernel = "backbone/inner_conv.kernel_size=[9,9]";
+    let (code, r) = check_json(&model, &["--set", kernel]);
+    assert_eq!(code, Some(1), "{r}");
+    let v = &r["violations"][0];
+    assert_eq!(
+        (&v["layer"], &v["path"]),
+        (&json!("inner_conv"), &json!("backbone/inner_conv"))
+    );
+    assert!(
+        has_fix(&r, "backbone/inner_conv", "padding", json!("same")),
+        "{r}"
+    );
+    assert!(
+        has_fix(&r, "backbone/inner_conv", "kernel_size", json!([8, 8])),
+        "{r}"
+    );
+    // Mismatched branches, one of them inside the Sequential `head`: the Add notices, and
+    // a layer on each branch fixes it.
+    let units = "head/head_dense.units=6";
+    let (code, r2) = check_json(&model, &["--set", units]);
+    assert_eq!(code, Some(1), "{r2}");
+    assert_eq!(
+        (&r2["violations"][0]["layer"], &r2["violations"][0]["path"]),
+        (&json!("add"), &json!("add"))
+    );
+    assert!(has_fix(&r2, "head/head_dense", "units", json!(8)), "{r2}");
+    assert!(has_fix(&r2, "dense_a", "units", json!(6)), "{r2}");
+    // Every fix is confirmed by `--set` with the path it names: the violation is gone, and
+    // a complete fix leaves the model valid (a smaller kernel makes the backbone's output
+    // larger than the head declares: not complete).
+    for (corruption, report) in [(kernel, &r), (units, &r2)] {
+        let before = &report["violations"][0];
+        for f in report["violations"][0]["fixes"].as_array().unwrap() {
+            let (code, fixed) =
+                check_json(&model, &["--set", corruption, "--set", &fix_setting(f)]);
+            let still = fixed["violations"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|v| v["path"] == before["path"] && v["category"] == before["category"]);
+            assert!(!still, "{corruption} then {f}: {fixed}");
+            let complete = f["complete"] == true;
+            assert_eq!(
+                code,
+                Some(if complete { 0 } else { 1 }),
+                "{corruption} then {f}: {fixed}"
+            );
+        }
+    }
+    // A bare name reaches a nested layer when no other layer has it.
+    let (code, r) = check_json(&model, &["--set", "inner_conv.kernel_size=[9,9]"]);
+    assert_eq!(code, Some(1), "{r}");
+    assert_eq!(r["violations"][0]["path"], "backbone/inner_conv");
+    let out = semfuzz(&["check", model.to_str().unwrap(), "--set", kernel]);
+    assert!(
+        text(&out.stdout).contains("in nested model: backbone/inner_conv"),
+        "{}",
+        text(&out.stdout)
+    );
+    for (set, says) in [
+        ("backbone/nope.units=3", "no layer named 'backbone/nope'"),
+        (
+            "dense_a/x.units=3",
+            "layer 'dense_a' is a Dense, not a nested model",
+        ),
+    ] {
+        let out = semfuzz(&["check", model.to_str().unwrap(), "--set", set]);
+        assert_eq!(out.status.code(), Some(2), "{set}");
+        assert!(
+            text(&out.stderr).contains(says),
+            "{set}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
 #[test]
 fn kernel_suggestions_name_same_padding_and_the_largest_kernel() {
     let dir = tempfile::tempdir().unwrap();
@@ -386,15 +531,16 @@ fn input_shapes_and_settings_change_the_model_checked() {
         ],
     );
     assert_eq!(code, Some(0), "{r}");
-    let range = &r["set_range"];
-    assert_eq!(range["valid"], json!([1, 2, 3, 4, 5, 6]));
+    let range = &r["set_ranges"];
+    assert_eq!(range["valid"], json!([[1], [2], [3], [4], [5], [6]]));
     let invalid: Vec<&Value> = range["invalid"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|x| &x["value"])
+        .map(|x| &x["values"])
         .collect();
-    assert_eq!(invalid, [&json!(7), &json!(8), &json!(9)]);
+    assert_eq!(invalid, [&json!([7]), &json!([8]), &json!([9])]);
+    assert_eq!(range["invalid"][0]["violation"]["layer"], "conv");
 
     for (args, says) in [
         (
@@ -422,30 +568,101 @@ fn input_shapes_and_settings_change_the_model_checked() {
 }
 
 #[test]
+fn several_ranges_report_every_valid_combination() {
+    let model = application("open_sequence");
+    let shape = ["--input-shape", "sequence=None,6,3"];
+    let ranges = [
+        "--set",
+        "conv.kernel_size=1..4",
+        "--set",
+        "conv.dilation_rate=1..3",
+    ];
+    let (code, r) = check_json(&model, &[&shape[..], &ranges[..]].concat());
+    assert_eq!(code, Some(0), "{r}");
+    let s = &r["set_ranges"];
+    assert_eq!(s["combinations"], 12);
+    assert_eq!(
+        s["settings"][1],
+        json!({"layer": "conv", "argument": "dilation_rate", "from": 1, "to": 3})
+    );
+    // A dilated kernel spans (k - 1) * d + 1 of the 6 steps.
+    let mut valid = Vec::new();
+    let mut invalid = Vec::new();
+    for k in 1..=4 {
+        for d in 1..=3 {
+            if (k - 1) * d < 6 {
+                valid.push(json!([k, d]))
+            } else {
+                invalid.push(json!([k, d]))
+            }
+        }
+    }
+    assert_eq!(s["valid"], json!(valid));
+    let got: Vec<&Value> = s["invalid"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| &x["values"])
+        .collect();
+    assert_eq!(got, invalid.iter().collect::<Vec<_>>());
+    let out = semfuzz(
+        &[
+            &["check", model.to_str().unwrap()][..],
+            &shape[..],
+            &ranges[..],
+        ]
+        .concat(),
+    );
+    let human = text(&out.stdout);
+    assert!(
+        human.contains("conv.kernel_size × conv.dilation_rate (12 combinations): 9 valid"),
+        "{human}"
+    );
+    assert!(
+        human.contains("e.g. conv.kernel_size=3, conv.dilation_rate=3: Conv1D 'conv'"),
+        "{human}"
+    );
+    for (args, says) in [
+        (
+            &[
+                "--set",
+                "conv.kernel_size=1..100",
+                "--set",
+                "conv.filters=1..20",
+            ][..],
+            "the ranges give 100 × 20 = 2000 combinations; at most 1024 are checked",
+        ),
+        (
+            &[
+                "--set",
+                "conv.kernel_size=1..3",
+                "--set",
+                "conv.kernel_size=2..3",
+            ][..],
+            "--set conv.kernel_size: two ranges for one argument",
+        ),
+    ] {
+        let out = semfuzz(&[&["check", model.to_str().unwrap()][..], args].concat());
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr).contains(says),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+#[test]
 fn hazards_follow_the_input_range() {
     let model = application("open_sequence");
-    let op = |r: &Value, list: &str| -> Vec<String> {
-        r[list]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| {
-                format!(
-                    "{}:{}",
-                    h["layer"].as_str().unwrap(),
-                    h["op"].as_str().unwrap()
-                )
-            })
-            .collect()
-    };
     // exp(Dense(GlobalMaxPool(Conv1D(x)))): glorot-uniform weights keep the argument small
     // for inputs in [-1, 1], not for inputs in [-100, 100].
     let (_, small) = check_json(&model, &[]);
-    assert_eq!(op(&small, "hazards"), Vec::<String>::new());
-    assert_eq!(op(&small, "safe"), ["rate:exp"]);
+    assert_eq!(ops(&small, "hazards"), Vec::<String>::new());
+    assert_eq!(ops(&small, "safe"), ["rate:exp"]);
     let (code, large) = check_json(&model, &["--input-range", "-100,100"]);
     assert_eq!(code, Some(0), "hazards are warnings");
-    assert_eq!(op(&large, "hazards"), ["rate:exp"]);
+    assert_eq!(ops(&large, "hazards"), ["rate:exp"]);
     let h = &large["hazards"][0];
     assert!(
         h["danger"]
@@ -457,7 +674,95 @@ fn hazards_follow_the_input_range() {
     assert!(hi > 88.73, "{h}");
     // The classifier's softmax is proven safe on a small CNN.
     let (_, cnn) = check_json(&application("small_cnn"), &[]);
-    assert_eq!(op(&cnn, "safe"), ["out:softmax"]);
+    assert_eq!(ops(&cnn, "safe"), ["out:softmax"]);
+}
+
+/// `layer:op` of each entry of a report's list of hazards (or of safe operations).
+fn ops(r: &Value, list: &str) -> Vec<String> {
+    r[list]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            format!(
+                "{}:{}",
+                h["layer"].as_str().unwrap(),
+                h["op"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// `tests/data/check/stored_weights.keras`, saved by Keras with weights set (see
+/// `make_models.py`): on its stored weights, read from the archive's HDF5 file with the
+/// project's Python (h5py, no TensorFlow), three hazards appear and one disappears compared
+/// to the initializers' ranges.
+#[test]
+fn keras_files_are_judged_on_their_stored_weights() {
+    let model = common::data("check/stored_weights.keras");
+    let (code, r) = check_json(&model, &[]);
+    assert_eq!(code, Some(0), "{r}");
+    assert_eq!(r["weights"], "stored", "{r}");
+    assert_eq!(r["warnings"], json!([]), "{r}");
+    assert_eq!(
+        ops(&r, "hazards"),
+        ["backbone/inner:exp", "grow:exp", "bn:variance+epsilon"],
+        "{r}"
+    );
+    assert_eq!(ops(&r, "safe"), ["shrink:exp"], "{r}");
+    // Four inputs in [-1, 1] times a stored kernel of 30s (the initializers allow < 4).
+    let grow = &r["hazards"][1];
+    assert_eq!(grow["interval"], json!([-120.0, 120.0]), "{grow}");
+    let bn = &r["hazards"][2];
+    assert!(
+        bn["danger"]
+            .as_str()
+            .unwrap()
+            .contains("the stored variance reaches -0.5"),
+        "{bn}"
+    );
+
+    // Without a Python to read them: the initializers' ranges, and a warning that says so.
+    let (code, r) = check_json(&model, &["--python", "/nonexistent/python"]);
+    assert_eq!(code, Some(0), "{r}");
+    assert_eq!(r["weights"], "initializers", "{r}");
+    let w = &r["warnings"][0];
+    assert_eq!(w["kind"], "weights", "{r}");
+    assert!(
+        w["message"].as_str().unwrap().contains("were not read"),
+        "{w}"
+    );
+    assert_eq!(ops(&r, "hazards"), ["shrink:exp"], "{r}");
+    assert_eq!(
+        ops(&r, "safe"),
+        ["backbone/inner:exp", "grow:exp", "bn:variance+epsilon"],
+        "{r}"
+    );
+    let out = semfuzz(&[
+        "check",
+        model.to_str().unwrap(),
+        "--python",
+        "/nonexistent/python",
+    ]);
+    assert!(
+        text(&out.stdout).contains("warning: the weights stored in the .keras file were not read")
+    );
+
+    // A what-if that changes a layer's weight shapes: its stored weights no longer fit, and
+    // it is analysed on its initializers' ranges, named in a warning.
+    let (code, r) = check_json(&model, &["--set", "grow.units=3"]);
+    assert_eq!(code, Some(0), "{r}");
+    let w = &r["warnings"][0];
+    assert_eq!(
+        (&w["kind"], &w["layers"]),
+        (&json!("weights"), &json!(["grow"])),
+        "{r}"
+    );
+    assert_eq!(
+        ops(&r, "hazards"),
+        ["backbone/inner:exp", "bn:variance+epsilon"],
+        "{r}"
+    );
 }
 
 /// Runs the worker with the project's TensorFlow: the oracle and TF side by side.

@@ -56,6 +56,9 @@ pub struct HazardReport {
     /// Hazards downstream of a reported `overflow` whose argument is out of range only
     /// because of it: consequences, kept apart so that one loose bound is one warning.
     pub inherited: Vec<Hazard>,
+    /// Layers whose stored weights do not fit the weights they build (count or shapes):
+    /// their initializers' ranges were used instead.
+    pub unmatched: Vec<String>,
 }
 
 /// The largest finite value of a floating dtype (float32's for integer dtypes, which TF
@@ -79,37 +82,78 @@ fn float_tiny(dtype: DType) -> f64 {
     }
 }
 
+/// The value ranges of a model's stored weights, by layer path (`conv`, or `backbone/conv`
+/// for a layer inside the nested model `backbone`): each weight's shape and the interval its
+/// values lie in, in `get_weights()` order. A layer without an entry, or whose entry does not
+/// fit the weights the layer builds, is analysed on its initializers' ranges.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WeightRanges(pub HashMap<String, Vec<StoredWeight>>);
+
+/// One stored weight: its shape and the bounds of its values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredWeight {
+    pub shape: Vec<usize>,
+    pub range: Interval,
+}
+
+impl WeightRanges {
+    /// The ranges of a case's own weight arrays (top-level layers).
+    pub fn of_case(case: &Case) -> WeightRanges {
+        WeightRanges(
+            case.weights
+                .iter()
+                .map(|(name, ts)| {
+                    let ws = ts
+                        .iter()
+                        .map(|t| StoredWeight {
+                            shape: t.shape().to_vec(),
+                            range: Interval::of(t.data.iter().copied()),
+                        })
+                        .collect();
+                    (name.clone(), ws)
+                })
+                .collect(),
+        )
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// Propagates `input_range` through a model `check` accepted and judges every dangerous
-/// operation on the way.
+/// operation on the way, with the case's own weights (initializer ranges where it has none).
 pub fn hazards(case: &Case, analysis: &ModelAnalysis, input_range: Interval) -> HazardReport {
+    hazards_with_weights(case, analysis, input_range, &WeightRanges::of_case(case))
+}
+
+/// [`hazards`] with the weights' ranges given (those stored in a `.keras` file, say).
+pub fn hazards_with_weights(
+    case: &Case,
+    analysis: &ModelAnalysis,
+    input_range: Interval,
+    weights: &WeightRanges,
+) -> HazardReport {
     let mut walk = Walk {
         dtype: case.dtype,
         report: HazardReport::default(),
         overflowed: false,
-    };
-    let weights = |layer: &Layer| -> Option<Vec<Interval>> {
-        let ts = case.weights.get(&layer.name)?;
-        Some(
-            ts.iter()
-                .map(|t| Interval::of(t.data.iter().copied()))
-                .collect(),
-        )
+        stored: weights,
     };
     let inputs = vec![input_range; case.model.input_count()];
-    walk.model(&case.model, analysis, &inputs, "", &weights);
+    walk.model(&case.model, analysis, &inputs, "");
     walk.report
 }
 
-struct Walk {
+struct Walk<'w> {
     dtype: DType,
     report: HazardReport,
     /// Whether values already left the dtype's range (reported once).
     overflowed: bool,
+    stored: &'w WeightRanges,
 }
 
-type StoredWeights<'a> = dyn Fn(&Layer) -> Option<Vec<Interval>> + 'a;
-
-impl Walk {
+impl Walk<'_> {
     /// The output bounds of a model on inputs within `inputs`.
     fn model(
         &mut self,
@@ -117,7 +161,6 @@ impl Walk {
         analysis: &ModelAnalysis,
         inputs: &[Interval],
         prefix: &str,
-        stored: &StoredWeights<'_>,
     ) -> Vec<Interval> {
         let mut bounds: HashMap<(usize, usize), Vec<Interval>> = HashMap::new();
         let mut last = Vec::new();
@@ -145,7 +188,7 @@ impl Walk {
                     vec![inputs.get(*position).copied().unwrap_or(Interval::TOP)]
                 }
                 CallKind::Layer(spec) => {
-                    let weights = weight_bounds(spec.as_ref(), call, layer, stored);
+                    let weights = self.weight_bounds(spec.as_ref(), call, layer, &name);
                     let outs = spec.intervals(&call.input_shapes, &args, &weights);
                     let at = At {
                         name: &name,
@@ -158,7 +201,7 @@ impl Walk {
                     outs
                 }
                 CallKind::Nested(sub) => match layer.nested.as_deref() {
-                    Some(inner) => self.model(inner, sub, &args, &format!("{name}/"), &|_| None),
+                    Some(inner) => self.model(inner, sub, &args, &format!("{name}/")),
                     None => vec![Interval::TOP; call.outputs.len()],
                 },
             };
@@ -166,6 +209,29 @@ impl Walk {
             bounds.insert((call.layer, call.node), outs);
         }
         last
+    }
+
+    /// The bounds of a call's weights: the stored arrays' when they fit the weights the
+    /// layer builds, else the initializers' ranges (and the layer is named in the report).
+    fn weight_bounds(
+        &mut self,
+        spec: &dyn Spec,
+        call: &CheckedCall,
+        layer: &Layer,
+        name: &str,
+    ) -> Vec<Interval> {
+        let specs = weight_specs(spec, call);
+        if let Some(given) = self.stored.0.get(name) {
+            let fits = given.len() == specs.len()
+                && given.iter().zip(&specs).all(|(g, w)| g.shape == w.shape);
+            if fits {
+                return given.iter().map(|g| g.range).collect();
+            }
+            if !self.report.unmatched.iter().any(|n| n == name) {
+                self.report.unmatched.push(name.to_owned());
+            }
+        }
+        initializer_bounds(&specs, layer)
     }
 
     /// Judges the dangerous operations of one call, then whether its outputs left the
@@ -385,17 +451,8 @@ fn concrete(d: &Dims) -> Vec<usize> {
     d.iter().map(|x| x.unwrap_or(1)).collect()
 }
 
-/// The bounds of a call's weights: the stored arrays', else the initializers' ranges.
-fn weight_bounds(
-    spec: &dyn Spec,
-    call: &CheckedCall,
-    layer: &Layer,
-    stored: &StoredWeights<'_>,
-) -> Vec<Interval> {
-    let specs = weight_specs(spec, call);
-    if let Some(given) = stored(layer).filter(|w| w.len() == specs.len()) {
-        return given;
-    }
+/// The initializers' ranges of the weights a call builds.
+fn initializer_bounds(specs: &[WeightSpec], layer: &Layer) -> Vec<Interval> {
     specs
         .iter()
         .map(|w| {

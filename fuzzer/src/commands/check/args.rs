@@ -26,8 +26,9 @@ pub enum SetValue {
     Range(i64, i64),
 }
 
-/// Ranges report at most this many values.
-const MAX_RANGE: i64 = 1024;
+/// Ranges report at most this many values, and several ranges at most this many
+/// combinations.
+pub const MAX_RANGE: i64 = 1024;
 
 /// `NAME=DIMS` with DIMS like `1,224,224,3` or `None,32,3`.
 pub fn parse_input_shape(s: &str) -> Result<InputShape, String> {

@@ -4,16 +4,17 @@
 //!
 //! Beyond the violations: a suggestion and the confirmed single-argument fixes for each,
 //! warnings for open input sizes that make the model invalid, numeric hazards from interval
-//! propagation, what-if arguments (`--input-shape`, `--set`, integer ranges), and with
-//! `--compare` TensorFlow's own verdict beside the oracle's.
+//! propagation, what-if arguments (`--input-shape`, `--set`, integer ranges and their
+//! combinations), and with `--compare` TensorFlow's own verdict beside the oracle's.
 
 pub mod args;
 mod compare;
 mod report;
+mod weights;
 
 use oracle::Case;
 use oracle::check::check_all;
-use oracle::diagnose::{self, FixBudget};
+use oracle::diagnose::{self, FixBudget, WeightRanges};
 use oracle::interval::Interval;
 use oracle::{Unsupported, Violation};
 use serde_json::{Value, json};
@@ -34,15 +35,20 @@ pub fn violation_json(v: &oracle::Violation) -> serde_json::Value {
 
 pub fn run(args: &CheckArgs) -> Result<Outcome, Failure> {
     let mut case = read_model(args)?;
-    let range = apply_settings(&mut case, args)?;
+    let ranges = apply_settings(&mut case, args)?;
     let path = args.model.display().to_string();
     let mut report = match check_all(&case) {
-        Ok(violations) => diagnosis(&case, &violations, args.input_range),
+        Ok(violations) => {
+            // The weights a `.keras` file stores only matter to the hazards of a valid model.
+            let stored = (violations.is_empty() && is_keras_file(&args.model))
+                .then(|| weights::stored_ranges(&args.model, &args.python));
+            diagnosis(&case, &violations, args.input_range, stored)
+        }
         Err(u) => unsupported(&u),
     };
     report["model"] = json!(path);
-    if let Some(setting) = range {
-        report["set_range"] = range_report(&case, setting)?;
+    if !ranges.is_empty() {
+        report["set_ranges"] = range_report(&case, &ranges)?;
     }
     if args.compare {
         let mut harness = super::harness(&args.python)?;
@@ -60,6 +66,10 @@ pub fn run(args: &CheckArgs) -> Result<Outcome, Failure> {
     })
 }
 
+fn is_keras_file(path: &std::path::Path) -> bool {
+    path.extension().is_some_and(|e| e == "keras")
+}
+
 /// The model: a case file, or a `.keras` file or Keras model JSON read without Python.
 fn read_model(args: &CheckArgs) -> Result<Case, Failure> {
     let name = args.model.to_string_lossy();
@@ -70,34 +80,63 @@ fn read_model(args: &CheckArgs) -> Result<Case, Failure> {
     }
 }
 
-/// Applies `--input-shape` and the single-valued `--set`s; returns the one `--set` range.
-fn apply_settings<'a>(
-    case: &mut Case,
-    args: &'a CheckArgs,
-) -> Result<Option<&'a Setting>, Failure> {
+/// Applies `--input-shape` and the single-valued `--set`s; returns the `--set` ranges, each
+/// a different argument, whose combinations are few enough to check.
+fn apply_settings<'a>(case: &mut Case, args: &'a CheckArgs) -> Result<Vec<&'a Setting>, Failure> {
     for s in &args.input_shapes {
         diagnose::set_input_shape(case, &s.input, &s.dims)
             .map_err(|e| Failure::usage(format!("--input-shape {}: {e}", s.input)))?;
     }
-    let mut range = None;
+    let mut ranges: Vec<&Setting> = Vec::new();
     for s in &args.set {
         match &s.value {
             SetValue::One(v) => diagnose::set_argument(case, &s.layer, &s.argument, v.clone())
                 .map_err(|e| Failure::usage(format!("--set {}.{}: {e}", s.layer, s.argument)))?,
-            SetValue::Range(..) if range.is_some() => {
-                return Err(Failure::usage(format!(
-                    "--set {}.{}: only one --set may be a range",
-                    s.layer, s.argument
-                )));
+            SetValue::Range(..) => {
+                if ranges
+                    .iter()
+                    .any(|r| r.layer == s.layer && r.argument == s.argument)
+                {
+                    return Err(Failure::usage(format!(
+                        "--set {}.{}: two ranges for one argument",
+                        s.layer, s.argument
+                    )));
+                }
+                ranges.push(s);
             }
-            SetValue::Range(..) => range = Some(s),
         }
     }
-    Ok(range)
+    let sizes: Vec<u64> = ranges.iter().map(|s| range_len(s)).collect();
+    let combinations = sizes
+        .iter()
+        .fold(1u128, |p, &n| p.saturating_mul(u128::from(n)));
+    if combinations > args::MAX_RANGE as u128 {
+        let product: Vec<String> = sizes.iter().map(u64::to_string).collect();
+        return Err(Failure::usage(format!(
+            "--set: the ranges give {} = {combinations} combinations; at most {} are checked: narrow a range",
+            product.join(" × "),
+            args::MAX_RANGE
+        )));
+    }
+    Ok(ranges)
 }
 
-/// The report of a model the oracle could check.
-fn diagnosis(case: &Case, violations: &[Violation], (lo, hi): (f64, f64)) -> Value {
+fn range_len(s: &Setting) -> u64 {
+    match s.value {
+        SetValue::Range(a, b) => b.abs_diff(a) + 1,
+        SetValue::One(_) => 1,
+    }
+}
+
+/// The report of a model the oracle could check. `stored` is what reading a `.keras` file's
+/// weights gave (`None` for other files): the hazards use them, or the initializers' ranges
+/// with a warning saying why.
+fn diagnosis(
+    case: &Case,
+    violations: &[Violation],
+    (lo, hi): (f64, f64),
+    stored: Option<Result<WeightRanges, weights::WeightsError>>,
+) -> Value {
     let listed: Vec<Value> = violations
         .iter()
         .enumerate()
@@ -107,11 +146,21 @@ fn diagnosis(case: &Case, violations: &[Violation], (lo, hi): (f64, f64)) -> Val
             } else {
                 Vec::new()
             };
-            report::violation_with_advice(v, &fixes)
+            report::violation_with_advice(v, &diagnose::violation_path(&case.model, v), &fixes)
         })
         .collect();
     let mut warnings: Vec<Value> = Vec::new();
     let mut hazards = diagnose::HazardReport::default();
+    let ranges = match stored {
+        Some(Ok(r)) if !r.is_empty() => r,
+        Some(Err(e)) => {
+            warnings.push(json!({"kind": "weights", "message": format!(
+                "the weights stored in the .keras file were not read ({e}): the hazards use the initializers' ranges"
+            )}));
+            WeightRanges::of_case(case)
+        }
+        _ => WeightRanges::of_case(case),
+    };
     if violations.is_empty() {
         warnings.extend(
             diagnose::size_warnings(case)
@@ -119,10 +168,19 @@ fn diagnosis(case: &Case, violations: &[Violation], (lo, hi): (f64, f64)) -> Val
                 .map(report::size_warning),
         );
         match oracle::check(case) {
-            Ok(analysis) => hazards = diagnose::hazards(case, &analysis, Interval::new(lo, hi)),
+            Ok(analysis) => {
+                hazards =
+                    diagnose::hazards_with_weights(case, &analysis, Interval::new(lo, hi), &ranges);
+            }
             // Valid on its declared shapes but not on its input arrays (a case file).
             Err(e) => warnings.push(json!({"kind": "inputs", "message": e.to_string()})),
         }
+    }
+    if !hazards.unmatched.is_empty() {
+        warnings.push(json!({"kind": "weights", "layers": hazards.unmatched, "message": format!(
+            "the stored weights of {} do not fit the weights the layer builds: the hazards use its initializers' ranges",
+            hazards.unmatched.iter().map(|l| format!("'{l}'")).collect::<Vec<_>>().join(", ")
+        )}));
     }
     let valid = violations.is_empty();
     json!({
@@ -132,7 +190,7 @@ fn diagnosis(case: &Case, violations: &[Violation], (lo, hi): (f64, f64)) -> Val
         "violations": listed,
         "warnings": warnings,
         "input_range": [lo, hi],
-        "weights": if case.weights.is_empty() { "initializers" } else { "stored" },
+        "weights": if ranges.is_empty() { "initializers" } else { "stored" },
         "hazards": hazards.hazards.iter().map(report::hazard).collect::<Vec<_>>(),
         "safe": hazards.safe.iter().map(report::safe_op).collect::<Vec<_>>(),
         "inherited_hazards": hazards.inherited.iter().map(report::hazard).collect::<Vec<_>>(),
@@ -150,25 +208,49 @@ fn unsupported(u: &Unsupported) -> Value {
     })
 }
 
-/// `--set LAYER.ARG=a..b`: which values of the range make the model valid.
-fn range_report(case: &Case, s: &Setting) -> Result<Value, Failure> {
-    let SetValue::Range(a, b) = s.value else {
-        return Ok(Value::Null);
-    };
+/// `--set LAYER.ARG=a..b` (one or more): which values, or which combinations of values
+/// (every one, the first range varying slowest), make the model valid.
+fn range_report(case: &Case, ranges: &[&Setting]) -> Result<Value, Failure> {
+    let bounds: Vec<(i64, i64)> = ranges
+        .iter()
+        .map(|s| match s.value {
+            SetValue::Range(a, b) => (a, b),
+            SetValue::One(_) => (0, 0),
+        })
+        .collect();
     let mut valid = Vec::new();
     let mut invalid = Vec::new();
     let mut unsupported = Vec::new();
-    for n in a..=b {
+    let mut values: Vec<i64> = bounds.iter().map(|&(a, _)| a).collect();
+    let mut combinations = 0usize;
+    loop {
         let mut changed = case.clone();
-        diagnose::set_argument(&mut changed, &s.layer, &s.argument, json!(n))
-            .map_err(|e| Failure::usage(format!("--set {}.{}: {e}", s.layer, s.argument)))?;
+        for (s, &n) in ranges.iter().zip(&values) {
+            diagnose::set_argument(&mut changed, &s.layer, &s.argument, json!(n))
+                .map_err(|e| Failure::usage(format!("--set {}.{}: {e}", s.layer, s.argument)))?;
+        }
+        combinations += 1;
         match check_all(&changed) {
-            Ok(vs) if vs.is_empty() => valid.push(n),
-            Ok(vs) => invalid.push(json!({"value": n, "violation": violation_json(&vs[0])})),
-            Err(u) => unsupported.push(json!({"value": n, "message": u.to_string()})),
+            Ok(vs) if vs.is_empty() => valid.push(json!(values)),
+            Ok(vs) => invalid.push(json!({"values": values, "violation": violation_json(&vs[0])})),
+            Err(u) => unsupported.push(json!({"values": values, "message": u.to_string()})),
+        }
+        // The next combination: the last range varies fastest.
+        let Some(i) = (0..values.len()).rev().find(|&i| values[i] < bounds[i].1) else {
+            break;
+        };
+        values[i] += 1;
+        for (v, &(a, _)) in values.iter_mut().zip(&bounds).skip(i + 1) {
+            *v = a;
         }
     }
+    let settings: Vec<Value> = ranges
+        .iter()
+        .zip(&bounds)
+        .map(|(s, &(a, b))| json!({"layer": s.layer, "argument": s.argument, "from": a, "to": b}))
+        .collect();
     Ok(
-        json!({"layer": s.layer, "argument": s.argument, "valid": valid, "invalid": invalid, "unsupported": unsupported}),
+        json!({"settings": settings, "combinations": combinations, "valid": valid,
+              "invalid": invalid, "unsupported": unsupported}),
     )
 }

@@ -8,9 +8,11 @@ use serde_json::{Value, json};
 
 use super::violation_json;
 
-/// A violation with its suggestion and its confirmed fixes.
-pub fn violation_with_advice(v: &Violation, fixes: &[Fix]) -> Value {
+/// A violation with where it is (its layer's path through nested models), its suggestion
+/// and its confirmed fixes.
+pub fn violation_with_advice(v: &Violation, path: &str, fixes: &[Fix]) -> Value {
     let mut o = violation_json(v);
+    o["path"] = json!(path);
     o["suggestion"] = json!(suggestion(v));
     o["fixes"] = fixes
         .iter()
@@ -69,6 +71,9 @@ pub fn print_human(r: &Value) {
                     text(&v["category"]),
                     text(&v["tag"])
                 );
+                if v["path"] != v["layer"] {
+                    println!("    in nested model: {}", text(&v["path"]));
+                }
                 println!("    suggestion: {}", text(&v["suggestion"]));
                 let fixes: Vec<String> = v["fixes"]
                     .as_array()
@@ -93,7 +98,7 @@ pub fn print_human(r: &Value) {
         println!("  warning: {}", text(&w["message"]));
     }
     print_hazards(r);
-    print_range(&r["set_range"]);
+    print_range(&r["set_ranges"]);
     print_tensorflow(r);
 }
 
@@ -105,11 +110,15 @@ fn print_hazards(r: &Value) {
         return;
     }
     let inherited = r["inherited_hazards"].as_array().map_or(0, Vec::len);
+    let weights = if r["weights"] == json!("stored") {
+        "the stored weights"
+    } else {
+        "the initializers' ranges"
+    };
     println!(
-        "  numeric hazards: {} (inputs in {}, weights from {}; {inherited} more downstream inherit the first overflow)",
+        "  numeric hazards: {} (inputs in {}, weights within {weights}; {inherited} more downstream inherit the first overflow)",
         hazards.len(),
         r["input_range"],
-        text(&r["weights"])
     );
     for h in &hazards {
         println!(
@@ -146,29 +155,75 @@ fn print_hazards(r: &Value) {
     }
 }
 
+/// Combinations printed per list in the human report (`--json` lists them all).
+const SHOWN_COMBINATIONS: usize = 24;
+
 fn print_range(s: &Value) {
     if s.is_null() {
         return;
     }
-    let list = |k: &str| -> Vec<String> {
-        s[k].as_array()
+    let settings: Vec<String> = s["settings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|x| format!("{}.{}", text(&x["layer"]), text(&x["argument"])))
+        .collect();
+    // One value alone (`7`), several as a tuple (`(7, 4)`).
+    let show = |values: &Value| -> String {
+        let vs: Vec<String> = values
+            .as_array()
             .into_iter()
             .flatten()
-            .map(|x| text(x.get("value").unwrap_or(x)))
-            .collect()
+            .map(Value::to_string)
+            .collect();
+        match vs.as_slice() {
+            [one] => one.clone(),
+            _ => format!("({})", vs.join(", ")),
+        }
     };
-    println!(
-        "  {}.{}: valid for [{}]; invalid for [{}]",
-        text(&s["layer"]),
-        text(&s["argument"]),
-        list("valid").join(", "),
-        list("invalid").join(", ")
-    );
-    if let Some(first) = s["invalid"].as_array().and_then(|a| a.first()) {
+    let list = |k: &str| -> String {
+        let items = s[k].as_array().cloned().unwrap_or_default();
+        let mut shown: Vec<String> = items
+            .iter()
+            .take(SHOWN_COMBINATIONS)
+            .map(|x| show(x.get("values").unwrap_or(x)))
+            .collect();
+        if items.len() > SHOWN_COMBINATIONS {
+            shown.push(format!("+{} more", items.len() - SHOWN_COMBINATIONS));
+        }
+        shown.join(", ")
+    };
+    let count = |k: &str| s[k].as_array().map_or(0, Vec::len);
+    if settings.len() == 1 {
         println!(
-            "    e.g. {}={}: {}",
-            text(&s["argument"]),
-            first["value"],
+            "  {}: valid for [{}]; invalid for [{}]",
+            settings[0],
+            list("valid"),
+            list("invalid")
+        );
+    } else {
+        println!(
+            "  {} ({} combinations): {} valid: [{}]; {} invalid: [{}]",
+            settings.join(" × "),
+            s["combinations"],
+            count("valid"),
+            list("valid"),
+            count("invalid"),
+            list("invalid")
+        );
+    }
+    if count("unsupported") > 0 {
+        println!("    not checked (unsupported): [{}]", list("unsupported"));
+    }
+    if let Some(first) = s["invalid"].as_array().and_then(|a| a.first()) {
+        let assigned: Vec<String> = settings
+            .iter()
+            .zip(first["values"].as_array().into_iter().flatten())
+            .map(|(setting, v)| format!("{setting}={v}"))
+            .collect();
+        println!(
+            "    e.g. {}: {}",
+            assigned.join(", "),
             text(&first["violation"]["message"])
         );
     }
