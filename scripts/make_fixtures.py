@@ -108,6 +108,17 @@ def nested_functional(rng):
 
 
 @case()
+def nested_functional_output(rng):
+    # The model's outputs are the nested model's own: Keras numbers those calls from 1 in
+    # output_layers (its first node is the one it was built with).
+    inner_x = keras.Input((4,))
+    inner = keras.Model(inner_x, layers.Dense(2)(inner_x), name="inner")
+    a = keras.Input((4,))
+    b = keras.Input((4,))
+    return keras.Model([a, b], [inner(a), inner(b)]), [normal(rng, 2, 4), normal(rng, 2, 4)]
+
+
+@case()
 def nested_sequential(rng):
     head = keras.Sequential(
         [keras.Input((4,)), layers.Dense(3, activation="relu"), layers.Dense(2)], name="head"

@@ -246,6 +246,25 @@ fn the_graph_forms_keras_writes_are_understood() {
         Some(ModelKind::Functional { .. })
     ));
     assert_eq!(inner.nodes.len(), 2);
+    // Outputs taken straight from a nested functional model: Keras numbers its calls from 1
+    // there (its first node is the one it was built with); the case numbers them from 0.
+    let direct = fixture("nested_functional_output");
+    let ModelKind::Functional { outputs, .. } = &direct.model.kind else {
+        panic!("a functional model");
+    };
+    let calls: Vec<(&str, usize)> = outputs
+        .refs()
+        .iter()
+        .map(|r| (r.layer.as_str(), r.node))
+        .collect();
+    assert_eq!(calls, [("inner", 0), ("inner", 1)]);
+    let written = direct
+        .model
+        .to_json(&oracle::case::DeclaredInputShapes, &[]);
+    assert_eq!(
+        written["output_layers"],
+        serde_json::json!([["inner", 1, 0], ["inner", 2, 0]])
+    );
     let seq = fixture("nested_sequential");
     let inner = seq
         .model

@@ -97,6 +97,19 @@ impl Endpoints {
         }
     }
 
+    /// Every triple naming a layer for which `renumbered` holds, its node index moved by
+    /// `by` (saturating at 0).
+    fn shift_nodes(&mut self, renumbered: &dyn Fn(&str) -> bool, by: isize) {
+        let refs: Vec<&mut TensorRef> = match self {
+            Endpoints::Single(r) => vec![r],
+            Endpoints::List(v) => v.iter_mut().collect(),
+            Endpoints::Dict(v) => v.iter_mut().map(|(_, r)| r).collect(),
+        };
+        for r in refs.into_iter().filter(|r| renumbered(&r.layer)) {
+            r.node = r.node.saturating_add_signed(by);
+        }
+    }
+
     fn to_json(&self) -> Value {
         match self {
             Endpoints::Single(r) => r.to_json(),
@@ -316,6 +329,19 @@ impl Layer {
 }
 
 const NESTED_CLASSES: [&str; 2] = ["Functional", "Sequential"];
+/// Whether `name` is a nested functional model among `layers`. Such a model's first node is
+/// the one it was built with, so Keras numbers its calls from 1 in a config's
+/// `input_layers`/`output_layers` (and from 0 in `inbound_nodes`, like any layer's); the
+/// case numbers them from 0 everywhere.
+fn has_builtin_node(layers: &[Layer], name: &str) -> bool {
+    layers.iter().any(|l| {
+        l.name == name
+            && l.nested
+                .as_ref()
+                .is_some_and(|m| matches!(m.kind, ModelKind::Functional { .. }))
+    })
+}
+
 /// Keys of a model config that are derived data, never kept.
 const DERIVED_MODEL_KEYS: [&str; 1] = ["build_input_shape"];
 
@@ -333,16 +359,18 @@ impl Model {
         let kind = if sequential {
             ModelKind::Sequential
         } else {
-            ModelKind::Functional {
-                inputs: Endpoints::parse(
-                    field(o, "input_layers", place)?,
-                    &place.field("input_layers"),
-                )?,
-                outputs: Endpoints::parse(
-                    field(o, "output_layers", place)?,
-                    &place.field("output_layers"),
-                )?,
-            }
+            let mut inputs = Endpoints::parse(
+                field(o, "input_layers", place)?,
+                &place.field("input_layers"),
+            )?;
+            let mut outputs = Endpoints::parse(
+                field(o, "output_layers", place)?,
+                &place.field("output_layers"),
+            )?;
+            let builtin = |name: &str| has_builtin_node(&layers, name);
+            inputs.shift_nodes(&builtin, -1);
+            outputs.shift_nodes(&builtin, -1);
+            ModelKind::Functional { inputs, outputs }
         };
         let extra = o
             .iter()
@@ -401,8 +429,12 @@ impl Model {
         o.insert("layers".into(), Value::Array(layers));
         match &self.kind {
             ModelKind::Functional { inputs, outputs } => {
-                o.insert("input_layers".into(), inputs.to_json());
-                o.insert("output_layers".into(), outputs.to_json());
+                let builtin = |name: &str| has_builtin_node(&self.layers, name);
+                for (key, endpoints) in [("input_layers", inputs), ("output_layers", outputs)] {
+                    let mut written = endpoints.clone();
+                    written.shift_nodes(&builtin, 1);
+                    o.insert(key.into(), written.to_json());
+                }
             }
             ModelKind::Sequential => {
                 if let Some(shape) = shapes.sequential_input_shape(self, scope) {
