@@ -8,6 +8,9 @@
 //!   Keras/TF, so that ceiling is executions / TF seconds, measured in the same run, and the
 //!   ratio of the two is the share of wall time spent inside TF.
 //! - Scaling from 1 to 2 jobs: the same campaign with `--jobs 2`.
+//! - Both over the whole campaign and in its steady state: from the first `plot_data` line
+//!   with an execution to the last one, so the start (importing TensorFlow, the first
+//!   corpus) is left out, as it is from a night-long campaign.
 //!
 //! Each campaign lasts SEMFUZZ_BENCH_FUZZ_MINUTES (default 3) minutes.
 
@@ -30,6 +33,44 @@ struct Campaign {
     seconds: f64,
     tf_seconds: f64,
     worker_starts: f64,
+    steady: Steady,
+}
+
+/// The campaign from its first `plot_data` line with an execution to its last line.
+#[derive(Default)]
+struct Steady {
+    execs: f64,
+    seconds: f64,
+    tf_seconds: f64,
+}
+
+impl Steady {
+    fn of(out: &Path) -> Steady {
+        let rows: Vec<Vec<f64>> = std::fs::read_to_string(out.join("plot_data"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| l.split(',').filter_map(|v| v.trim().parse().ok()).collect())
+            .filter(|r: &Vec<f64>| r.len() >= 10 && r[2] > 0.0)
+            .collect();
+        match (rows.first(), rows.last()) {
+            (Some(a), Some(b)) => Steady {
+                execs: b[2] - a[2],
+                seconds: b[1] - a[1],
+                tf_seconds: b[8] - a[8],
+            },
+            _ => Steady::default(),
+        }
+    }
+
+    fn describe(&self, jobs: f64) -> String {
+        format!(
+            "steady state ({:.0} s from the first execution): {:.2} exec/s, share of wall time inside TF per client {:.1}%",
+            self.seconds,
+            self.execs / self.seconds.max(1e-9),
+            100.0 * self.tf_seconds / (jobs * self.seconds).max(1e-9)
+        )
+    }
 }
 
 fn campaign(jobs: usize, minutes: f64, work: &Path) -> Campaign {
@@ -66,6 +107,7 @@ fn campaign(jobs: usize, minutes: f64, work: &Path) -> Campaign {
         seconds: stat(&out, "run_time"),
         tf_seconds: stat(&out, "tf_seconds"),
         worker_starts: stat(&out, "worker_starts"),
+        steady: Steady::of(&out),
     }
 }
 
@@ -99,6 +141,7 @@ fn main() {
         100.0 * rate1 / ceiling,
         one.worker_starts
     ));
+    say(format!("1 job, {}", one.steady.describe(1.0)));
     let two = campaign(2, minutes, work.path());
     let rate2 = two.execs / two.seconds;
     say(format!(
@@ -107,5 +150,12 @@ fn main() {
         two.seconds,
         rate2 / rate1,
         100.0 * two.tf_seconds / (2.0 * two.seconds)
+    ));
+    let steady1 = one.steady.execs / one.steady.seconds.max(1e-9);
+    let steady2 = two.steady.execs / two.steady.seconds.max(1e-9);
+    say(format!(
+        "2 jobs, {}; scaling 1 -> 2 jobs in the steady state: {:.2}x",
+        two.steady.describe(2.0),
+        steady2 / steady1.max(1e-9)
     ));
 }

@@ -152,10 +152,17 @@ impl CaseExecutor {
         if !matches!(first, TfOutcome::Timeout { .. }) {
             return first;
         }
+        // Until the limit, the worker was inside Keras/TF on this case: TF alone would have
+        // spent at least as long on it.
+        self.counters.tf_ms += opts.limits.timeout.as_millis() as u64;
         let mut patient = opts.clone();
         patient.limits.timeout *= PATIENCE;
         match self.harness.run(case, &patient) {
-            Ok(TfOutcome::Timeout { .. }) | Err(_) => first,
+            Ok(TfOutcome::Timeout { .. }) => {
+                self.counters.tf_ms += patient.limits.timeout.as_millis() as u64;
+                first
+            }
+            Err(_) => first,
             Ok(finished) => {
                 tracing::info!(
                     "a case past the {:?} timeout finished within {:?}",

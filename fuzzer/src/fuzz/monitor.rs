@@ -175,21 +175,26 @@ fn write_stats(out: &Path, t: &Totals, plot: bool) -> std::io::Result<()> {
     if fresh {
         writeln!(
             f,
-            "# unix_time, run_time, execs_done, execs_per_sec, corpus_count, saved_findings, valid_percent, tf_time_percent"
+            "# unix_time, run_time, execs_done, execs_per_sec, corpus_count, saved_findings, valid_percent, tf_time_percent, tf_seconds, exec_seconds"
         )?;
     }
     writeln!(
         f,
-        "{now}, {:.0}, {}, {:.2}, {}, {}, {:.1}, {:.1}",
+        "{now}, {:.1}, {}, {:.2}, {}, {}, {:.1}, {:.1}, {:.3}, {:.3}",
         t.run_seconds,
         t.execs,
         t.execs_per_sec,
         t.corpus,
         t.findings_total(),
         t.valid_percent(),
-        t.tf_percent()
+        t.tf_percent(),
+        t.tf_ms as f64 / 1000.0,
+        t.exec_ms as f64 / 1000.0
     )
 }
+
+/// How often `fuzzer_stats` is rewritten at most while a campaign runs.
+const STATS_EVERY: Duration = Duration::from_secs(1);
 
 pub struct StatusMonitor {
     out: PathBuf,
@@ -200,6 +205,9 @@ pub struct StatusMonitor {
     last_line: Option<Instant>,
     /// Corpus and findings counts, rescanned at most every second.
     scanned: Option<(Instant, usize, BTreeMap<String, usize>)>,
+    /// When `fuzzer_stats` was last written, and the totals not written yet.
+    written: Option<Instant>,
+    pending: Option<Totals>,
     /// Print the status line (the stats files are written either way).
     print: bool,
 }
@@ -210,6 +218,8 @@ impl StatusMonitor {
             out: out.to_owned(),
             base,
             scanned: None,
+            written: None,
+            pending: None,
             started: Instant::now(),
             limit,
             every: Duration::from_secs(5),
@@ -268,10 +278,36 @@ impl StatusMonitor {
     }
 }
 
+impl StatusMonitor {
+    /// Writes the stats files with `t`, reporting a failure in the log.
+    fn write(&mut self, t: &Totals, plot: bool) {
+        self.written = Some(Instant::now());
+        self.pending = None;
+        if let Err(e) = write_stats(&self.out, t, plot) {
+            tracing::warn!(
+                "cannot write the stats files in {}: {e}",
+                self.out.display()
+            );
+        }
+    }
+}
+
+/// The monitor goes with the event manager when the campaign ends: the last totals are
+/// written then.
+impl Drop for StatusMonitor {
+    fn drop(&mut self) {
+        if let Some(t) = self.pending.take() {
+            self.write(&t, false);
+        }
+    }
+}
+
 impl Monitor for StatusMonitor {
-    /// Called on every event (in the broker's process under the launcher): `fuzzer_stats` is
-    /// rewritten each time, so it is current when the campaign ends; the status line and
-    /// `plot_data` come every few seconds.
+    /// Called on every event (in the broker's process under the launcher). `fuzzer_stats`
+    /// is rewritten at most every [`STATS_EVERY`] (a rename on some file systems costs
+    /// milliseconds, and events come after every execution) and once more when the monitor
+    /// goes, so it is current when the campaign ends; the status line and `plot_data` come
+    /// every few seconds.
     fn display(
         &mut self,
         csm: &mut ClientStatsManager,
@@ -292,11 +328,10 @@ impl Monitor for StatusMonitor {
             t.findings = findings.clone();
         }
         let tick = self.last_line.is_none_or(|l| l.elapsed() >= self.every);
-        if let Err(e) = write_stats(&self.out, &t, tick) {
-            tracing::warn!(
-                "cannot write the stats files in {}: {e}",
-                self.out.display()
-            );
+        if tick || self.written.is_none_or(|w| w.elapsed() >= STATS_EVERY) {
+            self.write(&t, tick);
+        } else {
+            self.pending = Some(t.clone());
         }
         if tick {
             self.last_line = Some(Instant::now());
