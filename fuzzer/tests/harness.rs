@@ -250,6 +250,7 @@ fn fixtures_agree_in_every_mode_and_dtype() {
         "dense_chain",
         "nested_sequential",
         "nested_functional",
+        "nested_functional_output",
         "sequential_top",
         "shared_layer",
         "multi_io",
