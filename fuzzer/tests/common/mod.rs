@@ -5,12 +5,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// `semfuzz ARGS...` with the project's own environment (no `SEMFUZZ_PYTHON`, no
-/// `RUST_LOG`), its output.
+/// `RUST_LOG`, no planted fault), its output.
 pub fn semfuzz(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_semfuzz"))
         .args(args)
         .env_remove("SEMFUZZ_PYTHON")
         .env_remove("RUST_LOG")
+        .env_remove("SEMFUZZ_WORKER_PLANT")
         .output()
         .expect("semfuzz runs")
 }
