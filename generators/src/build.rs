@@ -1,6 +1,9 @@
 //! Building blocks of generated cases: layer entries written the way Keras 3 writes them, and
 //! the calls that connect them.
 
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
 use indexmap::IndexMap;
 use oracle::case::{Arg, Dims, Endpoints, Layer, Model, ModelKind, Node, TensorRef};
 use oracle::layers::{Arity, Family, LayerKind};
@@ -64,14 +67,58 @@ pub fn unique_name(model: &Model, base: &str) -> String {
         .expect("some suffix is free")
 }
 
-/// The dtype policy entry Keras writes into a layer's config.
-fn dtype_policy(dtype: DType) -> Value {
-    json!({
-        "module": "keras",
-        "class_name": "DTypePolicy",
-        "config": {"name": dtype.name()},
-        "registered_name": null,
-    })
+/// The dtype policy entry Keras writes into a layer's config (built once per dtype).
+fn dtype_policy(dtype: DType) -> &'static Value {
+    static POLICIES: OnceLock<Vec<Value>> = OnceLock::new();
+    let policies = POLICIES.get_or_init(|| {
+        DType::ALL
+            .iter()
+            .map(|d| {
+                json!({
+                    "module": "keras",
+                    "class_name": "DTypePolicy",
+                    "config": {"name": d.name()},
+                    "registered_name": null,
+                })
+            })
+            .collect()
+    });
+    let i = DType::ALL
+        .iter()
+        .position(|&d| d == dtype)
+        .expect("every dtype is in ALL");
+    &policies[i]
+}
+
+/// Whether the class's constructor refuses `trainable` (`SpatialDropout1D/2D/3D`), so Keras
+/// writes none into its config. The refusal concerns the key, whatever the other arguments:
+/// the reference's parse of a config holding only the keys Keras writes for every layer
+/// says, once per class.
+fn refuses_trainable(kind: &dyn LayerKind) -> bool {
+    static REFUSING: OnceLock<HashSet<&'static str>> = OnceLock::new();
+    let refusing = REFUSING.get_or_init(|| {
+        let node = Node::default();
+        oracle::layers::registry()
+            .filter(|k| k.family() == Family::Layer)
+            .filter(|k| {
+                let mut config = Map::new();
+                config.insert("name".into(), json!(snake(k.class_name())));
+                config.insert("trainable".into(), json!(true));
+                config.insert("dtype".into(), dtype_policy(DType::Float32).clone());
+                let call = oracle::layers::CallSite {
+                    config: &config,
+                    node: &node,
+                    dtype: DType::Float32,
+                };
+                matches!(
+                    k.parse(&call),
+                    Err(oracle::params::ParamError::Invalid(v)) if v.parameter == "trainable"
+                )
+            })
+            .map(|k| k.class_name())
+            .collect()
+    });
+    refusing.contains(kind.class_name())
 }
 
 /// An `InputLayer` entry with this batch shape (the batch usually unknown).
@@ -136,7 +183,7 @@ pub fn layer_entry(
     node: Node,
     dtype: DType,
 ) -> Layer {
-    let mut config = Map::new();
+    let mut config = Map::with_capacity(params.len() + 3);
     config.insert("name".into(), json!(name));
     let policy = dtype_policy(dtype);
     let (module, registered) = match kind.family() {
@@ -149,19 +196,12 @@ pub fn layer_entry(
     };
     for (k, v) in params {
         let mut v = v.clone();
-        resolve_dtype(&mut v, &policy);
+        resolve_dtype(&mut v, policy);
         config.insert(k.clone(), v);
     }
-    // Keras writes no `trainable` for the classes whose constructor refuses it
-    // (`SpatialDropout1D/2D/3D`); the reference says which.
-    let call = oracle::layers::CallSite {
-        config: &config,
-        node: &node,
-        dtype,
-    };
-    if let Err(oracle::params::ParamError::Invalid(v)) = kind.parse(&call)
-        && v.parameter == "trainable"
-    {
+    // Keras writes no `trainable` for the classes whose constructor refuses it (the last
+    // argument takes its place).
+    if kind.family() == Family::Layer && refuses_trainable(kind) {
         config.remove("trainable");
     }
     Layer {
@@ -225,5 +265,45 @@ mod tests {
         assert_eq!(snake("PReLU"), "p_re_lu");
         assert_eq!(snake("Dense"), "dense");
         assert_eq!(snake("GlobalAveragePooling2D"), "global_average_pooling2d");
+    }
+
+    #[test]
+    fn trainable_is_written_unless_the_constructor_refuses_it() {
+        let mut rng = crate::rng(3);
+        let node = Node::default();
+        let mut refusing = Vec::new();
+        let layers = oracle::layers::registry().filter(|k| k.family() == Family::Layer);
+        for kind in layers.filter(|k| k.generated()) {
+            for _ in 0..5 {
+                let params = crate::sample::sample_config(kind, None, 1.0, &mut rng);
+                let layer = layer_entry(kind, "x", &params, Node::default(), DType::Float64);
+                let mut with = layer.config.clone();
+                with.insert("trainable".into(), json!(true));
+                let call = oracle::layers::CallSite {
+                    config: &with,
+                    node: &node,
+                    dtype: DType::Float64,
+                };
+                let refuses = matches!(
+                    kind.parse(&call),
+                    Err(oracle::params::ParamError::Invalid(v)) if v.parameter == "trainable"
+                );
+                assert_eq!(
+                    layer.config.contains_key("trainable"),
+                    !refuses,
+                    "{}: {:?}",
+                    kind.class_name(),
+                    layer.config
+                );
+                if refuses && !refusing.contains(&kind.class_name()) {
+                    refusing.push(kind.class_name());
+                }
+            }
+        }
+        refusing.sort();
+        assert_eq!(
+            refusing,
+            ["SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D"]
+        );
     }
 }
