@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 use oracle::case::{Dims, Endpoints, Layer, ModelKind, TensorRef};
+use oracle::check::ModelAnalysis;
 use oracle::layers::{Arity, CallSite, LayerKind, registry};
 use oracle::{Case, DType};
 use rand::Rng as _;
@@ -14,7 +15,7 @@ use rand::seq::IndexedRandom;
 use crate::Rng;
 use crate::build::{Operand, call_node, empty_case, input_layer, layer_entry, snake, unique_name};
 use crate::edit;
-use crate::repair::{RepairOptions, RepairStats, repair};
+use crate::repair::{RepairOptions, RepairStats, repair_diagnosed};
 use crate::sample::sample_config;
 use crate::values::{ValueOptions, realize};
 
@@ -305,7 +306,7 @@ pub struct Generated {
 /// A random model, repaired, with input and weight arrays when it ended valid.
 pub fn generate(opts: &GenOptions, rng: &mut Rng) -> Generated {
     let mut case = generate_structure(opts, rng);
-    let mut stats = repair(&mut case, &opts.repair, rng);
+    let (mut stats, diagnosis) = repair_diagnosed(&mut case, &opts.repair, rng);
     if stats.valid && realize(&mut case, opts.repair.batch, &opts.values, rng).is_err() {
         // Repair checked the same shapes; a disagreement here is a bug, and the case stays
         // without arrays rather than passing for valid.
@@ -315,12 +316,17 @@ pub fn generate(opts: &GenOptions, rng: &mut Rng) -> Generated {
     // Values a layer refuses when it runs (indices computed by float layers and out of an
     // Embedding's range) make the model invalid on these arrays: fresh arrays are drawn a
     // few times before it counts as invalid.
+    let reads_values = |analysis: &ModelAnalysis| {
+        analysis.calls.iter().any(|c| {
+            matches!(&c.kind, oracle::check::CallKind::Layer(spec) if spec.index_rows().is_some())
+        })
+    };
+    // The repair's analysis has the case's calls with their arguments: without a call that
+    // reads values, nothing can be refused (and the case need not be checked again).
+    let may_refuse = diagnosis.analysis.as_ref().is_some_and(reads_values);
     let refused = |case: &Case| -> Option<oracle::Violation> {
         let analysis = oracle::check(case).ok()?;
-        let reads_values = analysis.calls.iter().any(|c| {
-            matches!(&c.kind, oracle::check::CallKind::Layer(spec) if spec.index_rows().is_some())
-        });
-        if !reads_values {
+        if !reads_values(&analysis) {
             return None;
         }
         match oracle::eval(case, &analysis) {
@@ -329,7 +335,8 @@ pub fn generate(opts: &GenOptions, rng: &mut Rng) -> Generated {
         }
     };
     let mut redraws = 0;
-    while stats.valid
+    while may_refuse
+        && stats.valid
         && let Some(v) = refused(&case)
     {
         redraws += 1;

@@ -196,6 +196,16 @@ pub struct RepairStats {
 /// Repairs a case toward validity; it keeps only changes that make it better, so it never
 /// returns a worse case. Deterministic for a seeded `rng`.
 pub fn repair(case: &mut Case, opts: &RepairOptions, rng: &mut Rng) -> RepairStats {
+    repair_diagnosed(case, opts, rng).0
+}
+
+/// [`repair`], with the diagnosis of the case it leaves (for a valid case, the analysis of
+/// its model at batch `opts.batch`).
+pub fn repair_diagnosed(
+    case: &mut Case,
+    opts: &RepairOptions,
+    rng: &mut Rng,
+) -> (RepairStats, Diagnosis) {
     let mut stats = RepairStats::default();
     let mut current = diagnose(case, opts);
     let mut since_progress = 0;
@@ -226,7 +236,7 @@ pub fn repair(case: &mut Case, opts: &RepairOptions, rng: &mut Rng) -> RepairSta
         }
     }
     stats.valid = current.score.is_valid();
-    stats
+    (stats, current)
 }
 
 /// The shapes of a layer's inputs, where the analysis knows them.
