@@ -204,11 +204,11 @@ pub struct Node {
 impl Node {
     /// Every tensor the call consumes, positional first.
     pub fn tensors(&self) -> Vec<&TensorRef> {
-        self.args
-            .iter()
-            .chain(self.kwargs.iter().map(|(_, a)| a))
-            .flat_map(Arg::tensors)
-            .collect()
+        let mut out = Vec::new();
+        for a in self.args.iter().chain(self.kwargs.iter().map(|(_, a)| a)) {
+            a.collect(&mut out);
+        }
+        out
     }
 
     fn parse(v: &Value, place: &Place) -> Placed<Self> {
