@@ -223,28 +223,31 @@ fn walk_model(
     };
     let mut previous: Option<TensorRef> = None;
     // Calls that failed (when collecting every violation), by (layer name, node).
-    let mut failed: std::collections::HashSet<(String, usize)> = std::collections::HashSet::new();
+    let mut failed: std::collections::HashSet<(&str, usize)> = std::collections::HashSet::new();
     for (l, n) in order {
         let layer = &model.layers[l];
-        if collect.is_some() {
-            let consumed: Vec<TensorRef> = if sequential {
-                previous.iter().cloned().collect()
+        if collect.is_some() && !failed.is_empty() {
+            let consumes_failed = if sequential {
+                previous
+                    .as_ref()
+                    .is_some_and(|r| failed.contains(&(r.layer.as_str(), r.node)))
             } else {
-                layer
-                    .nodes
-                    .get(n)
-                    .map(|node| node.tensors().into_iter().cloned().collect())
-                    .unwrap_or_default()
+                layer.nodes.get(n).is_some_and(|node| {
+                    node.tensors()
+                        .iter()
+                        .any(|r| failed.contains(&(r.layer.as_str(), r.node)))
+                })
             };
-            if consumed
-                .iter()
-                .any(|r| failed.contains(&(r.layer.clone(), r.node)))
-            {
-                failed.insert((layer.name.clone(), n));
+            if consumes_failed {
+                failed.insert((layer.name.as_str(), n));
                 previous = Some(TensorRef::new(&layer.name, n, 0));
                 continue;
             }
         }
+        let kind = match &layer.nested {
+            None if !layer.is_input() => lookup(&layer.class_name, layer.module.as_deref()),
+            _ => None,
+        };
         let call = (|| -> Result<_, CheckError> {
             Ok(if layer.is_input() {
                 let position = if sequential {
@@ -279,9 +282,7 @@ fn walk_model(
                 } else {
                     let node = &layer.nodes[n];
                     let takes: &[&str] = match &layer.nested {
-                        None => lookup(&layer.class_name, layer.module.as_deref())
-                            .map(|k| k.tensor_kwargs())
-                            .unwrap_or(&[]),
+                        None => kind.map(|k| k.tensor_kwargs()).unwrap_or(&[]),
                         Some(_) => &[],
                     };
                     if let Some((k, _)) = node.kwargs.iter().find(|(k, a)| {
@@ -350,15 +351,13 @@ fn walk_model(
                         (CallKind::Nested(Box::new(sub)), outs, Vec::new())
                     }
                     None => {
-                        let kind = lookup(&layer.class_name, layer.module.as_deref()).ok_or_else(
-                            || {
-                                unsupported(
-                                    layer,
-                                    "class_name",
-                                    "no reference semantics for this class",
-                                )
-                            },
-                        )?;
+                        let kind = kind.ok_or_else(|| {
+                            unsupported(
+                                layer,
+                                "class_name",
+                                "no reference semantics for this class",
+                            )
+                        })?;
                         let default_node = Default::default();
                         let node = layer.nodes.get(n).unwrap_or(&default_node);
                         let spec = kind
@@ -389,7 +388,7 @@ fn walk_model(
                 (Ok(c), _) => c,
                 (Err(CheckError::Invalid(v)), Some(found)) => {
                     found.push(v);
-                    failed.insert((layer.name.clone(), n));
+                    failed.insert((layer.name.as_str(), n));
                     previous = Some(TensorRef::new(&layer.name, n, 0));
                     continue;
                 }
