@@ -209,9 +209,18 @@ pub fn repair_diagnosed(
     let mut stats = RepairStats::default();
     let mut current = diagnose(case, opts);
     let mut since_progress = 0;
+    // The copy each change is tried on: kept between tries, it is brought back to the case
+    // by cloning only the layers that differ.
+    let mut scratch: Option<Case> = None;
     while !current.score.is_valid() && stats.tries < opts.max_tries {
         stats.tries += 1;
-        let mut candidate = case.clone();
+        let candidate = match &mut scratch {
+            Some(c) => {
+                c.clone_from(case);
+                c
+            }
+            None => scratch.insert(case.clone()),
+        };
         // Stuck: no local change helped for a while, so the violating layer goes, with what
         // depends on it (always progress; the rest of the graph stays).
         let stuck = since_progress >= STUCK;
@@ -219,17 +228,17 @@ pub fn repair_diagnosed(
             current
                 .layer
                 .ok_or(edit::Skipped("no layer"))
-                .and_then(|li| edit::truncate_at(&mut candidate, li))
+                .and_then(|li| edit::truncate_at(candidate, li))
         } else {
-            propose(&mut candidate, &current, rng)
+            propose(candidate, &current, rng)
         };
         since_progress += 1;
         if proposed.is_err() {
             continue;
         }
-        let next = diagnose(&candidate, opts);
+        let next = diagnose(candidate, opts);
         if next.score.better_than(&current.score) {
-            *case = candidate;
+            std::mem::swap(case, candidate);
             current = next;
             stats.kept += 1;
             since_progress = 0;
