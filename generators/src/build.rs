@@ -179,7 +179,7 @@ pub fn call_node(arity: Arity, operands: &[Operand]) -> Node {
 pub fn layer_entry(
     kind: &dyn LayerKind,
     name: &str,
-    params: &Map<String, Value>,
+    params: Map<String, Value>,
     node: Node,
     dtype: DType,
 ) -> Layer {
@@ -194,10 +194,9 @@ pub fn layer_entry(
         }
         Family::Op => ("keras.src.ops.numpy", json!(kind.class_name())),
     };
-    for (k, v) in params {
-        let mut v = v.clone();
+    for (k, mut v) in params {
         resolve_dtype(&mut v, policy);
-        config.insert(k.clone(), v);
+        config.insert(k, v);
     }
     // Keras writes no `trainable` for the classes whose constructor refuses it (the last
     // argument takes its place).
@@ -276,7 +275,7 @@ mod tests {
         for kind in layers.filter(|k| k.generated()) {
             for _ in 0..5 {
                 let params = crate::sample::sample_config(kind, None, 1.0, &mut rng);
-                let layer = layer_entry(kind, "x", &params, Node::default(), DType::Float64);
+                let layer = layer_entry(kind, "x", params, Node::default(), DType::Float64);
                 let mut with = layer.config.clone();
                 with.insert("trainable".into(), json!(true));
                 let call = oracle::layers::CallSite {

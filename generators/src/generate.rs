@@ -215,7 +215,7 @@ fn place_layer(
     let mut out_dims = None;
     for _ in 0..opts.local_tries.max(1) {
         let params = sample_config(kind, in_dims[0].as_ref(), 0.8, rng);
-        let candidate = layer_entry(kind, &name, &params, node.clone(), opts.dtype);
+        let candidate = layer_entry(kind, &name, params, node.clone(), opts.dtype);
         out_dims = local_check(&candidate, kind, &in_dims, opts.dtype, &opts.repair);
         layer = Some(candidate);
         if out_dims.is_some() {

@@ -382,7 +382,7 @@ pub fn replace_class(
     // class may not take them.
     node.kwargs.clear();
     let name = layer.name.clone();
-    case.model.layers[li] = layer_entry(kind, &name, &params, node, case.dtype);
+    case.model.layers[li] = layer_entry(kind, &name, params, node, case.dtype);
     case.weights.shift_remove(&name);
     // Named after its new class, as Keras would name it: reports then say what it is.
     let fresh = unique_name(&case.model, &snake(kind.class_name()));
@@ -626,11 +626,7 @@ pub fn insert_adapter(
         let kind = layer_kind(class);
         let name = unique_name(&case.model, &snake(class));
         let node = call_node(Arity::One, &[Operand::Tensor(source.clone())]);
-        edit::insert_layer(
-            case,
-            at,
-            layer_entry(kind, &name, &params, node, case.dtype),
-        );
+        edit::insert_layer(case, at, layer_entry(kind, &name, params, node, case.dtype));
         at += 1;
         source = TensorRef::new(name, 0, 0);
     }
