@@ -82,16 +82,15 @@ pub fn topological_order(model: &Model) -> Result<Vec<Call>, Vec<Call>> {
         .map(|(i, l)| (l.name.as_str(), i))
         .collect();
     let deps = |(l, n): Call| -> Vec<Call> {
-        model.layers[l]
-            .nodes
-            .get(n)
-            .map(|node| {
-                node.tensors()
-                    .into_iter()
-                    .filter_map(|t| index.get(t.layer.as_str()).map(|&i| (i, t.node)))
-                    .collect()
-            })
-            .unwrap_or_default()
+        let mut out = Vec::new();
+        if let Some(node) = model.layers[l].nodes.get(n) {
+            node.each_tensor(&mut |t| {
+                if let Some(&i) = index.get(t.layer.as_str()) {
+                    out.push((i, t.node));
+                }
+            });
+        }
+        out
     };
     #[derive(Clone, Copy, PartialEq)]
     enum Mark {

@@ -212,15 +212,15 @@ impl Arg {
     /// Every tensor this argument refers to, depth first.
     pub fn tensors(&self) -> Vec<&TensorRef> {
         let mut out = Vec::new();
-        self.collect(&mut out);
+        self.each_tensor(&mut |t| out.push(t));
         out
     }
 
-    fn collect<'a>(&'a self, out: &mut Vec<&'a TensorRef>) {
+    fn each_tensor<'a>(&'a self, f: &mut dyn FnMut(&'a TensorRef)) {
         match self {
-            Arg::Tensor { source, .. } => out.push(source),
-            Arg::List(v) => v.iter().for_each(|a| a.collect(out)),
-            Arg::Object(v) => v.iter().for_each(|(_, a)| a.collect(out)),
+            Arg::Tensor { source, .. } => f(source),
+            Arg::List(v) => v.iter().for_each(|a| a.each_tensor(f)),
+            Arg::Object(v) => v.iter().for_each(|(_, a)| a.each_tensor(f)),
             Arg::Literal(_) => {}
         }
     }
@@ -248,10 +248,15 @@ impl Node {
     /// Every tensor the call consumes, positional first.
     pub fn tensors(&self) -> Vec<&TensorRef> {
         let mut out = Vec::new();
-        for a in self.args.iter().chain(self.kwargs.iter().map(|(_, a)| a)) {
-            a.collect(&mut out);
-        }
+        self.each_tensor(&mut |t| out.push(t));
         out
+    }
+
+    /// Calls `f` on every tensor the call consumes, in the order of [`Node::tensors`].
+    pub fn each_tensor<'a>(&'a self, f: &mut dyn FnMut(&'a TensorRef)) {
+        for a in self.args.iter().chain(self.kwargs.iter().map(|(_, a)| a)) {
+            a.each_tensor(f);
+        }
     }
 
     fn parse(v: &Value, place: &Place) -> Placed<Self> {
