@@ -60,13 +60,69 @@ pub struct ModelAnalysis {
     /// In an order where producers come first.
     pub calls: Vec<CheckedCall>,
     /// Index into `calls` by (layer, node).
-    index: HashMap<(usize, usize), usize>,
+    index: CallIndex,
     pub outputs: Vec<Dims>,
+}
+
+/// Positions by (layer, node): one slot per call of the model's layers (layer `l`'s calls
+/// start at `first[l]`), and a list for any other pair.
+#[derive(Debug, Default)]
+struct CallIndex {
+    first: Vec<usize>,
+    slots: Vec<Option<usize>>,
+    others: Vec<((usize, usize), usize)>,
+}
+
+impl CallIndex {
+    fn new(model: &Model) -> Self {
+        let mut first = Vec::with_capacity(model.layers.len());
+        let mut calls = 0;
+        for layer in &model.layers {
+            first.push(calls);
+            calls += layer.call_count();
+        }
+        CallIndex {
+            first,
+            slots: vec![None; calls],
+            others: Vec::new(),
+        }
+    }
+
+    fn slot(&self, (layer, node): (usize, usize)) -> Option<usize> {
+        let start = *self.first.get(layer)?;
+        let end = self
+            .first
+            .get(layer + 1)
+            .copied()
+            .unwrap_or(self.slots.len());
+        (node < end - start).then_some(start + node)
+    }
+
+    fn insert(&mut self, call: (usize, usize), position: usize) {
+        match self.slot(call) {
+            Some(i) => self.slots[i] = Some(position),
+            None => match self.others.iter_mut().find(|(c, _)| *c == call) {
+                Some((_, p)) => *p = position,
+                None => self.others.push((call, position)),
+            },
+        }
+    }
+
+    fn get(&self, call: (usize, usize)) -> Option<usize> {
+        match self.slot(call) {
+            Some(i) => self.slots[i],
+            None => self
+                .others
+                .iter()
+                .find(|(c, _)| *c == call)
+                .map(|&(_, p)| p),
+        }
+    }
 }
 
 impl ModelAnalysis {
     pub fn call(&self, layer: usize, node: usize) -> Option<&CheckedCall> {
-        self.index.get(&(layer, node)).map(|&i| &self.calls[i])
+        self.index.get((layer, node)).map(|i| &self.calls[i])
     }
 
     /// The shape of a tensor of this model.
@@ -175,7 +231,7 @@ pub fn check_prefix(
         Err(CheckError::Invalid(v)) => Ok((
             ModelAnalysis {
                 calls: Vec::new(),
-                index: HashMap::new(),
+                index: CallIndex::default(),
                 outputs: Vec::new(),
             },
             Some(v),
@@ -217,8 +273,8 @@ fn walk_model(
         .collect();
     let sequential = matches!(model.kind, ModelKind::Sequential);
     let mut analysis = ModelAnalysis {
-        calls: Vec::new(),
-        index: HashMap::new(),
+        calls: Vec::with_capacity(order.len()),
+        index: CallIndex::new(model),
         outputs: Vec::new(),
     };
     let mut previous: Option<TensorRef> = None;
@@ -307,7 +363,7 @@ fn walk_model(
                         .cloned()
                         .collect()
                 };
-                let mut shapes = Vec::new();
+                let mut shapes = Vec::with_capacity(refs.len());
                 for r in &refs {
                     shapes.push(
                         tensor_shape(model, &analysis, r)
