@@ -731,16 +731,16 @@ mod tests {
             layer("d", json!({"units": 4}), Some("c")),
         ]);
         // A layer inserted, one changed, one removed, one renamed.
-        let edits: Vec<Box<dyn Fn(&mut Model)>> = vec![
-            Box::new(|m| m.layers.insert(2, layer("x", json!({}), Some("b")))),
-            Box::new(|m| {
+        let edits: [fn(&mut Model); 5] = [
+            |m| m.layers.insert(2, layer("x", json!({}), Some("b"))),
+            |m| {
                 m.layers[1].config.insert("units".into(), json!(5));
-            }),
-            Box::new(|m| {
+            },
+            |m| {
                 m.layers.remove(2);
-            }),
-            Box::new(|m| m.layers[3].name = "e".to_owned()),
-            Box::new(|m| m.layers.clear()),
+            },
+            |m| m.layers[3].name = "e".to_owned(),
+            |m| m.layers.clear(),
         ];
         for edit in &edits {
             let mut copy = source.clone();
