@@ -122,13 +122,14 @@ pub fn topological_order(model: &Model) -> Result<Vec<Call>, Vec<Call>> {
         }
     };
     let mut order = Vec::with_capacity(calls);
+    // Iterative depth-first search: (call, dependencies still to visit).
+    let mut stack: Vec<(Call, Vec<Call>)> = Vec::new();
     for (l, layer) in model.layers.iter().enumerate() {
         for n in 0..layer.call_count() {
             if get(&mark, &beyond, (l, n)) != Mark::New {
                 continue;
             }
-            // Iterative depth-first search: (call, dependencies still to visit).
-            let mut stack: Vec<(Call, Vec<Call>)> = vec![((l, n), deps((l, n)))];
+            stack.push(((l, n), deps((l, n))));
             set(&mut mark, &mut beyond, (l, n), Mark::Open);
             while let Some((call, pending)) = stack.last_mut() {
                 match pending.pop() {
