@@ -17,7 +17,7 @@ use crate::build::{Operand, call_node, empty_case, input_layer, layer_entry, sna
 use crate::edit;
 use crate::repair::{RepairOptions, RepairStats, repair_diagnosed};
 use crate::sample::sample_config;
-use crate::values::{ValueOptions, realize};
+use crate::values::{ValueOptions, realize, realize_checked};
 
 /// Size and shape knobs of generation.
 #[derive(Clone)]
@@ -307,7 +307,10 @@ pub struct Generated {
 pub fn generate(opts: &GenOptions, rng: &mut Rng) -> Generated {
     let mut case = generate_structure(opts, rng);
     let (mut stats, diagnosis) = repair_diagnosed(&mut case, &opts.repair, rng);
-    if stats.valid && realize(&mut case, opts.repair.batch, &opts.values, rng).is_err() {
+    let checked = diagnosis.analysis.as_ref();
+    if stats.valid
+        && realize_checked(&mut case, opts.repair.batch, &opts.values, rng, checked).is_err()
+    {
         // Repair checked the same shapes; a disagreement here is a bug, and the case stays
         // without arrays rather than passing for valid.
         tracing::warn!("a repaired case could not be given arrays");
