@@ -183,26 +183,67 @@ pub fn layer_entry(
     node: Node,
     dtype: DType,
 ) -> Layer {
+    entry(kind, name, entry_config(kind, name, params, dtype), node)
+}
+
+/// The config of a layer entry of class `kind` with these arguments: the keys Keras writes
+/// for every layer (`name`; for layers also `trainable` and the dtype policy), then the
+/// arguments.
+pub fn entry_config(
+    kind: &dyn LayerKind,
+    name: &str,
+    params: Map<String, Value>,
+    dtype: DType,
+) -> Map<String, Value> {
     let mut config = Map::with_capacity(params.len() + 3);
     config.insert("name".into(), json!(name));
-    let policy = dtype_policy(dtype);
-    let (module, registered) = match kind.family() {
-        Family::Layer => {
-            config.insert("trainable".into(), json!(true));
-            config.insert("dtype".into(), policy.clone());
-            ("keras.layers", Value::Null)
-        }
-        Family::Op => ("keras.src.ops.numpy", json!(kind.class_name())),
-    };
-    for (k, mut v) in params {
-        resolve_dtype(&mut v, policy);
-        config.insert(k, v);
+    if kind.family() == Family::Layer {
+        config.insert("trainable".into(), json!(true));
+        config.insert("dtype".into(), dtype_policy(dtype).clone());
     }
+    add_arguments(&mut config, params, dtype);
     // Keras writes no `trainable` for the classes whose constructor refuses it (the last
     // argument takes its place).
     if kind.family() == Family::Layer && refuses_trainable(kind) {
         config.remove("trainable");
     }
+    config
+}
+
+/// [`entry_config`], rewriting in place a config it made for the same class, name and dtype
+/// (where the order of its keys allows: not where `trainable` was removed).
+pub fn entry_config_in(
+    reuse: Option<Map<String, Value>>,
+    kind: &dyn LayerKind,
+    name: &str,
+    params: Map<String, Value>,
+    dtype: DType,
+) -> Map<String, Value> {
+    match reuse {
+        Some(mut config) if !(kind.family() == Family::Layer && refuses_trainable(kind)) => {
+            config.retain(|k, _| matches!(k.as_str(), "name" | "trainable" | "dtype"));
+            add_arguments(&mut config, params, dtype);
+            config
+        }
+        _ => entry_config(kind, name, params, dtype),
+    }
+}
+
+fn add_arguments(config: &mut Map<String, Value>, params: Map<String, Value>, dtype: DType) {
+    let policy = dtype_policy(dtype);
+    for (k, mut v) in params {
+        resolve_dtype(&mut v, policy);
+        config.insert(k, v);
+    }
+}
+
+/// A layer entry of class `kind` with this config (see [`entry_config`]), called once by
+/// `node`.
+pub fn entry(kind: &dyn LayerKind, name: &str, config: Map<String, Value>, node: Node) -> Layer {
+    let (module, registered) = match kind.family() {
+        Family::Layer => ("keras.layers", Value::Null),
+        Family::Op => ("keras.src.ops.numpy", json!(kind.class_name())),
+    };
     Layer {
         name: name.to_owned(),
         class_name: kind.class_name().to_owned(),
@@ -264,6 +305,28 @@ mod tests {
         assert_eq!(snake("PReLU"), "p_re_lu");
         assert_eq!(snake("Dense"), "dense");
         assert_eq!(snake("GlobalAveragePooling2D"), "global_average_pooling2d");
+    }
+
+    #[test]
+    fn a_config_rewritten_in_place_is_written_as_a_fresh_one() {
+        let mut rng = crate::rng(9);
+        for kind in oracle::layers::registry().filter(|k| k.generated()) {
+            for dtype in [DType::Float64, DType::Float32] {
+                let mut reused = None;
+                for _ in 0..6 {
+                    let params = crate::sample::sample_config(kind, None, 0.5, &mut rng);
+                    let fresh = entry_config(kind, "x", params.clone(), dtype);
+                    let config = entry_config_in(reused.take(), kind, "x", params, dtype);
+                    assert_eq!(
+                        serde_json::to_string(&config).unwrap(),
+                        serde_json::to_string(&fresh).unwrap(),
+                        "{}",
+                        kind.class_name()
+                    );
+                    reused = Some(config);
+                }
+            }
+        }
     }
 
     #[test]

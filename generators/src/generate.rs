@@ -13,7 +13,9 @@ use rand::Rng as _;
 use rand::seq::IndexedRandom;
 
 use crate::Rng;
-use crate::build::{Operand, call_node, empty_case, input_layer, layer_entry, snake, unique_name};
+use crate::build::{
+    Operand, call_node, empty_case, entry, entry_config_in, input_layer, snake, unique_name,
+};
 use crate::edit;
 use crate::repair::{RepairOptions, RepairStats, repair_diagnosed};
 use crate::sample::sample_config;
@@ -115,24 +117,17 @@ fn input_shape(opts: &GenOptions, rng: &mut Rng) -> Dims {
     }
 }
 
-/// Whether a call of `kind` with this config accepts these input shapes, within the bound;
-/// its output shapes when it does.
+/// Whether a call of `kind` with this config accepts inputs of these shapes (when all are
+/// known), within the bound; its output shapes when it does.
 fn local_check(
-    layer: &oracle::case::Layer,
+    call: &CallSite<'_>,
     kind: &dyn LayerKind,
-    inputs: &[Option<Dims>],
-    dtype: DType,
+    inputs: Option<&[Dims]>,
     opts: &RepairOptions,
 ) -> Option<Vec<Dims>> {
-    let dims: Vec<Dims> = inputs.iter().cloned().collect::<Option<_>>()?;
-    let spec = kind
-        .parse(&CallSite {
-            config: &layer.config,
-            node: &layer.nodes[0],
-            dtype,
-        })
-        .ok()?;
-    let outs = spec.infer(&dims).ok()?;
+    let dims = inputs?;
+    let spec = kind.parse(call).ok()?;
+    let outs = spec.infer(dims).ok()?;
     let fits = outs
         .iter()
         .all(|o| o.iter().map(|d| d.unwrap_or(opts.batch)).product::<usize>() <= opts.max_elements);
@@ -209,20 +204,27 @@ fn place_layer(
         operands.insert(side, Operand::Const(c));
     }
     let in_dims: Vec<Option<Dims>> = chosen.iter().map(|&i| pool[i].dims.clone()).collect();
+    let known: Option<Vec<Dims>> = in_dims.iter().cloned().collect();
     let name = unique_name(&case.model, &snake(kind.class_name()));
     let node = call_node(kind.arity(), &operands);
-    let mut layer = None;
+    let mut config = None;
     let mut out_dims = None;
     for _ in 0..opts.local_tries.max(1) {
         let params = sample_config(kind, in_dims[0].as_ref(), 0.8, rng);
-        let candidate = layer_entry(kind, &name, params, node.clone(), opts.dtype);
-        out_dims = local_check(&candidate, kind, &in_dims, opts.dtype, &opts.repair);
-        layer = Some(candidate);
+        let candidate = entry_config_in(config.take(), kind, &name, params, opts.dtype);
+        let call = CallSite {
+            config: &candidate,
+            node: &node,
+            dtype: opts.dtype,
+        };
+        out_dims = local_check(&call, kind, known.as_deref(), &opts.repair);
+        config = Some(candidate);
         if out_dims.is_some() {
             break;
         }
     }
-    (layer.expect("at least one try"), chosen, out_dims)
+    let config = config.expect("at least one try");
+    (entry(kind, &name, config, node), chosen, out_dims)
 }
 
 /// A random model, not yet repaired and without arrays.
