@@ -1,6 +1,9 @@
 //! Building blocks of generated cases: layer entries written the way Keras 3 writes them, and
 //! the calls that connect them.
 
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
 use indexmap::IndexMap;
 use oracle::case::{Arg, Dims, Endpoints, Layer, Model, ModelKind, Node, TensorRef};
 use oracle::layers::{Arity, Family, LayerKind};
@@ -64,14 +67,58 @@ pub fn unique_name(model: &Model, base: &str) -> String {
         .expect("some suffix is free")
 }
 
-/// The dtype policy entry Keras writes into a layer's config.
-fn dtype_policy(dtype: DType) -> Value {
-    json!({
-        "module": "keras",
-        "class_name": "DTypePolicy",
-        "config": {"name": dtype.name()},
-        "registered_name": null,
-    })
+/// The dtype policy entry Keras writes into a layer's config (built once per dtype).
+fn dtype_policy(dtype: DType) -> &'static Value {
+    static POLICIES: OnceLock<Vec<Value>> = OnceLock::new();
+    let policies = POLICIES.get_or_init(|| {
+        DType::ALL
+            .iter()
+            .map(|d| {
+                json!({
+                    "module": "keras",
+                    "class_name": "DTypePolicy",
+                    "config": {"name": d.name()},
+                    "registered_name": null,
+                })
+            })
+            .collect()
+    });
+    let i = DType::ALL
+        .iter()
+        .position(|&d| d == dtype)
+        .expect("every dtype is in ALL");
+    &policies[i]
+}
+
+/// Whether the class's constructor refuses `trainable` (`SpatialDropout1D/2D/3D`), so Keras
+/// writes none into its config. The refusal concerns the key, whatever the other arguments:
+/// the reference's parse of a config holding only the keys Keras writes for every layer
+/// says, once per class.
+fn refuses_trainable(kind: &dyn LayerKind) -> bool {
+    static REFUSING: OnceLock<HashSet<&'static str>> = OnceLock::new();
+    let refusing = REFUSING.get_or_init(|| {
+        let node = Node::default();
+        oracle::layers::registry()
+            .filter(|k| k.family() == Family::Layer)
+            .filter(|k| {
+                let mut config = Map::new();
+                config.insert("name".into(), json!(snake(k.class_name())));
+                config.insert("trainable".into(), json!(true));
+                config.insert("dtype".into(), dtype_policy(DType::Float32).clone());
+                let call = oracle::layers::CallSite {
+                    config: &config,
+                    node: &node,
+                    dtype: DType::Float32,
+                };
+                matches!(
+                    k.parse(&call),
+                    Err(oracle::params::ParamError::Invalid(v)) if v.parameter == "trainable"
+                )
+            })
+            .map(|k| k.class_name())
+            .collect()
+    });
+    refusing.contains(kind.class_name())
 }
 
 /// An `InputLayer` entry with this batch shape (the batch usually unknown).
@@ -132,38 +179,71 @@ pub fn call_node(arity: Arity, operands: &[Operand]) -> Node {
 pub fn layer_entry(
     kind: &dyn LayerKind,
     name: &str,
-    params: &Map<String, Value>,
+    params: Map<String, Value>,
     node: Node,
     dtype: DType,
 ) -> Layer {
-    let mut config = Map::new();
+    entry(kind, name, entry_config(kind, name, params, dtype), node)
+}
+
+/// The config of a layer entry of class `kind` with these arguments: the keys Keras writes
+/// for every layer (`name`; for layers also `trainable` and the dtype policy), then the
+/// arguments.
+pub fn entry_config(
+    kind: &dyn LayerKind,
+    name: &str,
+    params: Map<String, Value>,
+    dtype: DType,
+) -> Map<String, Value> {
+    let mut config = Map::with_capacity(params.len() + 3);
     config.insert("name".into(), json!(name));
-    let policy = dtype_policy(dtype);
-    let (module, registered) = match kind.family() {
-        Family::Layer => {
-            config.insert("trainable".into(), json!(true));
-            config.insert("dtype".into(), policy.clone());
-            ("keras.layers", Value::Null)
-        }
-        Family::Op => ("keras.src.ops.numpy", json!(kind.class_name())),
-    };
-    for (k, v) in params {
-        let mut v = v.clone();
-        resolve_dtype(&mut v, &policy);
-        config.insert(k.clone(), v);
+    if kind.family() == Family::Layer {
+        config.insert("trainable".into(), json!(true));
+        config.insert("dtype".into(), dtype_policy(dtype).clone());
     }
-    // Keras writes no `trainable` for the classes whose constructor refuses it
-    // (`SpatialDropout1D/2D/3D`); the reference says which.
-    let call = oracle::layers::CallSite {
-        config: &config,
-        node: &node,
-        dtype,
-    };
-    if let Err(oracle::params::ParamError::Invalid(v)) = kind.parse(&call)
-        && v.parameter == "trainable"
-    {
+    add_arguments(&mut config, params, dtype);
+    // Keras writes no `trainable` for the classes whose constructor refuses it (the last
+    // argument takes its place).
+    if kind.family() == Family::Layer && refuses_trainable(kind) {
         config.remove("trainable");
     }
+    config
+}
+
+/// [`entry_config`], rewriting in place a config it made for the same class, name and dtype
+/// (where the order of its keys allows: not where `trainable` was removed).
+pub fn entry_config_in(
+    reuse: Option<Map<String, Value>>,
+    kind: &dyn LayerKind,
+    name: &str,
+    params: Map<String, Value>,
+    dtype: DType,
+) -> Map<String, Value> {
+    match reuse {
+        Some(mut config) if !(kind.family() == Family::Layer && refuses_trainable(kind)) => {
+            config.retain(|k, _| matches!(k.as_str(), "name" | "trainable" | "dtype"));
+            add_arguments(&mut config, params, dtype);
+            config
+        }
+        _ => entry_config(kind, name, params, dtype),
+    }
+}
+
+fn add_arguments(config: &mut Map<String, Value>, params: Map<String, Value>, dtype: DType) {
+    let policy = dtype_policy(dtype);
+    for (k, mut v) in params {
+        resolve_dtype(&mut v, policy);
+        config.insert(k, v);
+    }
+}
+
+/// A layer entry of class `kind` with this config (see [`entry_config`]), called once by
+/// `node`.
+pub fn entry(kind: &dyn LayerKind, name: &str, config: Map<String, Value>, node: Node) -> Layer {
+    let (module, registered) = match kind.family() {
+        Family::Layer => ("keras.layers", Value::Null),
+        Family::Op => ("keras.src.ops.numpy", json!(kind.class_name())),
+    };
     Layer {
         name: name.to_owned(),
         class_name: kind.class_name().to_owned(),
@@ -225,5 +305,67 @@ mod tests {
         assert_eq!(snake("PReLU"), "p_re_lu");
         assert_eq!(snake("Dense"), "dense");
         assert_eq!(snake("GlobalAveragePooling2D"), "global_average_pooling2d");
+    }
+
+    #[test]
+    fn a_config_rewritten_in_place_is_written_as_a_fresh_one() {
+        let mut rng = crate::rng(9);
+        for kind in oracle::layers::registry().filter(|k| k.generated()) {
+            for dtype in [DType::Float64, DType::Float32] {
+                let mut reused = None;
+                for _ in 0..6 {
+                    let params = crate::sample::sample_config(kind, None, 0.5, &mut rng);
+                    let fresh = entry_config(kind, "x", params.clone(), dtype);
+                    let config = entry_config_in(reused.take(), kind, "x", params, dtype);
+                    assert_eq!(
+                        serde_json::to_string(&config).unwrap(),
+                        serde_json::to_string(&fresh).unwrap(),
+                        "{}",
+                        kind.class_name()
+                    );
+                    reused = Some(config);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn trainable_is_written_unless_the_constructor_refuses_it() {
+        let mut rng = crate::rng(3);
+        let node = Node::default();
+        let mut refusing = Vec::new();
+        let layers = oracle::layers::registry().filter(|k| k.family() == Family::Layer);
+        for kind in layers.filter(|k| k.generated()) {
+            for _ in 0..5 {
+                let params = crate::sample::sample_config(kind, None, 1.0, &mut rng);
+                let layer = layer_entry(kind, "x", params, Node::default(), DType::Float64);
+                let mut with = layer.config.clone();
+                with.insert("trainable".into(), json!(true));
+                let call = oracle::layers::CallSite {
+                    config: &with,
+                    node: &node,
+                    dtype: DType::Float64,
+                };
+                let refuses = matches!(
+                    kind.parse(&call),
+                    Err(oracle::params::ParamError::Invalid(v)) if v.parameter == "trainable"
+                );
+                assert_eq!(
+                    layer.config.contains_key("trainable"),
+                    !refuses,
+                    "{}: {:?}",
+                    kind.class_name(),
+                    layer.config
+                );
+                if refuses && !refusing.contains(&kind.class_name()) {
+                    refusing.push(kind.class_name());
+                }
+            }
+        }
+        refusing.sort();
+        assert_eq!(
+            refusing,
+            ["SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D"]
+        );
     }
 }

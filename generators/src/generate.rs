@@ -6,17 +6,20 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 use oracle::case::{Dims, Endpoints, Layer, ModelKind, TensorRef};
+use oracle::check::ModelAnalysis;
 use oracle::layers::{Arity, CallSite, LayerKind, registry};
 use oracle::{Case, DType};
 use rand::Rng as _;
 use rand::seq::IndexedRandom;
 
 use crate::Rng;
-use crate::build::{Operand, call_node, empty_case, input_layer, layer_entry, snake, unique_name};
+use crate::build::{
+    Operand, call_node, empty_case, entry, entry_config_in, input_layer, snake, unique_name,
+};
 use crate::edit;
-use crate::repair::{RepairOptions, RepairStats, repair};
+use crate::repair::{RepairOptions, RepairStats, repair_diagnosed};
 use crate::sample::sample_config;
-use crate::values::{ValueOptions, realize};
+use crate::values::{ValueOptions, realize, realize_checked};
 
 /// Size and shape knobs of generation.
 #[derive(Clone)]
@@ -114,24 +117,17 @@ fn input_shape(opts: &GenOptions, rng: &mut Rng) -> Dims {
     }
 }
 
-/// Whether a call of `kind` with this config accepts these input shapes, within the bound;
-/// its output shapes when it does.
+/// Whether a call of `kind` with this config accepts inputs of these shapes (when all are
+/// known), within the bound; its output shapes when it does.
 fn local_check(
-    layer: &oracle::case::Layer,
+    call: &CallSite<'_>,
     kind: &dyn LayerKind,
-    inputs: &[Option<Dims>],
-    dtype: DType,
+    inputs: Option<&[Dims]>,
     opts: &RepairOptions,
 ) -> Option<Vec<Dims>> {
-    let dims: Vec<Dims> = inputs.iter().cloned().collect::<Option<_>>()?;
-    let spec = kind
-        .parse(&CallSite {
-            config: &layer.config,
-            node: &layer.nodes[0],
-            dtype,
-        })
-        .ok()?;
-    let outs = spec.infer(&dims).ok()?;
+    let dims = inputs?;
+    let spec = kind.parse(call).ok()?;
+    let outs = spec.infer(dims).ok()?;
     let fits = outs
         .iter()
         .all(|o| o.iter().map(|d| d.unwrap_or(opts.batch)).product::<usize>() <= opts.max_elements);
@@ -208,20 +204,27 @@ fn place_layer(
         operands.insert(side, Operand::Const(c));
     }
     let in_dims: Vec<Option<Dims>> = chosen.iter().map(|&i| pool[i].dims.clone()).collect();
+    let known: Option<Vec<Dims>> = in_dims.iter().cloned().collect();
     let name = unique_name(&case.model, &snake(kind.class_name()));
     let node = call_node(kind.arity(), &operands);
-    let mut layer = None;
+    let mut config = None;
     let mut out_dims = None;
     for _ in 0..opts.local_tries.max(1) {
         let params = sample_config(kind, in_dims[0].as_ref(), 0.8, rng);
-        let candidate = layer_entry(kind, &name, &params, node.clone(), opts.dtype);
-        out_dims = local_check(&candidate, kind, &in_dims, opts.dtype, &opts.repair);
-        layer = Some(candidate);
+        let candidate = entry_config_in(config.take(), kind, &name, params, opts.dtype);
+        let call = CallSite {
+            config: &candidate,
+            node: &node,
+            dtype: opts.dtype,
+        };
+        out_dims = local_check(&call, kind, known.as_deref(), &opts.repair);
+        config = Some(candidate);
         if out_dims.is_some() {
             break;
         }
     }
-    (layer.expect("at least one try"), chosen, out_dims)
+    let config = config.expect("at least one try");
+    (entry(kind, &name, config, node), chosen, out_dims)
 }
 
 /// A random model, not yet repaired and without arrays.
@@ -305,8 +308,11 @@ pub struct Generated {
 /// A random model, repaired, with input and weight arrays when it ended valid.
 pub fn generate(opts: &GenOptions, rng: &mut Rng) -> Generated {
     let mut case = generate_structure(opts, rng);
-    let mut stats = repair(&mut case, &opts.repair, rng);
-    if stats.valid && realize(&mut case, opts.repair.batch, &opts.values, rng).is_err() {
+    let (mut stats, diagnosis) = repair_diagnosed(&mut case, &opts.repair, rng);
+    let checked = diagnosis.analysis.as_ref();
+    if stats.valid
+        && realize_checked(&mut case, opts.repair.batch, &opts.values, rng, checked).is_err()
+    {
         // Repair checked the same shapes; a disagreement here is a bug, and the case stays
         // without arrays rather than passing for valid.
         tracing::warn!("a repaired case could not be given arrays");
@@ -315,12 +321,17 @@ pub fn generate(opts: &GenOptions, rng: &mut Rng) -> Generated {
     // Values a layer refuses when it runs (indices computed by float layers and out of an
     // Embedding's range) make the model invalid on these arrays: fresh arrays are drawn a
     // few times before it counts as invalid.
+    let reads_values = |analysis: &ModelAnalysis| {
+        analysis.calls.iter().any(|c| {
+            matches!(&c.kind, oracle::check::CallKind::Layer(spec) if spec.index_rows().is_some())
+        })
+    };
+    // The repair's analysis has the case's calls with their arguments: without a call that
+    // reads values, nothing can be refused (and the case need not be checked again).
+    let may_refuse = diagnosis.analysis.as_ref().is_some_and(reads_values);
     let refused = |case: &Case| -> Option<oracle::Violation> {
         let analysis = oracle::check(case).ok()?;
-        let reads_values = analysis.calls.iter().any(|c| {
-            matches!(&c.kind, oracle::check::CallKind::Layer(spec) if spec.index_rows().is_some())
-        });
-        if !reads_values {
+        if !reads_values(&analysis) {
             return None;
         }
         match oracle::eval(case, &analysis) {
@@ -329,7 +340,8 @@ pub fn generate(opts: &GenOptions, rng: &mut Rng) -> Generated {
         }
     };
     let mut redraws = 0;
-    while stats.valid
+    while may_refuse
+        && stats.valid
         && let Some(v) = refused(&case)
     {
         redraws += 1;

@@ -149,7 +149,7 @@ pub fn insert_layer(case: &mut Case, rng: &mut Rng) -> EditResult {
     let layer = layer_entry(
         kind,
         &name,
-        &params,
+        params,
         call_node(kind.arity(), &operands),
         case.dtype,
     );

@@ -196,12 +196,31 @@ pub struct RepairStats {
 /// Repairs a case toward validity; it keeps only changes that make it better, so it never
 /// returns a worse case. Deterministic for a seeded `rng`.
 pub fn repair(case: &mut Case, opts: &RepairOptions, rng: &mut Rng) -> RepairStats {
+    repair_diagnosed(case, opts, rng).0
+}
+
+/// [`repair`], with the diagnosis of the case it leaves (for a valid case, the analysis of
+/// its model at batch `opts.batch`).
+pub fn repair_diagnosed(
+    case: &mut Case,
+    opts: &RepairOptions,
+    rng: &mut Rng,
+) -> (RepairStats, Diagnosis) {
     let mut stats = RepairStats::default();
     let mut current = diagnose(case, opts);
     let mut since_progress = 0;
+    // The copy each change is tried on: kept between tries, it is brought back to the case
+    // by cloning only the layers that differ.
+    let mut scratch: Option<Case> = None;
     while !current.score.is_valid() && stats.tries < opts.max_tries {
         stats.tries += 1;
-        let mut candidate = case.clone();
+        let candidate = match &mut scratch {
+            Some(c) => {
+                c.clone_from(case);
+                c
+            }
+            None => scratch.insert(case.clone()),
+        };
         // Stuck: no local change helped for a while, so the violating layer goes, with what
         // depends on it (always progress; the rest of the graph stays).
         let stuck = since_progress >= STUCK;
@@ -209,24 +228,24 @@ pub fn repair(case: &mut Case, opts: &RepairOptions, rng: &mut Rng) -> RepairSta
             current
                 .layer
                 .ok_or(edit::Skipped("no layer"))
-                .and_then(|li| edit::truncate_at(&mut candidate, li))
+                .and_then(|li| edit::truncate_at(candidate, li))
         } else {
-            propose(&mut candidate, &current, rng)
+            propose(candidate, &current, rng)
         };
         since_progress += 1;
         if proposed.is_err() {
             continue;
         }
-        let next = diagnose(&candidate, opts);
+        let next = diagnose(candidate, opts);
         if next.score.better_than(&current.score) {
-            *case = candidate;
+            std::mem::swap(case, candidate);
             current = next;
             stats.kept += 1;
             since_progress = 0;
         }
     }
     stats.valid = current.score.is_valid();
-    stats
+    (stats, current)
 }
 
 /// The shapes of a layer's inputs, where the analysis knows them.
@@ -363,7 +382,7 @@ pub fn replace_class(
     // class may not take them.
     node.kwargs.clear();
     let name = layer.name.clone();
-    case.model.layers[li] = layer_entry(kind, &name, &params, node, case.dtype);
+    case.model.layers[li] = layer_entry(kind, &name, params, node, case.dtype);
     case.weights.shift_remove(&name);
     // Named after its new class, as Keras would name it: reports then say what it is.
     let fresh = unique_name(&case.model, &snake(kind.class_name()));
@@ -607,11 +626,7 @@ pub fn insert_adapter(
         let kind = layer_kind(class);
         let name = unique_name(&case.model, &snake(class));
         let node = call_node(Arity::One, &[Operand::Tensor(source.clone())]);
-        edit::insert_layer(
-            case,
-            at,
-            layer_entry(kind, &name, &params, node, case.dtype),
-        );
+        edit::insert_layer(case, at, layer_entry(kind, &name, params, node, case.dtype));
         at += 1;
         source = TensorRef::new(name, 0, 0);
     }

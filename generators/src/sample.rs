@@ -68,7 +68,8 @@ pub fn sample_param(def: &ParamDef, input: Option<&Dims>, rng: &mut Rng) -> Valu
         ParamDef::Bool { .. } => json!(rng.random_bool(0.5)),
         ParamDef::Choice { options, .. } => json!(options.choose(rng).expect("options")),
         ParamDef::Activation { .. } => {
-            let all: Vec<&'static str> = Activation::all().map(|a| a.0).collect();
+            static ALL: OnceLock<Vec<&'static str>> = OnceLock::new();
+            let all = ALL.get_or_init(|| Activation::all().map(|a| a.0).collect());
             json!(all.choose(rng).expect("activations"))
         }
         ParamDef::Permutation { .. } => {
@@ -82,7 +83,16 @@ pub fn sample_param(def: &ParamDef, input: Option<&Dims>, rng: &mut Rng) -> Valu
         }
         ParamDef::TargetShape { .. } => json!(target_shape(input, wild, rng)),
         ParamDef::Config { options, .. } => {
-            serde_json::from_str(options.choose(rng).expect("options")).expect("options are JSON")
+            // Each text is read once.
+            static READ: OnceLock<Mutex<HashMap<&'static str, Value>>> = OnceLock::new();
+            let text = *options.choose(rng).expect("options");
+            let mut read = READ
+                .get_or_init(Default::default)
+                .lock()
+                .expect("not poisoned");
+            read.entry(text)
+                .or_insert_with(|| serde_json::from_str(text).expect("options are JSON"))
+                .clone()
         }
     }
 }
@@ -113,16 +123,33 @@ fn target_shape(input: Option<&Dims>, wild: bool, rng: &mut Rng) -> Vec<i64> {
     dims
 }
 
-/// The parameters a class cannot do without (Keras has no default for them): found once per
-/// class, by parsing a config without each parameter.
+/// The parameters a class cannot do without (Keras has no default for them): found once for
+/// every class, by parsing a config without each parameter.
 pub fn required(kind: &dyn LayerKind) -> &'static [&'static str] {
-    type Cache = Mutex<HashMap<(&'static str, Family), &'static [&'static str]>>;
-    static CACHE: OnceLock<Cache> = OnceLock::new();
-    let cache = CACHE.get_or_init(Default::default);
+    type Table = HashMap<(&'static str, Family), Vec<&'static str>>;
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        oracle::layers::registry()
+            .map(|k| ((k.class_name(), k.family()), find_required(k)))
+            .collect()
+    });
     let key = (kind.class_name(), kind.family());
-    if let Some(r) = cache.lock().expect("not poisoned").get(&key) {
-        return r;
+    if let Some(found) = table.get(&key) {
+        return found;
     }
+    // A class outside the registry: found once too.
+    type Others = Mutex<HashMap<(&'static str, Family), &'static [&'static str]>>;
+    static OTHERS: OnceLock<Others> = OnceLock::new();
+    let mut others = OTHERS
+        .get_or_init(Default::default)
+        .lock()
+        .expect("not poisoned");
+    others
+        .entry(key)
+        .or_insert_with(|| Box::leak(find_required(kind).into_boxed_slice()))
+}
+
+fn find_required(kind: &dyn LayerKind) -> Vec<&'static str> {
     let mut rng = crate::rng(0x5eed);
     let full: Map<String, Value> = kind
         .params()
@@ -130,8 +157,7 @@ pub fn required(kind: &dyn LayerKind) -> &'static [&'static str] {
         .map(|d| (d.name().to_owned(), sample_param(d, None, &mut rng)))
         .collect();
     let node = oracle::case::Node::default();
-    let found: Vec<&'static str> = kind
-        .params()
+    kind.params()
         .iter()
         .map(ParamDef::name)
         .filter(|&name| {
@@ -144,10 +170,7 @@ pub fn required(kind: &dyn LayerKind) -> &'static [&'static str] {
             });
             matches!(parsed, Err(ParamError::Unsupported(u)) if u.parameter == name)
         })
-        .collect();
-    let leaked: &'static [&'static str] = Box::leak(found.into_boxed_slice());
-    cache.lock().expect("not poisoned").insert(key, leaked);
-    leaked
+        .collect()
 }
 
 /// A config for `kind`: each declared parameter set with probability `p_each` (always, for
@@ -158,7 +181,7 @@ pub fn sample_config(
     p_each: f64,
     rng: &mut Rng,
 ) -> Map<String, Value> {
-    let mut config = Map::new();
+    let mut config = Map::with_capacity(kind.params().len());
     let required = required(kind);
     for def in kind.params() {
         if required.contains(&def.name()) || rng.random_bool(p_each) {

@@ -60,13 +60,69 @@ pub struct ModelAnalysis {
     /// In an order where producers come first.
     pub calls: Vec<CheckedCall>,
     /// Index into `calls` by (layer, node).
-    index: HashMap<(usize, usize), usize>,
+    index: CallIndex,
     pub outputs: Vec<Dims>,
+}
+
+/// Positions by (layer, node): one slot per call of the model's layers (layer `l`'s calls
+/// start at `first[l]`), and a list for any other pair.
+#[derive(Debug, Default)]
+struct CallIndex {
+    first: Vec<usize>,
+    slots: Vec<Option<usize>>,
+    others: Vec<((usize, usize), usize)>,
+}
+
+impl CallIndex {
+    fn new(model: &Model) -> Self {
+        let mut first = Vec::with_capacity(model.layers.len());
+        let mut calls = 0;
+        for layer in &model.layers {
+            first.push(calls);
+            calls += layer.call_count();
+        }
+        CallIndex {
+            first,
+            slots: vec![None; calls],
+            others: Vec::new(),
+        }
+    }
+
+    fn slot(&self, (layer, node): (usize, usize)) -> Option<usize> {
+        let start = *self.first.get(layer)?;
+        let end = self
+            .first
+            .get(layer + 1)
+            .copied()
+            .unwrap_or(self.slots.len());
+        (node < end - start).then_some(start + node)
+    }
+
+    fn insert(&mut self, call: (usize, usize), position: usize) {
+        match self.slot(call) {
+            Some(i) => self.slots[i] = Some(position),
+            None => match self.others.iter_mut().find(|(c, _)| *c == call) {
+                Some((_, p)) => *p = position,
+                None => self.others.push((call, position)),
+            },
+        }
+    }
+
+    fn get(&self, call: (usize, usize)) -> Option<usize> {
+        match self.slot(call) {
+            Some(i) => self.slots[i],
+            None => self
+                .others
+                .iter()
+                .find(|(c, _)| *c == call)
+                .map(|&(_, p)| p),
+        }
+    }
 }
 
 impl ModelAnalysis {
     pub fn call(&self, layer: usize, node: usize) -> Option<&CheckedCall> {
-        self.index.get(&(layer, node)).map(|&i| &self.calls[i])
+        self.index.get((layer, node)).map(|i| &self.calls[i])
     }
 
     /// The shape of a tensor of this model.
@@ -175,7 +231,7 @@ pub fn check_prefix(
         Err(CheckError::Invalid(v)) => Ok((
             ModelAnalysis {
                 calls: Vec::new(),
-                index: HashMap::new(),
+                index: CallIndex::default(),
                 outputs: Vec::new(),
             },
             Some(v),
@@ -217,34 +273,37 @@ fn walk_model(
         .collect();
     let sequential = matches!(model.kind, ModelKind::Sequential);
     let mut analysis = ModelAnalysis {
-        calls: Vec::new(),
-        index: HashMap::new(),
+        calls: Vec::with_capacity(order.len()),
+        index: CallIndex::new(model),
         outputs: Vec::new(),
     };
     let mut previous: Option<TensorRef> = None;
     // Calls that failed (when collecting every violation), by (layer name, node).
-    let mut failed: std::collections::HashSet<(String, usize)> = std::collections::HashSet::new();
+    let mut failed: std::collections::HashSet<(&str, usize)> = std::collections::HashSet::new();
     for (l, n) in order {
         let layer = &model.layers[l];
-        if collect.is_some() {
-            let consumed: Vec<TensorRef> = if sequential {
-                previous.iter().cloned().collect()
+        if collect.is_some() && !failed.is_empty() {
+            let consumes_failed = if sequential {
+                previous
+                    .as_ref()
+                    .is_some_and(|r| failed.contains(&(r.layer.as_str(), r.node)))
             } else {
-                layer
-                    .nodes
-                    .get(n)
-                    .map(|node| node.tensors().into_iter().cloned().collect())
-                    .unwrap_or_default()
+                layer.nodes.get(n).is_some_and(|node| {
+                    node.tensors()
+                        .iter()
+                        .any(|r| failed.contains(&(r.layer.as_str(), r.node)))
+                })
             };
-            if consumed
-                .iter()
-                .any(|r| failed.contains(&(r.layer.clone(), r.node)))
-            {
-                failed.insert((layer.name.clone(), n));
+            if consumes_failed {
+                failed.insert((layer.name.as_str(), n));
                 previous = Some(TensorRef::new(&layer.name, n, 0));
                 continue;
             }
         }
+        let kind = match &layer.nested {
+            None if !layer.is_input() => lookup(&layer.class_name, layer.module.as_deref()),
+            _ => None,
+        };
         let call = (|| -> Result<_, CheckError> {
             Ok(if layer.is_input() {
                 let position = if sequential {
@@ -279,9 +338,7 @@ fn walk_model(
                 } else {
                     let node = &layer.nodes[n];
                     let takes: &[&str] = match &layer.nested {
-                        None => lookup(&layer.class_name, layer.module.as_deref())
-                            .map(|k| k.tensor_kwargs())
-                            .unwrap_or(&[]),
+                        None => kind.map(|k| k.tensor_kwargs()).unwrap_or(&[]),
                         Some(_) => &[],
                     };
                     if let Some((k, _)) = node.kwargs.iter().find(|(k, a)| {
@@ -306,7 +363,7 @@ fn walk_model(
                         .cloned()
                         .collect()
                 };
-                let mut shapes = Vec::new();
+                let mut shapes = Vec::with_capacity(refs.len());
                 for r in &refs {
                     shapes.push(
                         tensor_shape(model, &analysis, r)
@@ -350,15 +407,13 @@ fn walk_model(
                         (CallKind::Nested(Box::new(sub)), outs, Vec::new())
                     }
                     None => {
-                        let kind = lookup(&layer.class_name, layer.module.as_deref()).ok_or_else(
-                            || {
-                                unsupported(
-                                    layer,
-                                    "class_name",
-                                    "no reference semantics for this class",
-                                )
-                            },
-                        )?;
+                        let kind = kind.ok_or_else(|| {
+                            unsupported(
+                                layer,
+                                "class_name",
+                                "no reference semantics for this class",
+                            )
+                        })?;
                         let default_node = Default::default();
                         let node = layer.nodes.get(n).unwrap_or(&default_node);
                         let spec = kind
@@ -389,7 +444,7 @@ fn walk_model(
                 (Ok(c), _) => c,
                 (Err(CheckError::Invalid(v)), Some(found)) => {
                     found.push(v);
-                    failed.insert((layer.name.clone(), n));
+                    failed.insert((layer.name.as_str(), n));
                     previous = Some(TensorRef::new(&layer.name, n, 0));
                     continue;
                 }

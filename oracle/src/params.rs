@@ -2,7 +2,6 @@
 //! read, known to be irrelevant at inference, or reported as [`Unsupported`].
 
 use std::cell::RefCell;
-use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
@@ -38,7 +37,8 @@ const INERT_SUFFIXES: [&str; 3] = ["_initializer", "_regularizer", "_constraint"
 /// A layer config being read. Call [`Config::finish`] after reading every parameter.
 pub struct Config<'a> {
     map: &'a Map<String, Value>,
-    read: RefCell<BTreeSet<String>>,
+    /// The keys of `map` read so far (keys absent from it need no record).
+    read: RefCell<Vec<&'a str>>,
 }
 
 fn illegal(key: &str, actual: &Value, expected: &str) -> ParamError {
@@ -56,21 +56,25 @@ impl<'a> Config<'a> {
     pub fn new(map: &'a Map<String, Value>) -> Self {
         Config {
             map,
-            read: RefCell::new(BTreeSet::new()),
+            read: RefCell::new(Vec::with_capacity(map.len())),
         }
     }
 
     /// The raw value of `key`, if present (and marks it read).
     pub fn raw(&self, key: &str) -> Option<&'a Value> {
-        self.read.borrow_mut().insert(key.to_owned());
-        self.map.get(key)
+        let (k, v) = self.map.get_key_value(key)?;
+        self.read.borrow_mut().push(k);
+        Some(v)
     }
 
     /// Marks keys as read without using them (documented no-ops at inference).
     pub fn ignore(&self, keys: &[&str]) {
-        self.read
-            .borrow_mut()
-            .extend(keys.iter().map(|k| (*k).to_owned()));
+        let mut read = self.read.borrow_mut();
+        read.extend(
+            keys.iter()
+                .filter_map(|k| self.map.get_key_value(*k))
+                .map(|(k, _)| k.as_str()),
+        );
     }
 
     pub fn bool_or(&self, key: &str, default: bool) -> ParamResult<bool> {
@@ -125,14 +129,9 @@ impl<'a> Config<'a> {
                 if let Some(i) = as_int(v) {
                     return Ok(vec![i; n]);
                 }
-                let expected = format!("an integer or a list of {n} integers");
-                let list = v.as_array().ok_or_else(|| illegal(key, v, &expected))?;
-                if list.len() != n {
-                    return Err(illegal(key, v, &expected));
-                }
-                list.iter()
-                    .map(|x| as_int(x).ok_or_else(|| illegal(key, v, &expected)))
-                    .collect()
+                let wrong = || illegal(key, v, &format!("an integer or a list of {n} integers"));
+                let list = v.as_array().filter(|l| l.len() == n).ok_or_else(wrong)?;
+                list.iter().map(|x| as_int(x).ok_or_else(wrong)).collect()
             }
         }
     }
@@ -168,16 +167,14 @@ impl<'a> Config<'a> {
     pub fn choice<T: Copy>(&self, key: &str, default: T, options: &[(&str, T)]) -> ParamResult<T> {
         match self.raw(key) {
             None | Some(Value::Null) => Ok(default),
-            Some(v) => {
-                let names: Vec<_> = options.iter().map(|(n, _)| format!("{n:?}")).collect();
-                let expected = format!("one of {}", names.join(", "));
-                let s = v.as_str().ok_or_else(|| illegal(key, v, &expected))?;
-                options
-                    .iter()
-                    .find(|(n, _)| n.eq_ignore_ascii_case(s))
-                    .map(|(_, t)| *t)
-                    .ok_or_else(|| illegal(key, v, &expected))
-            }
+            Some(v) => v
+                .as_str()
+                .and_then(|s| options.iter().find(|(n, _)| n.eq_ignore_ascii_case(s)))
+                .map(|(_, t)| *t)
+                .ok_or_else(|| {
+                    let names: Vec<_> = options.iter().map(|(n, _)| format!("{n:?}")).collect();
+                    illegal(key, v, &format!("one of {}", names.join(", ")))
+                }),
         }
     }
 
@@ -185,7 +182,7 @@ impl<'a> Config<'a> {
     pub fn finish(self) -> ParamResult<()> {
         let read = self.read.into_inner();
         for (k, v) in self.map {
-            if read.contains(k)
+            if read.contains(&k.as_str())
                 || INERT_KEYS.contains(&k.as_str())
                 || INERT_SUFFIXES.iter().any(|s| k.ends_with(s))
             {

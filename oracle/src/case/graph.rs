@@ -82,16 +82,15 @@ pub fn topological_order(model: &Model) -> Result<Vec<Call>, Vec<Call>> {
         .map(|(i, l)| (l.name.as_str(), i))
         .collect();
     let deps = |(l, n): Call| -> Vec<Call> {
-        model.layers[l]
-            .nodes
-            .get(n)
-            .map(|node| {
-                node.tensors()
-                    .into_iter()
-                    .filter_map(|t| index.get(t.layer.as_str()).map(|&i| (i, t.node)))
-                    .collect()
-            })
-            .unwrap_or_default()
+        let mut out = Vec::new();
+        if let Some(node) = model.layers[l].nodes.get(n) {
+            node.each_tensor(&mut |t| {
+                if let Some(&i) = index.get(t.layer.as_str()) {
+                    out.push((i, t.node));
+                }
+            });
+        }
+        out
     };
     #[derive(Clone, Copy, PartialEq)]
     enum Mark {
@@ -99,21 +98,44 @@ pub fn topological_order(model: &Model) -> Result<Vec<Call>, Vec<Call>> {
         Open,
         Done,
     }
-    let mut mark: HashMap<Call, Mark> = HashMap::new();
-    let mut order = Vec::new();
+    // The marks of every call, layer after layer (`first[l]`: the slot of layer l's call 0).
+    // A reference to a call the layer does not have (the graph is not validated yet) gets
+    // a mark of its own.
+    let mut first = Vec::with_capacity(model.layers.len());
+    let mut calls = 0;
+    for layer in &model.layers {
+        first.push(calls);
+        calls += layer.call_count();
+    }
+    let mut mark = vec![Mark::New; calls];
+    let mut beyond: HashMap<Call, Mark> = HashMap::new();
+    let slot = |(l, n): Call| (n < model.layers[l].call_count()).then(|| first[l] + n);
+    let get = |mark: &[Mark], beyond: &HashMap<Call, Mark>, c: Call| match slot(c) {
+        Some(i) => mark[i],
+        None => beyond.get(&c).copied().unwrap_or(Mark::New),
+    };
+    let set = |mark: &mut [Mark], beyond: &mut HashMap<Call, Mark>, c: Call, m: Mark| match slot(c)
+    {
+        Some(i) => mark[i] = m,
+        None => {
+            beyond.insert(c, m);
+        }
+    };
+    let mut order = Vec::with_capacity(calls);
+    // Iterative depth-first search: (call, dependencies still to visit).
+    let mut stack: Vec<(Call, Vec<Call>)> = Vec::new();
     for (l, layer) in model.layers.iter().enumerate() {
         for n in 0..layer.call_count() {
-            if mark.get(&(l, n)).copied().unwrap_or(Mark::New) != Mark::New {
+            if get(&mark, &beyond, (l, n)) != Mark::New {
                 continue;
             }
-            // Iterative depth-first search: (call, dependencies still to visit).
-            let mut stack: Vec<(Call, Vec<Call>)> = vec![((l, n), deps((l, n)))];
-            mark.insert((l, n), Mark::Open);
+            stack.push(((l, n), deps((l, n))));
+            set(&mut mark, &mut beyond, (l, n), Mark::Open);
             while let Some((call, pending)) = stack.last_mut() {
                 match pending.pop() {
-                    Some(d) => match mark.get(&d).copied().unwrap_or(Mark::New) {
+                    Some(d) => match get(&mark, &beyond, d) {
                         Mark::New => {
-                            mark.insert(d, Mark::Open);
+                            set(&mut mark, &mut beyond, d, Mark::Open);
                             let dd = deps(d);
                             stack.push((d, dd));
                         }
@@ -129,7 +151,7 @@ pub fn topological_order(model: &Model) -> Result<Vec<Call>, Vec<Call>> {
                     },
                     None => {
                         let done = *call;
-                        mark.insert(done, Mark::Done);
+                        set(&mut mark, &mut beyond, done, Mark::Done);
                         order.push(done);
                         stack.pop();
                     }

@@ -63,6 +63,26 @@ pub fn same_json(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// Whether two JSON values are equal and written alike: numbers in the same form (`1` is not
+/// `1.0`), objects with their keys in the same order.
+pub(crate) fn identical_json(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| identical_json(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => identical_maps(x, y),
+        _ => a == b,
+    }
+}
+
+/// [`identical_json`] for the maps of objects.
+pub(crate) fn identical_maps(x: &Map<String, Value>, y: &Map<String, Value>) -> bool {
+    x.len() == y.len()
+        && x.iter()
+            .zip(y)
+            .all(|((k, v), (l, w))| k == l && identical_json(v, w))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,5 +97,21 @@ mod tests {
             &json!({"a": 1, "b": 2}),
             &json!({"b": 2, "a": 1})
         ));
+    }
+
+    #[test]
+    fn identical_values_are_written_alike() {
+        let a = json!({"a": [1, {"x": null, "y": "s"}], "b": 2.5});
+        assert!(identical_json(&a, &a.clone()));
+        assert!(!identical_json(
+            &json!({"a": 1, "b": 2}),
+            &json!({"b": 2, "a": 1})
+        ));
+        assert!(!identical_json(
+            &json!([{"a": 1, "b": 2}]),
+            &json!([{"b": 2, "a": 1}])
+        ));
+        assert!(!identical_json(&json!([1]), &json!([1.0])));
+        assert!(!identical_json(&json!({"a": 1}), &json!({"a": 1, "b": 2})));
     }
 }

@@ -46,7 +46,7 @@ use crate::DType;
 pub const FORMAT: &str = "semfuzz-case/1";
 
 /// One test case: a model, its weights and its inputs.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct Case {
     pub keras_version: Option<String>,
     /// The model's compute dtype; every layer's dtype policy is set to it.
@@ -60,6 +60,50 @@ pub struct Case {
     pub npz: Option<String>,
     /// Top-level keys this version does not know, kept as written.
     pub extra: Map<String, Value>,
+}
+
+impl Clone for Case {
+    fn clone(&self) -> Self {
+        let Case {
+            keras_version,
+            dtype,
+            model,
+            weights,
+            inputs,
+            npz,
+            extra,
+        } = self;
+        Case {
+            keras_version: keras_version.clone(),
+            dtype: *dtype,
+            model: model.clone(),
+            weights: weights.clone(),
+            inputs: inputs.clone(),
+            npz: npz.clone(),
+            extra: extra.clone(),
+        }
+    }
+
+    /// Keeps what the case already holds where it can ([`Model::clone_from`] keeps the layers
+    /// that did not change): repeated copies of a case being edited cost what changed.
+    fn clone_from(&mut self, source: &Self) {
+        let Case {
+            keras_version,
+            dtype,
+            model,
+            weights,
+            inputs,
+            npz,
+            extra,
+        } = source;
+        self.keras_version.clone_from(keras_version);
+        self.dtype = *dtype;
+        self.model.clone_from(model);
+        self.weights.clone_from(weights);
+        self.inputs.clone_from(inputs);
+        self.npz.clone_from(npz);
+        self.extra.clone_from(extra);
+    }
 }
 
 /// How [`Case::write`] writes.

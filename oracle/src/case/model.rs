@@ -7,7 +7,9 @@
 use serde_json::{Map, Value, json};
 
 use super::error::{Place, Placed};
-use super::json::{as_array, as_index, as_object, as_str, field, wrong_type};
+use super::json::{
+    as_array, as_index, as_object, as_str, field, identical_json, identical_maps, wrong_type,
+};
 
 /// A shape whose dimensions may be unknown (`None`: the batch, or a symbolic size).
 pub type Dims = Vec<Option<usize>>;
@@ -190,18 +192,48 @@ impl Arg {
         }
     }
 
+    /// Equal and written alike (see [`Layer::identical`]).
+    fn identical(&self, other: &Arg) -> bool {
+        match (self, other) {
+            (
+                Arg::Tensor { source, dtype },
+                Arg::Tensor {
+                    source: s,
+                    dtype: d,
+                },
+            ) => {
+                source == s
+                    && match (dtype, d) {
+                        (Some(a), Some(b)) => identical_json(a, b),
+                        (a, b) => a.is_none() && b.is_none(),
+                    }
+            }
+            (Arg::List(a), Arg::List(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.identical(y))
+            }
+            (Arg::Object(a), Arg::Object(b)) => {
+                a.len() == b.len()
+                    && (a.iter())
+                        .zip(b)
+                        .all(|((k, x), (l, y))| k == l && x.identical(y))
+            }
+            (Arg::Literal(a), Arg::Literal(b)) => identical_json(a, b),
+            _ => false,
+        }
+    }
+
     /// Every tensor this argument refers to, depth first.
     pub fn tensors(&self) -> Vec<&TensorRef> {
         let mut out = Vec::new();
-        self.collect(&mut out);
+        self.each_tensor(&mut |t| out.push(t));
         out
     }
 
-    fn collect<'a>(&'a self, out: &mut Vec<&'a TensorRef>) {
+    fn each_tensor<'a>(&'a self, f: &mut dyn FnMut(&'a TensorRef)) {
         match self {
-            Arg::Tensor { source, .. } => out.push(source),
-            Arg::List(v) => v.iter().for_each(|a| a.collect(out)),
-            Arg::Object(v) => v.iter().for_each(|(_, a)| a.collect(out)),
+            Arg::Tensor { source, .. } => f(source),
+            Arg::List(v) => v.iter().for_each(|a| a.each_tensor(f)),
+            Arg::Object(v) => v.iter().for_each(|(_, a)| a.each_tensor(f)),
             Arg::Literal(_) => {}
         }
     }
@@ -215,13 +247,29 @@ pub struct Node {
 }
 
 impl Node {
+    /// Equal and written alike (see [`Layer::identical`]).
+    fn identical(&self, other: &Node) -> bool {
+        let Node { args, kwargs } = self;
+        args.len() == other.args.len()
+            && args.iter().zip(&other.args).all(|(a, b)| a.identical(b))
+            && kwargs.len() == other.kwargs.len()
+            && (kwargs.iter())
+                .zip(&other.kwargs)
+                .all(|((k, a), (l, b))| k == l && a.identical(b))
+    }
+
     /// Every tensor the call consumes, positional first.
     pub fn tensors(&self) -> Vec<&TensorRef> {
-        self.args
-            .iter()
-            .chain(self.kwargs.iter().map(|(_, a)| a))
-            .flat_map(Arg::tensors)
-            .collect()
+        let mut out = Vec::new();
+        self.each_tensor(&mut |t| out.push(t));
+        out
+    }
+
+    /// Calls `f` on every tensor the call consumes, in the order of [`Node::tensors`].
+    pub fn each_tensor<'a>(&'a self, f: &mut dyn FnMut(&'a TensorRef)) {
+        for a in self.args.iter().chain(self.kwargs.iter().map(|(_, a)| a)) {
+            a.each_tensor(f);
+        }
     }
 
     fn parse(v: &Value, place: &Place) -> Placed<Self> {
@@ -271,12 +319,53 @@ pub enum ModelKind {
 }
 
 /// A model: the top level of a case, or a nested model used as a layer.
-#[derive(Debug, Clone, PartialEq, Hash)]
+#[derive(Debug, PartialEq, Hash)]
 pub struct Model {
     pub kind: ModelKind,
     pub layers: Vec<Layer>,
     /// The other keys of the model's config (`name`, `trainable`, `dtype`, ...), in order.
     pub extra: Map<String, Value>,
+}
+
+impl Clone for Model {
+    fn clone(&self) -> Self {
+        let Model {
+            kind,
+            layers,
+            extra,
+        } = self;
+        Model {
+            kind: kind.clone(),
+            layers: layers.clone(),
+            extra: extra.clone(),
+        }
+    }
+
+    /// Keeps the layers this model already holds in the same form as `source` does at the
+    /// start and at the end of the list (where an edit of a copy leaves them), and clones the
+    /// others: a copy kept beside a model follows its edits at the cost of the layers edited.
+    fn clone_from(&mut self, source: &Self) {
+        let Model {
+            kind,
+            layers,
+            extra,
+        } = source;
+        self.kind.clone_from(kind);
+        self.extra.clone_from(extra);
+        let same = |(a, b): &(&Layer, &Layer)| a.identical(b);
+        let prefix = self.layers.iter().zip(layers).take_while(same).count();
+        let room = self.layers.len().min(layers.len()) - prefix;
+        let suffix = (self.layers.iter().rev())
+            .zip(layers.iter().rev())
+            .take(room)
+            .take_while(same)
+            .count();
+        let end = self.layers.len() - suffix;
+        self.layers.splice(
+            prefix..end,
+            layers[prefix..layers.len() - suffix].iter().cloned(),
+        );
+    }
 }
 
 /// One layer of a model (or an operation node such as `x + 3.0`).
@@ -296,6 +385,32 @@ pub struct Layer {
 }
 
 impl Layer {
+    /// Whether two layers are equal and written alike (config keys in the same order, numbers
+    /// in the same form): either can stand for the other in a file. A layer holding a nested
+    /// model is never taken for another.
+    fn identical(&self, other: &Layer) -> bool {
+        let Layer {
+            name,
+            class_name,
+            module,
+            registered_name,
+            config,
+            nested,
+            nodes,
+            extra,
+        } = self;
+        nested.is_none()
+            && other.nested.is_none()
+            && *name == other.name
+            && *class_name == other.class_name
+            && *module == other.module
+            && identical_json(registered_name, &other.registered_name)
+            && identical_maps(config, &other.config)
+            && nodes.len() == other.nodes.len()
+            && nodes.iter().zip(&other.nodes).all(|(a, b)| a.identical(b))
+            && identical_maps(extra, &other.extra)
+    }
+
     pub fn is_input(&self) -> bool {
         self.class_name == "InputLayer"
     }
@@ -585,5 +700,117 @@ impl DerivedShapes for DeclaredInputShapes {
 
     fn build_config(&self, _model: &Model, _scope: &[String], _layer: &Layer) -> Option<Value> {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layer(name: &str, config: Value, input: Option<&str>) -> Layer {
+        let nodes = input
+            .map(|i| Node {
+                args: vec![Arg::Tensor {
+                    source: TensorRef::new(i, 0, 0),
+                    dtype: None,
+                }],
+                kwargs: Vec::new(),
+            })
+            .into_iter()
+            .collect();
+        Layer {
+            name: name.to_owned(),
+            class_name: "Dense".to_owned(),
+            module: Some("keras.layers".to_owned()),
+            registered_name: Value::Null,
+            config: config.as_object().cloned().unwrap_or_default(),
+            nested: None,
+            nodes,
+            extra: Map::new(),
+        }
+    }
+
+    fn model(layers: Vec<Layer>) -> Model {
+        let last = layers.last().map(|l| l.name.clone()).unwrap_or_default();
+        Model {
+            kind: ModelKind::Functional {
+                inputs: Endpoints::List(vec![TensorRef::new("a", 0, 0)]),
+                outputs: Endpoints::List(vec![TensorRef::new(last, 0, 0)]),
+            },
+            layers,
+            extra: Map::new(),
+        }
+    }
+
+    /// Equal, and every config written with its keys in the same order.
+    fn assert_same(a: &Model, b: &Model) {
+        assert_eq!(a, b);
+        for (x, y) in a.layers.iter().zip(&b.layers) {
+            assert!(x.identical(y), "{x:?} vs {y:?}");
+            assert_eq!(
+                serde_json::to_string(&x.config).unwrap(),
+                serde_json::to_string(&y.config).unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn clone_from_follows_edits_of_a_copy() {
+        let source = model(vec![
+            layer("a", json!({"units": 1}), None),
+            layer("b", json!({"units": 2, "use_bias": true}), Some("a")),
+            layer("c", json!({"units": 3}), Some("b")),
+            layer("d", json!({"units": 4}), Some("c")),
+        ]);
+        // A layer inserted, one changed, one removed, one renamed.
+        let edits: [fn(&mut Model); 5] = [
+            |m| m.layers.insert(2, layer("x", json!({}), Some("b"))),
+            |m| {
+                m.layers[1].config.insert("units".into(), json!(5));
+            },
+            |m| {
+                m.layers.remove(2);
+            },
+            |m| m.layers[3].name = "e".to_owned(),
+            |m| m.layers.clear(),
+        ];
+        for edit in &edits {
+            let mut copy = source.clone();
+            edit(&mut copy);
+            assert_ne!(copy, source);
+            copy.clone_from(&source);
+            assert_same(&copy, &source);
+            // And the other way: the edited model brought back from the source.
+            let mut edited = source.clone();
+            edit(&mut edited);
+            let mut back = source.clone();
+            back.clone_from(&edited);
+            assert_same(&back, &edited);
+        }
+    }
+
+    #[test]
+    fn clone_from_keeps_the_key_order_of_the_source() {
+        let source = model(vec![
+            layer("a", json!({}), None),
+            layer("b", json!({"units": 2, "use_bias": true}), Some("a")),
+        ]);
+        let mut reordered = source.clone();
+        reordered.layers[1].config = json!({"use_bias": true, "units": 2})
+            .as_object()
+            .cloned()
+            .unwrap();
+        // Equal as maps, written differently.
+        assert_eq!(reordered, source);
+        assert!(!reordered.layers[1].identical(&source.layers[1]));
+        reordered.clone_from(&source);
+        assert_same(&reordered, &source);
+
+        let mut int_float = source.clone();
+        int_float.layers[1]
+            .config
+            .insert("units".into(), json!(2.0));
+        int_float.clone_from(&source);
+        assert_same(&int_float, &source);
     }
 }

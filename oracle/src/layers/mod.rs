@@ -19,6 +19,9 @@ pub mod regularization;
 pub mod reshaping;
 pub mod rnn;
 
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
 use ndarray::ArrayD;
 use serde_json::{Map, Value};
 
@@ -319,8 +322,21 @@ pub fn registry() -> impl Iterator<Item = &'static dyn LayerKind> {
 
 /// The registered class for a layer entry.
 pub fn lookup(class_name: &str, module: Option<&str>) -> Option<&'static dyn LayerKind> {
-    let family = Family::of_module(module);
-    registry().find(|k| k.class_name() == class_name && k.family() == family)
+    /// By class name: the first registered class of each family.
+    type Index = HashMap<&'static str, [Option<&'static dyn LayerKind>; 2]>;
+    static INDEX: OnceLock<Index> = OnceLock::new();
+    let slot = |f: Family| match f {
+        Family::Layer => 0,
+        Family::Op => 1,
+    };
+    let index = INDEX.get_or_init(|| {
+        let mut index = Index::new();
+        for k in registry() {
+            index.entry(k.class_name()).or_default()[slot(k.family())].get_or_insert(k);
+        }
+        index
+    });
+    index.get(class_name)?[slot(Family::of_module(module))]
 }
 
 /// Helpers shared by layer files.
@@ -432,5 +448,33 @@ pub mod util {
     /// The fully known form of a shape.
     pub fn known(d: &Dims) -> Option<Vec<usize>> {
         d.iter().copied().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookup_finds_every_class_in_its_family() {
+        for k in registry() {
+            let module = match k.family() {
+                Family::Layer => "keras.layers",
+                Family::Op => "keras.src.ops.numpy",
+            };
+            let found = lookup(k.class_name(), Some(module)).expect("registered");
+            assert_eq!(
+                (found.class_name(), found.family()),
+                (k.class_name(), k.family())
+            );
+        }
+        // `Add` is both a merge layer and an operation node.
+        assert_eq!(lookup("Add", None).map(|k| k.family()), Some(Family::Layer));
+        assert_eq!(
+            lookup("Add", Some("keras.src.ops.numpy")).map(|k| k.family()),
+            Some(Family::Op)
+        );
+        assert!(lookup("Lambda", Some("keras.layers")).is_none());
+        assert!(lookup("Dense", Some("keras.src.ops.numpy")).is_none());
     }
 }
