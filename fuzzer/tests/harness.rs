@@ -349,7 +349,7 @@ fn masked_goldens_agree_in_every_mode_and_dtype() {
 }
 
 /// A case with the same model config as the previous one reuses the built model (only the
-/// weights and inputs change), and is still judged on its own weights.
+/// weights that changed and the inputs travel), and is still judged on its own weights.
 #[test]
 fn models_are_reused_when_only_values_change() {
     use harness_py::{Harness, PythonEnv, RunOptions, TfOutcome, WorkerCommand, judge};
@@ -376,9 +376,15 @@ fn models_are_reused_when_only_values_change() {
         .insert("units".into(), json!(5));
     other.weights.shift_remove("dense");
     other.weights.shift_remove("dense_1");
+    // Only the weights that changed travel to a held model: one layer's here.
+    let mut one = base.clone();
+    one.weights[1][0].data.mapv_inplace(|x| x * 2.0 - 0.5);
+    // A layer left to its initial values gets a fresh model (not the held one's values).
+    let mut fewer = base.clone();
+    fewer.weights.shift_remove("dense");
     let opts = RunOptions::default();
     let mut reused = Vec::new();
-    for case in [&base, &changed, &base, &other] {
+    for case in [&base, &changed, &base, &one, &base, &fewer, &other] {
         let tf = harness.run(case, &opts).unwrap();
         let TfOutcome::Ran { reused: r, .. } = &tf else {
             panic!("{tf:?}")
@@ -389,7 +395,7 @@ fn models_are_reused_when_only_values_change() {
             assert_eq!(v[0].kind, harness_py::Kind::Agree, "{v:?}");
         }
     }
-    assert_eq!(reused, [false, true, true, false]);
+    assert_eq!(reused, [false, true, true, true, true, false, false]);
     assert_eq!(harness.starts, 1);
     drop(dir);
 }

@@ -146,8 +146,9 @@ pub struct Harness {
     pub journal: Option<PathBuf>,
     /// Workers started so far (1 + restarts).
     pub starts: usize,
-    /// The model the current worker holds built: its config need not be sent again.
-    held_model: Option<String>,
+    /// The model the current worker holds built (its config need not be sent again) and the
+    /// weights last set in it (only those that changed travel).
+    held_model: Option<Held>,
     /// Keep a second worker started (TF imported in the background), to replace one that
     /// dies without waiting for the import: crashes cost a switch, not seconds.
     pub keep_spare: bool,
@@ -248,11 +249,13 @@ impl Harness {
     /// protocol broke); everything TF does, crashing included, is a [`TfOutcome`].
     pub fn run(&mut self, case: &Case, opts: &RunOptions) -> Result<TfOutcome, WorkerError> {
         if let Some(j) = &self.journal {
-            let _ = case.write(
+            if let Err(e) = case.write(
                 j,
                 &CheckedShapes::of(case),
-                oracle::case::WriteOptions::default(),
-            );
+                oracle::case::WriteOptions::JOURNAL,
+            ) {
+                tracing::warn!("cannot journal the case about to run: {e}");
+            }
         }
         let t0 = std::time::Instant::now();
         // When the worker has this model built, only weights and inputs travel.
@@ -260,9 +263,8 @@ impl Harness {
         if self.worker.is_none() {
             self.held_model = None;
         }
-        let frame = request_for(case, opts, self.held_model.as_deref());
+        let (frame, held) = request_for(case, opts, self.held_model.take());
         let build = t0.elapsed().as_secs_f64();
-        let key = frame.header["model_key"].as_str().map(str::to_owned);
         let mut limits = opts.limits;
         if opts.modes.contains(&Mode::Xla) {
             limits.timeout += opts.xla_budget;
@@ -284,7 +286,7 @@ impl Harness {
                     w.timing.parse = t1.elapsed().as_secs_f64();
                 }
                 self.held_model = match &outcome {
-                    TfOutcome::Ran { .. } => key,
+                    TfOutcome::Ran { .. } => Some(held),
                     _ => None,
                 };
                 outcome
@@ -325,7 +327,7 @@ impl Harness {
 /// The request frame for a case: the model config (derived shapes regenerated), the input
 /// dtypes, the weights' layout, and all arrays as little-endian f64 in the payload.
 pub fn request(case: &Case, opts: &RunOptions) -> Frame {
-    request_for(case, opts, None)
+    request_for(case, opts, None).0
 }
 
 /// A case's arrays as a request carries them: the tensor table, the weights' layout
@@ -341,6 +343,16 @@ pub(crate) struct Arrays {
 impl Arrays {
     /// The case's weights, and its inputs when `with_inputs`.
     pub(crate) fn of(case: &Case, dtype: DType, with_inputs: bool) -> Arrays {
+        Arrays::of_layers(case, dtype, with_inputs, |_| true)
+    }
+
+    /// As [`Arrays::of`], with the weights of the layers `send` accepts only.
+    fn of_layers(
+        case: &Case,
+        dtype: DType,
+        with_inputs: bool,
+        send: impl Fn(&str) -> bool,
+    ) -> Arrays {
         let elements: usize = case.inputs.iter().map(|t| t.data.len()).sum::<usize>()
             + case
                 .weights
@@ -375,7 +387,7 @@ impl Arrays {
             }
         }
         let mut weights = Vec::new();
-        for (name, ts) in &case.weights {
+        for (name, ts) in case.weights.iter().filter(|(name, _)| send(name)) {
             for (i, t) in ts.iter().enumerate() {
                 push(format!("w/{name}/{i}"), &t.data, round);
             }
@@ -395,30 +407,62 @@ impl Arrays {
     }
 }
 
-/// The request frame, without the model's config when its key is `held` (the worker has
-/// that model built). The key hashes the model as parsed (derived shapes are not part of
-/// it), the dtype and the input dtypes, so the checker runs only when the config travels.
-fn request_for(case: &Case, opts: &RunOptions, held: Option<&str>) -> Frame {
+/// What a worker holds between cases: the key of its built model and the weights last set
+/// in it, by layer.
+#[derive(Debug)]
+struct Held {
+    key: String,
+    weights: HashMap<String, Vec<ArrayD<f64>>>,
+}
+
+/// Whether two arrays hold the same shape and bits (NaNs included).
+fn same_bits(a: &ArrayD<f64>, b: &ArrayD<f64>) -> bool {
+    a.shape() == b.shape() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+}
+
+/// The request frame, and what the worker will hold once it has run it. When the worker
+/// holds this model (`held` has its key), the config does not travel, and of the weights
+/// only the layers whose values differ from those last set. The key hashes the model as
+/// parsed (derived shapes are not part of it), the dtype, the input dtypes and the layers
+/// given weights, so the checker runs only when the config travels.
+fn request_for(case: &Case, opts: &RunOptions, held: Option<Held>) -> (Frame, Held) {
     let dtype = opts.dtype.unwrap_or(case.dtype);
-    let Arrays {
-        tensors,
-        weights,
-        input_dtypes,
-        payload,
-    } = Arrays::of(case, dtype, true);
     let mut h = std::hash::DefaultHasher::new();
     case.model.hash(&mut h);
     dtype.name().hash(&mut h);
     for t in &case.inputs {
         t.dtype.map_or(dtype, |d| d).name().hash(&mut h);
     }
+    // A layer without weights in the case runs on its initial values, which a held model
+    // may no longer have: which layers get weights is part of the model.
+    for name in case.weights.keys() {
+        name.hash(&mut h);
+    }
     let key = format!("{:016x}", h.finish());
-    let case_header = if held == Some(key.as_str()) {
+    let held = held.filter(|held| held.key == key);
+    let changed: Vec<&str> = case
+        .weights
+        .iter()
+        .filter(|(name, now)| {
+            held.as_ref().is_none_or(|held| {
+                let then = &held.weights[name.as_str()];
+                now.len() != then.len() || now.iter().zip(then).any(|(a, b)| !same_bits(&a.data, b))
+            })
+        })
+        .map(|(name, _)| name.as_str())
+        .collect();
+    let Arrays {
+        tensors,
+        weights,
+        input_dtypes,
+        payload,
+    } = Arrays::of_layers(case, dtype, true, |name| changed.contains(&name));
+    let case_header = if held.is_some() {
         json!({"inputs": input_dtypes})
     } else {
         json!({"model": case.model.to_json(&CheckedShapes::of(case), &[]), "inputs": input_dtypes})
     };
-    Frame {
+    let frame = Frame {
         header: json!({
             "op": "run",
             "case": case_header,
@@ -430,7 +474,16 @@ fn request_for(case: &Case, opts: &RunOptions, held: Option<&str>) -> Frame {
             "python_coverage": opts.python_coverage,
         }),
         payload,
+    };
+    let mut next = held.unwrap_or_else(|| Held {
+        key,
+        weights: HashMap::new(),
+    });
+    for name in changed {
+        let arrays = case.weights[name].iter().map(|t| t.data.clone()).collect();
+        next.weights.insert(name.to_owned(), arrays);
     }
+    (frame, next)
 }
 
 /// The arrays of an answer, by name: its `tensors` table over the payload (little-endian f64).
@@ -506,4 +559,63 @@ fn parse_answer(frame: Frame) -> Result<TfOutcome, WorkerError> {
         tf_seconds: body["tf_seconds"].as_f64().unwrap_or(0.0),
         worker_seconds: body["worker_seconds"].as_f64().unwrap_or(0.0),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture() -> Case {
+        Case::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../oracle/tests/fixtures/keras/dense_chain.case.json"),
+        )
+        .unwrap()
+    }
+
+    /// The layers whose weights a request carries, and whether it carries the config.
+    fn sent(frame: &Frame) -> (Vec<String>, bool) {
+        let layers = frame.header["weights"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w[0].as_str().unwrap().to_owned())
+            .collect();
+        (layers, frame.header["case"].get("model").is_some())
+    }
+
+    #[test]
+    fn a_held_model_gets_only_the_weights_that_changed() {
+        let opts = RunOptions::default();
+        let base = fixture();
+        let names: Vec<String> = base.weights.keys().cloned().collect();
+        assert!(names.len() >= 2, "{names:?}");
+        let (frame, held) = request_for(&base, &opts, None);
+        assert_eq!(sent(&frame), (names.clone(), true));
+        let (frame, held) = request_for(&base, &opts, Some(held));
+        assert_eq!(sent(&frame), (vec![], false));
+        assert!(frame.header["tensors"].as_array().unwrap().len() == base.inputs.len());
+
+        let mut one = base.clone();
+        one.weights[1][0].data[[0, 0]] += 1.0;
+        let (frame, held) = request_for(&one, &opts, Some(held));
+        assert_eq!(sent(&frame), (vec![names[1].clone()], false));
+        // NaN equals itself bit for bit: setting the same NaN again is not a change.
+        let mut nan = one.clone();
+        nan.weights[0][0].data[[0, 0]] = f64::NAN;
+        let (_, held) = request_for(&nan, &opts, Some(held));
+        let (frame, held) = request_for(&nan, &opts, Some(held));
+        assert_eq!(sent(&frame), (vec![], false));
+
+        // Back to the first weights: the held model has the changed ones.
+        let (frame, held) = request_for(&base, &opts, Some(held));
+        assert_eq!(sent(&frame), (names.clone(), false));
+
+        // A layer left to its initial values needs a fresh model, not the held one.
+        let mut fewer = base.clone();
+        fewer.weights.shift_remove(&names[0]);
+        let (frame, _) = request_for(&fewer, &opts, Some(held));
+        assert_eq!(sent(&frame), (vec![names[1].clone()], true));
+        assert_ne!(frame.header["model_key"], request(&base, &opts).header["model_key"]);
+    }
 }

@@ -151,7 +151,7 @@ fn sidecars_are_read_and_written_back() {
 
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("copy.case.json");
-    case.write(&out, &DeclaredInputShapes, WriteOptions { fsync: true })
+    case.write(&out, &DeclaredInputShapes, WriteOptions::DURABLE)
         .unwrap();
     assert!(dir.path().join("app_mobilenet.npz").exists());
     let back = Case::read(&out).unwrap();
@@ -173,6 +173,28 @@ fn a_new_sidecar_is_named_after_the_case() {
     let back = Case::read(&out).unwrap();
     assert_eq!(back.npz.as_deref(), Some("small.npz"));
     assert_eq!(back.weights, case.weights);
+}
+
+#[test]
+fn a_journal_write_replaces_a_longer_case_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("client-0.case.json");
+    let big = fixture("app_mobilenet");
+    let small = fixture("dense_chain");
+    big.write(&out, &DeclaredInputShapes, WriteOptions::JOURNAL)
+        .unwrap();
+    let before = std::fs::metadata(&out).unwrap().len();
+    small
+        .write(&out, &DeclaredInputShapes, WriteOptions::JOURNAL)
+        .unwrap();
+    assert!(std::fs::metadata(&out).unwrap().len() < before);
+    assert_eq!(Case::read(&out).unwrap(), small);
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(names.is_empty(), "no temporary file: {names:?}");
 }
 
 #[test]

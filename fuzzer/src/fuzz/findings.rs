@@ -262,7 +262,7 @@ impl FindingsStore {
             .write(
                 &case_path,
                 &CheckedShapes::of(hit.case),
-                WriteOptions { fsync: true },
+                WriteOptions::DURABLE,
             )
             .map_err(|e| io::Error::other(e.to_string()))?;
         let (layers, bytes) = size_of(hit);
@@ -298,7 +298,7 @@ impl FindingsStore {
                     .write(
                         &layer_path,
                         &CheckedShapes::of(layer_case),
-                        WriteOptions { fsync: true },
+                        WriteOptions::DURABLE,
                     )
                     .map_err(|e| io::Error::other(e.to_string()))?;
                 write_durable(&dir.join("repro.py"), &script(layer_case, &layer_path))?;
