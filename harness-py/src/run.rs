@@ -248,14 +248,14 @@ impl Harness {
     /// Runs a case. Errors are failures of semfuzz itself (the worker cannot start, the
     /// protocol broke); everything TF does, crashing included, is a [`TfOutcome`].
     pub fn run(&mut self, case: &Case, opts: &RunOptions) -> Result<TfOutcome, WorkerError> {
-        if let Some(j) = &self.journal {
-            if let Err(e) = case.write(
+        if let Some(j) = &self.journal
+            && let Err(e) = case.write(
                 j,
                 &CheckedShapes::of(case),
                 oracle::case::WriteOptions::JOURNAL,
-            ) {
-                tracing::warn!("cannot journal the case about to run: {e}");
-            }
+            )
+        {
+            tracing::warn!("cannot journal the case about to run: {e}");
         }
         let t0 = std::time::Instant::now();
         // When the worker has this model built, only weights and inputs travel.
@@ -616,6 +616,9 @@ mod tests {
         fewer.weights.shift_remove(&names[0]);
         let (frame, _) = request_for(&fewer, &opts, Some(held));
         assert_eq!(sent(&frame), (vec![names[1].clone()], true));
-        assert_ne!(frame.header["model_key"], request(&base, &opts).header["model_key"]);
+        assert_ne!(
+            frame.header["model_key"],
+            request(&base, &opts).header["model_key"]
+        );
     }
 }
