@@ -5,7 +5,8 @@
 //!
 //! - harness overhead: the client's wall time per case minus the time the worker spent in
 //!   Keras/TF, as a share of the latter (target <= 5%), on a stream of ~10-layer cases;
-//! - cases per second on one core, eager and graph, with and without model reuse;
+//! - cases per second on one core, eager and graph, with and without model reuse (with reuse:
+//!   a stream where every value changes, and one where one array changes per case);
 //! - reference (check + evaluation) time against TF eager time for the same cases, at 10 and
 //!   50 layers with ~4 KB inputs;
 //! - worker resident memory after 100 cases and after SEMFUZZ_BENCH_CASES (default 10,000).
@@ -81,6 +82,27 @@ fn chain(depth: usize, variant: usize, seed: u64) -> Case {
         "model": {"name": "bench", "trainable": true, "layers": layers, "input_layers": [["x", 0, 0]], "output_layers": [[previous, 0, 0]]},
         "weights": Value::Object(weights), "inputs": [{"shape": [8, 64], "data": input}]});
     Case::from_json_str(&case.to_string(), "bench.case.json").expect("bench cases are valid")
+}
+
+/// The stream a run of value mutations gives: case `i` is case `i - 1` with one array taken
+/// from `cases[i]`, the input every third case, else one layer's weights in turn.
+fn one_array_changed(cases: &[Case]) -> Vec<Case> {
+    let mut out: Vec<Case> = Vec::with_capacity(cases.len());
+    for (i, case) in cases.iter().enumerate() {
+        let Some(previous) = out.last() else {
+            out.push(case.clone());
+            continue;
+        };
+        let mut next = previous.clone();
+        if i % 3 == 0 {
+            next.inputs.clone_from(&case.inputs);
+        } else {
+            let layer = i % next.weights.len();
+            next.weights[layer].clone_from(&case.weights[layer]);
+        }
+        out.push(next);
+    }
+    out
 }
 
 struct Report {
@@ -182,18 +204,26 @@ fn main() {
             modes: vec![mode],
             ..RunOptions::default()
         };
+        // Every value changes from one case to the next; then, as the fuzz loop's value
+        // mutations do, one array (a layer's weights or the input) changes.
         let same: Vec<Case> = (0..n).map(|s| chain(10, 0, s as u64)).collect();
-        let (wall, tf) = stream(&mut harness, &same, &opts);
-        let worker = WORKER.with(|w| w.get());
-        report.line(format!(
-            "{label} reuse: {:.1} cases/s, harness overhead {:.1}% of TF time (worker outside TF {:.1}%, client and pipe {:.1}%)",
-            n as f64 / wall,
-            100.0 * (wall - tf) / tf,
-            100.0 * (worker - tf) / tf,
-            100.0 * (wall - worker) / tf
-        ));
-        let [write, wait, read, own, build, parse] = SPLIT.with(|s| s.get());
-        report.line(format!("{label} reuse, client side per case: write {write:.3} ms, wait beyond the worker {wait:.3} ms, read {read:.3} ms, own work {own:.3} ms (request {build:.3}, answer {parse:.3})"));
+        let one = one_array_changed(&same);
+        for (cases, what) in [
+            (&same, "reuse"),
+            (&one, "reuse, one array changed per case"),
+        ] {
+            let (wall, tf) = stream(&mut harness, cases, &opts);
+            let worker = WORKER.with(|w| w.get());
+            report.line(format!(
+                "{label} {what}: {:.1} cases/s, harness overhead {:.1}% of TF time (worker outside TF {:.1}%, client and pipe {:.1}%)",
+                n as f64 / wall,
+                100.0 * (wall - tf) / tf,
+                100.0 * (worker - tf) / tf,
+                100.0 * (wall - worker) / tf
+            ));
+            let [write, wait, read, own, build, parse] = SPLIT.with(|s| s.get());
+            report.line(format!("{label} {what}, client side per case: write {write:.3} ms, wait beyond the worker {wait:.3} ms, read {read:.3} ms, own work {own:.3} ms (request {build:.3}, answer {parse:.3})"));
+        }
         let fresh: Vec<Case> = (0..n / 4).map(|s| chain(10, s + 1, s as u64)).collect();
         let (wall, tf) = stream(&mut harness, &fresh, &opts);
         report.line(format!(

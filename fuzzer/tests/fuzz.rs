@@ -229,6 +229,9 @@ fn two_jobs_both_execute_with_python_coverage() {
     let running = names(&out.join(".running"));
     assert!(running.contains("client-0.case.json"), "{running:?}");
     assert!(running.contains("client-1.case.json"), "{running:?}");
+    for client in ["client-0.case.json", "client-1.case.json"] {
+        oracle::Case::read(out.join(".running").join(client)).expect("a journal is a case file");
+    }
     assert!(stat(&out, "execs_done") >= 24);
     assert_eq!(stat(&out, "clients"), 2);
 }

@@ -53,8 +53,21 @@ pub fn mutate(
     rng: &mut Rng,
     donor: Option<&Case>,
 ) -> Result<&'static str, Skipped> {
-    let splice_weight = if donor.is_some() { SPLICE_WEIGHT } else { 0 };
+    mutate_with_donor(case, rng, donor.is_some(), || donor.cloned())
+}
+
+/// As [`mutate`], with the donor made only when [`splice`] is drawn (reading one from a
+/// corpus on disk costs more than most mutations): `can_splice` says whether there is one.
+pub fn mutate_with_donor(
+    case: &mut Case,
+    rng: &mut Rng,
+    can_splice: bool,
+    donor: impl FnOnce() -> Option<Case>,
+) -> Result<&'static str, Skipped> {
+    let splice_weight = if can_splice { SPLICE_WEIGHT } else { 0 };
     let total: u32 = MUTATIONS.iter().map(|m| m.1).sum::<u32>() + splice_weight;
+    let mut donor = Some(donor);
+    let mut fetched: Option<Case> = None;
     let mut last = Skipped("no mutation applied");
     for _ in 0..ATTEMPTS {
         let mut pick = rng.random_range(0..total);
@@ -65,10 +78,17 @@ pub fn mutate(
             }
             hit
         });
-        let (name, result) = match (chosen, donor) {
-            (Some(&(name, _, f)), _) => (name, f(case, rng)),
-            (None, Some(d)) => ("splice", splice(case, d, rng)),
-            (None, None) => unreachable!("the draw is below the total"),
+        let (name, result) = match chosen {
+            Some(&(name, _, f)) => (name, f(case, rng)),
+            None => {
+                if let Some(make) = donor.take() {
+                    fetched = make();
+                }
+                match &fetched {
+                    Some(d) => ("splice", splice(case, d, rng)),
+                    None => ("splice", Err(Skipped("no donor"))),
+                }
+            }
         };
         match result {
             Ok(()) => return Ok(name),

@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::path::PathBuf;
 use std::time::Duration;
 
 use ndarray::ArrayD;
@@ -141,9 +140,6 @@ pub struct Harness {
     command: WorkerCommand,
     env: PythonEnv,
     worker: Option<Worker>,
-    /// Where the case about to run is written first (not fsynced), so a crash of the whole
-    /// process loses nothing.
-    pub journal: Option<PathBuf>,
     /// Workers started so far (1 + restarts).
     pub starts: usize,
     /// The model the current worker holds built (its config need not be sent again) and the
@@ -163,7 +159,6 @@ impl Harness {
             command,
             env,
             worker: None,
-            journal: None,
             starts: 0,
             held_model: None,
             keep_spare: false,
@@ -248,15 +243,6 @@ impl Harness {
     /// Runs a case. Errors are failures of semfuzz itself (the worker cannot start, the
     /// protocol broke); everything TF does, crashing included, is a [`TfOutcome`].
     pub fn run(&mut self, case: &Case, opts: &RunOptions) -> Result<TfOutcome, WorkerError> {
-        if let Some(j) = &self.journal
-            && let Err(e) = case.write(
-                j,
-                &CheckedShapes::of(case),
-                oracle::case::WriteOptions::JOURNAL,
-            )
-        {
-            tracing::warn!("cannot journal the case about to run: {e}");
-        }
         let t0 = std::time::Instant::now();
         // When the worker has this model built, only weights and inputs travel.
         // A worker that died took its model along: the next one needs the config.

@@ -176,28 +176,6 @@ fn a_new_sidecar_is_named_after_the_case() {
 }
 
 #[test]
-fn a_journal_write_replaces_a_longer_case_in_place() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("client-0.case.json");
-    let big = fixture("app_mobilenet");
-    let small = fixture("dense_chain");
-    big.write(&out, &DeclaredInputShapes, WriteOptions::JOURNAL)
-        .unwrap();
-    let before = std::fs::metadata(&out).unwrap().len();
-    small
-        .write(&out, &DeclaredInputShapes, WriteOptions::JOURNAL)
-        .unwrap();
-    assert!(std::fs::metadata(&out).unwrap().len() < before);
-    assert_eq!(Case::read(&out).unwrap(), small);
-    let names: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".tmp"))
-        .collect();
-    assert!(names.is_empty(), "no temporary file: {names:?}");
-}
-
-#[test]
 fn special_values_survive_exactly() {
     let case = fixture("special_values");
     assert_eq!(case.dtype, DType::Float64);

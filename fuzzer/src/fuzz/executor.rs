@@ -124,6 +124,10 @@ pub struct CaseExecutor {
     python_lines: std::collections::HashSet<u32>,
     /// Where cases that made semfuzz itself fail (a panic of the reference) are kept.
     pub internal_errors: Option<std::path::PathBuf>,
+    /// Where the case about to run is written first, so a crash of the whole process (or
+    /// machine) loses nothing: overwritten in place, not fsynced (no rename or sync per
+    /// execution; a case cut in half there only if semfuzz itself dies while writing it).
+    pub journal: Option<std::path::PathBuf>,
 }
 
 impl CaseExecutor {
@@ -136,6 +140,7 @@ impl CaseExecutor {
             last_report: None,
             python_lines: Default::default(),
             internal_errors: None,
+            journal: None,
         }
     }
 
@@ -278,6 +283,14 @@ where
             return Ok(ExitKind::Ok);
         };
         let oracle = *checked;
+        if let Some(j) = &self.journal
+            && let Err(e) = std::fs::write(j, input.json())
+        {
+            tracing::warn!(
+                "cannot journal the case about to run in {}: {e}",
+                j.display()
+            );
+        }
         let tf = match self.harness.run(&case, &opts) {
             Ok(tf) => tf,
             Err(e) => {

@@ -392,11 +392,6 @@ where
 {
     let corpus_dir = c.out.join("corpus");
     let mut harness = Harness::new(c.command.clone(), c.env.clone());
-    harness.journal = Some(
-        c.out
-            .join(".running")
-            .join(format!("client-{client}.case.json")),
-    );
     harness.keep_spare = true;
     let v = harness
         .versions()
@@ -428,6 +423,11 @@ where
         c.exec.clone(),
     );
     executor.internal_errors = Some(c.out.join("internal-errors"));
+    executor.journal = Some(
+        c.out
+            .join(".running")
+            .join(format!("client-{client}.case.json")),
+    );
     let sync_dirs = if client == 0 {
         c.sync_from.clone()
     } else {

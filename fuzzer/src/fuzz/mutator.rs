@@ -99,8 +99,12 @@ where
             let changed = if case.dtype != dtype {
                 generators::mutate::change_dtype(&mut case, &mut rng)
             } else {
-                let donor = donor(state, rng.random_range(0..usize::MAX));
-                generators::mutate::mutate(&mut case, &mut rng, donor.as_ref()).map(|_| ())
+                let pick = rng.random_range(0..usize::MAX);
+                let can_splice = state.corpus().count() >= 2;
+                generators::mutate::mutate_with_donor(&mut case, &mut rng, can_splice, || {
+                    donor(state, pick)
+                })
+                .map(|_| ())
             };
             if changed.is_err() {
                 return Ok(MutationResult::Skipped);

@@ -111,23 +111,11 @@ impl Clone for Case {
 pub struct WriteOptions {
     /// fsync the files (for findings, which must survive a crash of the machine).
     pub fsync: bool,
-    /// Overwrite the file where it is instead of writing a temporary file and renaming it:
-    /// a reader may then see half a case if the writer dies mid-write, but no rename is paid
-    /// (for a journal rewritten before every execution).
-    pub in_place: bool,
 }
 
 impl WriteOptions {
-    /// Files that must survive a crash of the machine: fsynced, replaced atomically.
-    pub const DURABLE: WriteOptions = WriteOptions {
-        fsync: true,
-        in_place: false,
-    };
-    /// A journal rewritten often: in place, no fsync.
-    pub const JOURNAL: WriteOptions = WriteOptions {
-        fsync: false,
-        in_place: true,
-    };
+    /// Files that must survive a crash of the machine.
+    pub const DURABLE: WriteOptions = WriteOptions { fsync: true };
 }
 
 impl Case {
@@ -336,8 +324,7 @@ impl Case {
     }
 
     /// Writes the case (and its sidecar, when arrays live there) next to `path`.
-    /// Unless `opts.in_place`, the JSON is written to a temporary file and renamed, so a
-    /// reader never sees half a case.
+    /// The JSON is written to a temporary file and renamed, so a reader never sees half a case.
     pub fn write(
         &self,
         path: impl AsRef<Path>,
@@ -382,11 +369,7 @@ impl Case {
         let mut text =
             serde_json::to_string_pretty(&case.to_json(shapes)).expect("JSON values serialize");
         text.push('\n');
-        let tmp = if opts.in_place {
-            path.to_owned()
-        } else {
-            path.with_extension("json.tmp")
-        };
+        let tmp = path.with_extension("json.tmp");
         {
             let mut f = fs::File::create(&tmp).map_err(io)?;
             f.write_all(text.as_bytes()).map_err(io)?;
@@ -394,9 +377,7 @@ impl Case {
                 f.sync_all().map_err(io)?;
             }
         }
-        if !opts.in_place {
-            fs::rename(&tmp, path).map_err(io)?;
-        }
+        fs::rename(&tmp, path).map_err(io)?;
         if opts.fsync {
             fs::File::open(dir).and_then(|d| d.sync_all()).map_err(io)?;
         }
