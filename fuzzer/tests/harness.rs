@@ -419,3 +419,43 @@ fn a_layer_without_weights_in_the_case_is_not_judged_and_nothing_panics() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(verdicts(&reports[0])[0].0, "agree", "{:#}", reports[0]);
 }
+
+/// A graph error names the failing node by its name-scope path, where TF may have suffixed
+/// the layer's name (here, and a layer of the case bears the suffixed name): the worker
+/// records the scope each layer was traced in, so the right layer is named.
+#[test]
+fn a_graph_error_is_located_by_the_scope_its_layer_was_traced_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = chain_case(
+        dir.path(),
+        "scopes.case.json",
+        &[3, 1],
+        &[1, 3, 1],
+        &[
+            (
+                "AdaptiveMaxPooling1D",
+                "adaptive_max_pooling1d_1",
+                json!({"output_size": [3]}),
+            ),
+            // Graph shape inference refuses its second pool (kept bug
+            // mode-mismatch-AdaptiveMaxPooling1D-graph-window-exceeds-input).
+            (
+                "AdaptiveMaxPooling1D",
+                "adaptive_max_pooling1d",
+                json!({"output_size": [1]}),
+            ),
+        ],
+    );
+    // float64: in float32 the eager kernel dies of SIGFPE first (kept bug
+    // crash-AdaptiveMaxPooling1D-sigfpe).
+    let (code, reports, stderr) = run(&[&case], &["--modes", "eager,graph", "--dtype", "float64"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let graph = &reports[0]["tensorflow"]["graph"]["error"];
+    assert!(
+        graph["message"].as_str().unwrap().contains("{{node "),
+        "{graph:#}"
+    );
+    assert_eq!(graph["layer"], "adaptive_max_pooling1d", "{graph:#}");
+    let v = verdicts(&reports[0]);
+    assert_eq!(v[0].2.as_deref(), Some("adaptive_max_pooling1d"), "{v:?}");
+}

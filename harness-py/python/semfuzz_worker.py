@@ -206,17 +206,39 @@ class _Prepared:
 
 _prepared = None
 
+# The name scope each layer was traced in, by scope: a graph or XLA error names the op's
+# node by its path (`functional_1/dense_1/MatMul`), and TF may have suffixed the layer's own
+# name to keep scopes unique, so the path alone cannot say which layer it was.
+_traced_scopes = {}
+
 
 def _announcing(original, name):
     """`original`, announcing on stderr that layer `name` is entered (closure variables, not
-    default arguments, so Keras's error messages show the layer's own arguments)."""
+    default arguments, so Keras's error messages show the layer's own arguments); while a
+    function is traced, it records the layer's name scope."""
+    tf = _env["tensorflow"]
 
     def call(*args, **kwargs):
         sys.stderr.write(_LAYER_MARK + name + "\n")
         sys.stderr.flush()
+        if tf.inside_function():
+            _traced_scopes[tf.get_current_name_scope()] = name
         return original(*args, **kwargs)
 
     return call
+
+
+def _node_layer(message):
+    """The layer whose traced name scope holds the graph node a message names, if any."""
+    at = message.find("{{node ")
+    if at < 0:
+        return None
+    node = message[at + len("{{node "):].split("}", 1)[0]
+    best = None
+    for scope, name in _traced_scopes.items():
+        if scope and node.startswith(scope + "/") and (best is None or len(scope) > len(best[0])):
+            best = (scope, name)
+    return best and best[1]
 
 
 def _mark_layers(model):
@@ -250,6 +272,7 @@ def _run(request, payload):
     try:
         if not reused:
             _prepared = None
+            _traced_scopes.clear()
             model = _build(case["model"], dtype, input_dtypes)
             _mark_layers(model)
             _prepared = _Prepared(key, model)
@@ -293,11 +316,13 @@ def _describe(e, phase):
     import traceback
 
     tb = traceback.format_exception(type(e), e, e.__traceback__)
+    message = str(e)
     return {
         "type": type(e).__name__,
-        "message": str(e)[:2000],
+        "message": message[:2000],
         "phase": phase,
         "traceback": "".join(tb[-6:])[-3000:],
+        "layer": _node_layer(message),
     }
 
 

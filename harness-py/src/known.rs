@@ -568,6 +568,7 @@ mod limitation_tests {
             message: "{{function_node __wrapped__SelectV2_device_/job:localhost/replica:0/task:0/device:CPU:0}} Broadcast between [2,1,1,6,1,1,1,6,1] and [2,1,1,6,1,1,1,6,1] is not supported yet. [Op:SelectV2] name: ".into(),
             phase: "call".into(),
             traceback: String::new(),
+            layer: None,
         };
         assert_eq!(limitation(&e), Some("broadcast-above-rank-8"));
         let other = PyError {

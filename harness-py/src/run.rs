@@ -67,6 +67,10 @@ pub struct PyError {
     pub phase: String,
     #[serde(default)]
     pub traceback: String,
+    /// The layer in whose traced name scope the failing graph node lies, when the worker
+    /// could tell (graph and XLA errors name nodes by scope path, which TF may suffix).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layer: Option<String>,
 }
 
 /// One call's outputs in one mode, by (layer name, call index).

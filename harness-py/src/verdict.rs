@@ -310,8 +310,22 @@ fn names_the_problem(e: &PyError, v: &Violation) -> bool {
 /// Keras names a layer by name in its own checks (`Input 0 of layer 'dense' is incompatible
 /// ...`, `Layer 'dense' expected 2 variables ...`) and by class in the wrapper it puts around
 /// the innermost failing call (`Exception encountered when calling Dense.call().`). A name
-/// wins; a class locates the layer when exactly one layer of the case has it.
-fn blamed<'a>(case: &'a Case, message: &str) -> (&'a str, Option<&'a str>) {
+/// wins; a class locates the layer when exactly one layer of the case has it. Before both,
+/// the layer the worker found the failing graph node's name scope to be traced in.
+fn blamed<'a>(case: &'a Case, e: &PyError) -> (&'a str, Option<&'a str>) {
+    if let Some(l) = e.layer.as_deref().and_then(|n| case.model.layer(n)) {
+        return (&l.class_name, Some(&l.name));
+    }
+    blamed_by_message(case, &e.message)
+}
+
+/// The name of the case's layer an exception comes from, when it can be told.
+pub fn error_layer<'a>(case: &'a Case, e: &PyError) -> Option<&'a str> {
+    blamed(case, e).1
+}
+
+/// [`blamed`] from the message alone.
+fn blamed_by_message<'a>(case: &'a Case, message: &str) -> (&'a str, Option<&'a str>) {
     let by_name = case
         .model
         .layers
@@ -392,7 +406,7 @@ fn judge_valid(
 ) -> Vec<Verdict> {
     let modes = match tf {
         TfOutcome::Rejected(e) => {
-            let (class, layer) = blamed(case, &e.message);
+            let (class, layer) = blamed(case, e);
             let mut v = Verdict::new(
                 Kind::UnexpectedRejection,
                 class,
@@ -428,7 +442,7 @@ fn judge_valid(
                 } else {
                     Kind::UnexpectedRejection
                 };
-                let (class, layer) = blamed(case, &e.message);
+                let (class, layer) = blamed(case, e);
                 let mut v = Verdict::new(
                     kind,
                     class,
@@ -816,6 +830,7 @@ mod tests {
             message: m.into(),
             phase: "build".into(),
             traceback: String::new(),
+            layer: None,
         };
         let mut v = Violation::new(
             oracle::violation::Category::Axis,
@@ -852,7 +867,7 @@ mod tests {
         let case = resample_case();
         let m = wrapped("Conv2DTranspose", "Conv2DCustomBackpropInput: unsupported");
         assert_eq!(
-            blamed(&case, &m),
+            blamed_by_message(&case, &m),
             ("Conv2DTranspose", Some("conv2d_transpose"))
         );
         assert_eq!(what_it_says(&m), "Conv2DCustomBackpropInput: unsupported");
@@ -862,14 +877,17 @@ mod tests {
     fn a_graph_node_path_names_its_layer() {
         let case = resample_case();
         let m = "Negative dimension size caused by subtracting 2 from 1 for '{{node functional_1/up_sampling2d_1/resize}} = ResizeBilinear[T=DT_FLOAT]'";
-        assert_eq!(blamed(&case, m), ("UpSampling2D", Some("up_sampling2d_1")));
+        assert_eq!(
+            blamed_by_message(&case, m),
+            ("UpSampling2D", Some("up_sampling2d_1"))
+        );
     }
 
     #[test]
     fn a_class_used_twice_names_the_class_but_no_layer() {
         let case = resample_case();
         let m = wrapped("UpSampling2D", "boom");
-        assert_eq!(blamed(&case, &m), ("UpSampling2D", None));
+        assert_eq!(blamed_by_message(&case, &m), ("UpSampling2D", None));
     }
 
     #[test]
@@ -879,22 +897,34 @@ mod tests {
             "UpSampling2D",
             "Input 0 of layer 'up_sampling2d_1' is incompatible with the layer",
         );
-        assert_eq!(blamed(&case, &m), ("UpSampling2D", Some("up_sampling2d_1")));
+        assert_eq!(
+            blamed_by_message(&case, &m),
+            ("UpSampling2D", Some("up_sampling2d_1"))
+        );
         let m = "Layer \"cropping2d_1\" expected 0 variables, but received 1";
-        assert_eq!(blamed(&case, m), ("Cropping2D", Some("cropping2d_1")));
+        assert_eq!(
+            blamed_by_message(&case, m),
+            ("Cropping2D", Some("cropping2d_1"))
+        );
         // A prefix of another layer's name is not that layer.
         let m = "Input 0 of layer 'cropping2d_1' is incompatible";
-        assert_ne!(blamed(&case, m).1, Some("cropping2d"));
+        assert_ne!(blamed_by_message(&case, m).1, Some("cropping2d"));
     }
 
     #[test]
     fn unknown_classes_and_plain_messages_stay_with_the_model() {
         let case = resample_case();
-        assert_eq!(blamed(&case, &wrapped("Functional", "x")), ("", None));
-        assert_eq!(blamed(&case, &wrapped("Dense", "x")), ("", None));
-        assert_eq!(blamed(&case, "Graph execution error: oops"), ("", None));
         assert_eq!(
-            blamed(&case, "Input 0 of layer 'functional_1' is incompatible"),
+            blamed_by_message(&case, &wrapped("Functional", "x")),
+            ("", None)
+        );
+        assert_eq!(blamed_by_message(&case, &wrapped("Dense", "x")), ("", None));
+        assert_eq!(
+            blamed_by_message(&case, "Graph execution error: oops"),
+            ("", None)
+        );
+        assert_eq!(
+            blamed_by_message(&case, "Input 0 of layer 'functional_1' is incompatible"),
             ("", None)
         );
         assert_eq!(what_it_says("plain\nsecond"), "plain");
@@ -908,6 +938,7 @@ mod tests {
             message: wrapped("Conv2DTranspose", "no XLA kernel"),
             phase: "call".to_owned(),
             traceback: String::new(),
+            layer: None,
         };
         let modes = vec![
             (Mode::Eager, ModeOutcome::Outputs(LayerOutputs::new())),

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use harness_py::verdict::error_layer;
 use harness_py::{Harness, ModeOutcome, RunOptions, TfOutcome, judge};
 use ndarray::ArrayD;
 use oracle::check::{CheckError, check_in, eval};
@@ -185,7 +186,7 @@ pub(crate) fn tf_report(case: &Case, tf: &TfOutcome) -> Value {
             for (mode, outcome) in modes {
                 let v = match outcome {
                     ModeOutcome::Error(e) => {
-                        json!({"error": {"type": e.kind, "message": e.message, "layer": Value::Null, "phase": e.phase}})
+                        json!({"error": {"type": e.kind, "message": e.message, "layer": error_layer(case, e), "phase": e.phase}})
                     }
                     ModeOutcome::Outputs(out) => {
                         let outputs: Vec<Value> = model_output_refs(case)
@@ -204,7 +205,7 @@ pub(crate) fn tf_report(case: &Case, tf: &TfOutcome) -> Value {
             Value::Object(o)
         }
         TfOutcome::Rejected(e) => {
-            json!({"eager": {"error": {"type": e.kind, "message": e.message, "layer": Value::Null, "phase": e.phase}}})
+            json!({"eager": {"error": {"type": e.kind, "message": e.message, "layer": error_layer(case, e), "phase": e.phase}}})
         }
         TfOutcome::Crash {
             signal,
