@@ -295,6 +295,19 @@ pub fn framework_bug(
         }
         _ => {}
     }
+    // TF's float64/float16 Conv3D kernel takes `same` padding unclamped: where the strides
+    // step past the end of a short axis, the negative total becomes a negative leading pad
+    // and every window on that axis starts inside the input (a shifted value, or a NaN
+    // shifted in).
+    if matches!(
+        v.kind,
+        Kind::Mismatch | Kind::UnexpectedNan | Kind::ModeMismatch
+    ) && matches!(dtype, DType::Float64 | DType::Float16)
+        && class == "Conv3D"
+        && call.is_some_and(|c| conv3d_same_window_shifts(config, &c.input_shapes))
+    {
+        return Some("mismatch-Conv3D-float64-same-padding-shifted-window");
+    }
     if matches!(v.kind, Kind::Mismatch | Kind::ModeMismatch) {
         // XLA's bilinear resize takes the next pixel at some sample points that fall exactly
         // on an input pixel (odd upscale factors).
@@ -476,6 +489,57 @@ fn einsum_bias_off_last_axis(
     })
 }
 
+/// Whether TF's Eigen `Conv3D` kernel (float64/float16; Keras sends `channels_first` and
+/// grouped 3-D convolutions through XLA instead) shifts a `same` window: on some spatial
+/// axis of length `n`, `(ceil(n / s) - 1)·s + (k - 1)·d + 1 - n` is -2 or less, which that
+/// kernel halves (towards zero) into a negative leading pad instead of clamping at 0.
+fn conv3d_same_window_shifts(
+    config: &serde_json::Map<String, Value>,
+    inputs: &[oracle::case::Dims],
+) -> bool {
+    if config.get("padding").and_then(Value::as_str) != Some("same")
+        || config.get("data_format").and_then(Value::as_str) == Some("channels_first")
+        || config
+            .get("groups")
+            .and_then(Value::as_u64)
+            .is_some_and(|g| g > 1)
+    {
+        return false;
+    }
+    let Some(x) = inputs.first().filter(|x| x.len() == 5) else {
+        return false;
+    };
+    // An int or a list of three, as Keras accepts them.
+    let triple = |key: &str| -> Option<Vec<i64>> {
+        match config.get(key) {
+            None => Some(vec![1; 3]),
+            Some(Value::Number(n)) => n.as_i64().map(|n| vec![n; 3]),
+            Some(Value::Array(a)) => a.iter().map(Value::as_i64).collect(),
+            _ => None,
+        }
+    };
+    let (Some(k), Some(s), Some(d)) = (
+        config.get("kernel_size").and(triple("kernel_size")),
+        triple("strides"),
+        triple("dilation_rate"),
+    ) else {
+        return false;
+    };
+    (0..3).any(|a| {
+        let (Some(&k), Some(&s), Some(&d), Some(Some(n))) =
+            (k.get(a), s.get(a), d.get(a), x.get(a + 1))
+        else {
+            return false;
+        };
+        let n = *n as i64;
+        if s < 1 || n < 1 {
+            return false;
+        }
+        let out = (n + s - 1) / s;
+        (out - 1) * s + (k - 1) * d + 1 - n <= -2
+    })
+}
+
 /// Whether Keras's TF backend builds a pool longer than its input for this adaptive pooling
 /// layer: the second window, `ceil(n / output_size) + 1`, exceeds some pooled axis of length
 /// `n` (an output size of 1, or an axis of length 1).
@@ -554,6 +618,43 @@ mod tests {
         // Other pooling layers never match.
         let max = layer("MaxPooling1D", json!({"pool_size": 1}));
         assert!(!adaptive_window_exceeds_input(&max, &shape(&[2, 7, 4])));
+    }
+}
+
+#[cfg(test)]
+mod conv3d_same_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn shifts(n: usize, k: u64, s: u64, extra: Value) -> bool {
+        let mut config = json!({"kernel_size": [1, k, 1], "strides": [1, s, 1], "padding": "same"});
+        config
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        let x = vec![vec![Some(1), Some(1), Some(n), Some(1), Some(1)]];
+        conv3d_same_window_shifts(config.as_object().unwrap(), &x)
+    }
+
+    #[test]
+    fn same_windows_shift_where_the_unclamped_padding_halves_below_zero() {
+        // Measured with tf.nn.conv3d in float64 (TF 2.21) along one axis: these shift by one.
+        assert!(shifts(4, 1, 4, json!({})));
+        assert!(shifts(3, 1, 3, json!({})));
+        assert!(shifts(4, 2, 6, json!({})));
+        // A total of -1 halves to 0 (n=5, k=1, s=3; n=6, k=1, s=4); non-negative totals pad.
+        assert!(!shifts(5, 1, 3, json!({})));
+        assert!(!shifts(6, 1, 4, json!({})));
+        assert!(!shifts(5, 2, 4, json!({})));
+        assert!(!shifts(8, 3, 6, json!({})));
+        // Valid padding, channels_first and grouped convs (run by XLA) are not affected.
+        assert!(!shifts(4, 1, 4, json!({"padding": "valid"})));
+        assert!(!shifts(4, 1, 4, json!({"data_format": "channels_first"})));
+        assert!(!shifts(4, 1, 4, json!({"groups": 2})));
+        // Int arguments apply to every axis.
+        let ints = json!({"kernel_size": 1, "strides": 4, "padding": "same"});
+        let x = vec![vec![Some(1), Some(2), Some(4), Some(2), Some(1)]];
+        assert!(conv3d_same_window_shifts(ints.as_object().unwrap(), &x));
     }
 }
 
