@@ -151,6 +151,15 @@ pub fn framework_bug(
         .weights
         .get(&layer.name)
         .is_some_and(|ws| ws.iter().any(|w| w.data.iter().any(|x| !x.is_finite())));
+    let nonfinite_kernel = case
+        .weights
+        .get(&layer.name)
+        .and_then(|ws| ws.first())
+        .is_some_and(|k| k.data.iter().any(|x| !x.is_finite()));
+    let batched = case
+        .inputs
+        .iter()
+        .any(|t| t.data.shape().first().is_some_and(|&b| b > 1));
     let conv_transpose = matches!(
         class,
         "Conv1DTranspose" | "Conv2DTranspose" | "Conv3DTranspose"
@@ -227,6 +236,20 @@ pub fn framework_bug(
         {
             return Some("unexpected-nan-Conv2DTranspose-xla-float32-nonfinite-kernel");
         }
+        // TF's float64/float16 Conv3DTranspose kernel, given a batch of two or more, also
+        // multiplies a non-finite kernel weight by the zeros around the input: NaN at outputs
+        // the weight never reaches (or what the activation makes of that NaN).
+        Kind::UnexpectedNan | Kind::Mismatch | Kind::ModeMismatch
+            if class == "Conv3DTranspose"
+                // XLA computes the scatter: only a mode mismatch involves it.
+                && (!xla || v.kind == Kind::ModeMismatch)
+                && matches!(dtype, DType::Float64 | DType::Float16)
+                && nonfinite_kernel
+                && batched
+                && (v.kind != Kind::UnexpectedNan || v.detail.contains(": TensorFlow NaN,")) =>
+        {
+            return Some("unexpected-nan-Conv3DTranspose-float64-batch-nonfinite-kernel");
+        }
         // Graph mode fuses conv/matmul + bias + relu into one oneDNN kernel (float32) whose
         // relu maps NaN to 0.
         Kind::ModeMismatch | Kind::UnexpectedNan
@@ -249,6 +272,19 @@ pub fn framework_bug(
                     "DepthwiseConv1D" | "DepthwiseConv2D" | "SeparableConv1D" | "SeparableConv2D"
                 )
                 && (v.kind == Kind::ModeMismatch || v.detail.contains(": TensorFlow NaN,")) =>
+        {
+            return Some("unexpected-nan-DepthwiseConv2D-xla-float64-inf-other-channels");
+        }
+        // Keras runs grouped convolutions through XLA in every mode (TF's CPU kernels lack
+        // them), and float64 XLA spreads a non-finite input to the other groups alike.
+        Kind::UnexpectedNan
+            if dtype == DType::Float64
+                && matches!(class, "Conv1D" | "Conv2D" | "Conv3D")
+                && config
+                    .get("groups")
+                    .and_then(Value::as_u64)
+                    .is_some_and(|g| g > 1)
+                && v.detail.contains(": TensorFlow NaN,") =>
         {
             return Some("unexpected-nan-DepthwiseConv2D-xla-float64-inf-other-channels");
         }
@@ -308,6 +344,14 @@ pub fn framework_bug(
     {
         return Some("mismatch-Conv3D-float64-same-padding-shifted-window");
     }
+    // The same shortcut moves a non-finite bias entry onto other outputs: TF gives NaN where
+    // the reference has a finite value, and the reverse.
+    if v.kind == Kind::UnexpectedNan
+        && nonfinite_weights
+        && ops_add_bias_shortcut(class, config, call)
+    {
+        return Some("mismatch-DepthwiseConv2D-channels-first-bias");
+    }
     if matches!(v.kind, Kind::Mismatch | Kind::ModeMismatch) {
         // XLA's bilinear resize takes the next pixel at some sample points that fall exactly
         // on an input pixel (odd upscale factors).
@@ -334,46 +378,8 @@ pub fn framework_bug(
         if rms_axis_not_last(layer) {
             return Some("mismatch-RMSNormalization-axis-scale");
         }
-        // `ops.add` takes a bias_add shortcut along the last axis when a vector's length
-        // equals that axis: a channels_first bias whose channel count equals the last
-        // spatial size, or a merge whose inputs broadcast.
-        let out = call.and_then(|c| c.outputs.first());
-        let channels_first_bias = config.get("data_format").and_then(Value::as_str)
-            == Some("channels_first")
-            // Keras's default is a bias.
-            && config.get("use_bias").and_then(Value::as_bool).unwrap_or(true)
-            && out.is_some_and(|o| o.len() >= 3 && o[1].is_some() && o[1] == o[o.len() - 1]);
-        if channels_first_bias {
+        if ops_add_bias_shortcut(class, config, call) {
             return Some("mismatch-DepthwiseConv2D-channels-first-bias");
-        }
-        // EinsumDense adds its bias with `ops.add` too: a bias over an output axis other than
-        // the last, as long as the last, takes the same shortcut.
-        if class == "EinsumDense" && einsum_bias_off_last_axis(config, call) {
-            return Some("mismatch-DepthwiseConv2D-channels-first-bias");
-        }
-        // ... and its NCHW branch: a projection bias of shape (heads, 1) (a key, value or
-        // head size of 1) lands on the sequence axis when the sequence is as long as the
-        // number of heads.
-        if matches!(class, "MultiHeadAttention" | "GroupQueryAttention") {
-            let int = |k: &str| config.get(k).and_then(Value::as_u64);
-            let size_one = ["key_dim", "value_dim", "head_dim"]
-                .iter()
-                .any(|k| int(k) == Some(1));
-            let heads: Vec<u64> = ["num_heads", "num_query_heads", "num_key_value_heads"]
-                .iter()
-                .filter_map(|k| int(k))
-                .collect();
-            let seq_is_heads = call.is_some_and(|c| {
-                c.input_shapes.iter().any(|s| {
-                    s.get(1)
-                        .copied()
-                        .flatten()
-                        .is_some_and(|n| heads.contains(&(n as u64)))
-                })
-            });
-            if size_one && seq_is_heads {
-                return Some("mismatch-DepthwiseConv2D-channels-first-bias");
-            }
         }
         // Float64 Rescaling, Normalization (statistics in its config) and Masking turn their
         // Python float constants into float32 tensors first.
@@ -432,6 +438,55 @@ fn uses_activation(config: &Value, name: &str) -> bool {
         Value::Array(a) => a.iter().any(|v| uses_activation(v, name)),
         _ => false,
     }
+}
+
+/// Whether this layer's bias goes through `ops.add`'s bias_add shortcut onto the wrong axis
+/// (see `crashes/mismatch-DepthwiseConv2D-channels-first-bias`).
+fn ops_add_bias_shortcut(
+    class: &str,
+    config: &serde_json::Map<String, Value>,
+    call: Option<&oracle::check::CheckedCall>,
+) -> bool {
+    // `ops.add` takes a bias_add shortcut along the last axis when a vector's length
+    // equals that axis: a channels_first bias whose channel count equals the last
+    // spatial size.
+    let out = call.and_then(|c| c.outputs.first());
+    let channels_first_bias = config.get("data_format").and_then(Value::as_str)
+        == Some("channels_first")
+        // Keras's default is a bias.
+        && config.get("use_bias").and_then(Value::as_bool).unwrap_or(true)
+        && out.is_some_and(|o| o.len() >= 3 && o[1].is_some() && o[1] == o[o.len() - 1]);
+    if channels_first_bias {
+        return true;
+    }
+    // EinsumDense adds its bias with `ops.add` too: a bias over an output axis other than
+    // the last, as long as the last, takes the same shortcut.
+    if class == "EinsumDense" && einsum_bias_off_last_axis(config, call) {
+        return true;
+    }
+    // ... and its NCHW branch: a projection bias of shape (heads, 1) (a key, value or
+    // head size of 1) lands on the sequence axis when the sequence is as long as the
+    // number of heads.
+    if matches!(class, "MultiHeadAttention" | "GroupQueryAttention") {
+        let int = |k: &str| config.get(k).and_then(Value::as_u64);
+        let size_one = ["key_dim", "value_dim", "head_dim"]
+            .iter()
+            .any(|k| int(k) == Some(1));
+        let heads: Vec<u64> = ["num_heads", "num_query_heads", "num_key_value_heads"]
+            .iter()
+            .filter_map(|k| int(k))
+            .collect();
+        let seq_is_heads = call.is_some_and(|c| {
+            c.input_shapes.iter().any(|s| {
+                s.get(1)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|n| heads.contains(&(n as u64)))
+            })
+        });
+        return size_one && seq_is_heads;
+    }
+    false
 }
 
 /// Whether an EinsumDense call's bias lies along an output axis other than the last whose
