@@ -173,7 +173,20 @@ pub fn framework_bug(
             | "DepthwiseConv2D"
             | "SeparableConv1D"
             | "SeparableConv2D"
+            // Their input and recurrent convolutions pad alike.
+            | "ConvLSTM1D"
+            | "ConvLSTM2D"
+            | "ConvLSTM3D"
     ) && config.get("padding").and_then(Value::as_str) == Some("same");
+    // Convolutions Keras compiles with XLA in every mode (TF's CPU kernels lack them):
+    // channels_first 3-D ones and grouped ones.
+    let keras_xla_conv = (config.get("data_format").and_then(Value::as_str)
+        == Some("channels_first")
+        && matches!(class, "Conv3D" | "ConvLSTM3D"))
+        || config
+            .get("groups")
+            .and_then(Value::as_u64)
+            .is_some_and(|g| g > 1);
     match v.kind {
         // Keras declares a left-ellipsis EinsumDense's output with the ellipsis axes
         // reversed, and runs the model built on that shape.
@@ -293,7 +306,7 @@ pub fn framework_bug(
         Kind::ModeMismatch | Kind::UnexpectedNan
             if same_padded_conv
                 && nonfinite_weights
-                && (dtype == DType::Float32 || xla)
+                && (dtype == DType::Float32 || xla || keras_xla_conv)
                 && (v.kind == Kind::ModeMismatch || reference_nan) =>
         {
             return Some("unexpected-nan-DepthwiseConv2D-same-padding-nonfinite-weight");
