@@ -151,6 +151,15 @@ pub fn framework_bug(
         .weights
         .get(&layer.name)
         .is_some_and(|ws| ws.iter().any(|w| w.data.iter().any(|x| !x.is_finite())));
+    let nonfinite_kernel = case
+        .weights
+        .get(&layer.name)
+        .and_then(|ws| ws.first())
+        .is_some_and(|k| k.data.iter().any(|x| !x.is_finite()));
+    let batched = case
+        .inputs
+        .iter()
+        .any(|t| t.data.shape().first().is_some_and(|&b| b > 1));
     let conv_transpose = matches!(
         class,
         "Conv1DTranspose" | "Conv2DTranspose" | "Conv3DTranspose"
@@ -164,7 +173,20 @@ pub fn framework_bug(
             | "DepthwiseConv2D"
             | "SeparableConv1D"
             | "SeparableConv2D"
+            // Their input and recurrent convolutions pad alike.
+            | "ConvLSTM1D"
+            | "ConvLSTM2D"
+            | "ConvLSTM3D"
     ) && config.get("padding").and_then(Value::as_str) == Some("same");
+    // Convolutions Keras compiles with XLA in every mode (TF's CPU kernels lack them):
+    // channels_first 3-D ones and grouped ones.
+    let keras_xla_conv = (config.get("data_format").and_then(Value::as_str)
+        == Some("channels_first")
+        && matches!(class, "Conv3D" | "ConvLSTM3D"))
+        || config
+            .get("groups")
+            .and_then(Value::as_u64)
+            .is_some_and(|g| g > 1);
     match v.kind {
         // Keras declares a left-ellipsis EinsumDense's output with the ellipsis axes
         // reversed, and runs the model built on that shape.
@@ -227,6 +249,20 @@ pub fn framework_bug(
         {
             return Some("unexpected-nan-Conv2DTranspose-xla-float32-nonfinite-kernel");
         }
+        // TF's float64/float16 Conv3DTranspose kernel, given a batch of two or more, also
+        // multiplies a non-finite kernel weight by the zeros around the input: NaN at outputs
+        // the weight never reaches (or what the activation makes of that NaN).
+        Kind::UnexpectedNan | Kind::Mismatch | Kind::ModeMismatch
+            if class == "Conv3DTranspose"
+                // XLA computes the scatter: only a mode mismatch involves it.
+                && (!xla || v.kind == Kind::ModeMismatch)
+                && matches!(dtype, DType::Float64 | DType::Float16)
+                && nonfinite_kernel
+                && batched
+                && (v.kind != Kind::UnexpectedNan || v.detail.contains(": TensorFlow NaN,")) =>
+        {
+            return Some("unexpected-nan-Conv3DTranspose-float64-batch-nonfinite-kernel");
+        }
         // Graph mode fuses conv/matmul + bias + relu into one oneDNN kernel (float32) whose
         // relu maps NaN to 0.
         Kind::ModeMismatch | Kind::UnexpectedNan
@@ -252,12 +288,25 @@ pub fn framework_bug(
         {
             return Some("unexpected-nan-DepthwiseConv2D-xla-float64-inf-other-channels");
         }
+        // Keras runs grouped convolutions through XLA in every mode (TF's CPU kernels lack
+        // them), and float64 XLA spreads a non-finite input to the other groups alike.
+        Kind::UnexpectedNan
+            if dtype == DType::Float64
+                && matches!(class, "Conv1D" | "Conv2D" | "Conv3D")
+                && config
+                    .get("groups")
+                    .and_then(Value::as_u64)
+                    .is_some_and(|g| g > 1)
+                && v.detail.contains(": TensorFlow NaN,") =>
+        {
+            return Some("unexpected-nan-DepthwiseConv2D-xla-float64-inf-other-channels");
+        }
         // `same` padding with a non-finite weight over the padded zeros: NaN in float64 eager
         // (Eigen, as the reference), skipped by oneDNN (float32) and by XLA.
         Kind::ModeMismatch | Kind::UnexpectedNan
             if same_padded_conv
                 && nonfinite_weights
-                && (dtype == DType::Float32 || xla)
+                && (dtype == DType::Float32 || xla || keras_xla_conv)
                 && (v.kind == Kind::ModeMismatch || reference_nan) =>
         {
             return Some("unexpected-nan-DepthwiseConv2D-same-padding-nonfinite-weight");
@@ -295,6 +344,27 @@ pub fn framework_bug(
         }
         _ => {}
     }
+    // TF's float64/float16 Conv3D kernel takes `same` padding unclamped: where the strides
+    // step past the end of a short axis, the negative total becomes a negative leading pad
+    // and every window on that axis starts inside the input (a shifted value, or a NaN
+    // shifted in).
+    if matches!(
+        v.kind,
+        Kind::Mismatch | Kind::UnexpectedNan | Kind::ModeMismatch
+    ) && matches!(dtype, DType::Float64 | DType::Float16)
+        && class == "Conv3D"
+        && call.is_some_and(|c| conv3d_same_window_shifts(config, &c.input_shapes))
+    {
+        return Some("mismatch-Conv3D-float64-same-padding-shifted-window");
+    }
+    // The same shortcut moves a non-finite bias entry onto other outputs: TF gives NaN where
+    // the reference has a finite value, and the reverse.
+    if v.kind == Kind::UnexpectedNan
+        && nonfinite_weights
+        && ops_add_bias_shortcut(class, config, call)
+    {
+        return Some("mismatch-DepthwiseConv2D-channels-first-bias");
+    }
     if matches!(v.kind, Kind::Mismatch | Kind::ModeMismatch) {
         // XLA's bilinear resize takes the next pixel at some sample points that fall exactly
         // on an input pixel (odd upscale factors).
@@ -321,46 +391,8 @@ pub fn framework_bug(
         if rms_axis_not_last(layer) {
             return Some("mismatch-RMSNormalization-axis-scale");
         }
-        // `ops.add` takes a bias_add shortcut along the last axis when a vector's length
-        // equals that axis: a channels_first bias whose channel count equals the last
-        // spatial size, or a merge whose inputs broadcast.
-        let out = call.and_then(|c| c.outputs.first());
-        let channels_first_bias = config.get("data_format").and_then(Value::as_str)
-            == Some("channels_first")
-            // Keras's default is a bias.
-            && config.get("use_bias").and_then(Value::as_bool).unwrap_or(true)
-            && out.is_some_and(|o| o.len() >= 3 && o[1].is_some() && o[1] == o[o.len() - 1]);
-        if channels_first_bias {
+        if ops_add_bias_shortcut(class, config, call) {
             return Some("mismatch-DepthwiseConv2D-channels-first-bias");
-        }
-        // EinsumDense adds its bias with `ops.add` too: a bias over an output axis other than
-        // the last, as long as the last, takes the same shortcut.
-        if class == "EinsumDense" && einsum_bias_off_last_axis(config, call) {
-            return Some("mismatch-DepthwiseConv2D-channels-first-bias");
-        }
-        // ... and its NCHW branch: a projection bias of shape (heads, 1) (a key, value or
-        // head size of 1) lands on the sequence axis when the sequence is as long as the
-        // number of heads.
-        if matches!(class, "MultiHeadAttention" | "GroupQueryAttention") {
-            let int = |k: &str| config.get(k).and_then(Value::as_u64);
-            let size_one = ["key_dim", "value_dim", "head_dim"]
-                .iter()
-                .any(|k| int(k) == Some(1));
-            let heads: Vec<u64> = ["num_heads", "num_query_heads", "num_key_value_heads"]
-                .iter()
-                .filter_map(|k| int(k))
-                .collect();
-            let seq_is_heads = call.is_some_and(|c| {
-                c.input_shapes.iter().any(|s| {
-                    s.get(1)
-                        .copied()
-                        .flatten()
-                        .is_some_and(|n| heads.contains(&(n as u64)))
-                })
-            });
-            if size_one && seq_is_heads {
-                return Some("mismatch-DepthwiseConv2D-channels-first-bias");
-            }
         }
         // Float64 Rescaling, Normalization (statistics in its config) and Masking turn their
         // Python float constants into float32 tensors first.
@@ -421,6 +453,55 @@ fn uses_activation(config: &Value, name: &str) -> bool {
     }
 }
 
+/// Whether this layer's bias goes through `ops.add`'s bias_add shortcut onto the wrong axis
+/// (see `crashes/mismatch-DepthwiseConv2D-channels-first-bias`).
+fn ops_add_bias_shortcut(
+    class: &str,
+    config: &serde_json::Map<String, Value>,
+    call: Option<&oracle::check::CheckedCall>,
+) -> bool {
+    // `ops.add` takes a bias_add shortcut along the last axis when a vector's length
+    // equals that axis: a channels_first bias whose channel count equals the last
+    // spatial size.
+    let out = call.and_then(|c| c.outputs.first());
+    let channels_first_bias = config.get("data_format").and_then(Value::as_str)
+        == Some("channels_first")
+        // Keras's default is a bias.
+        && config.get("use_bias").and_then(Value::as_bool).unwrap_or(true)
+        && out.is_some_and(|o| o.len() >= 3 && o[1].is_some() && o[1] == o[o.len() - 1]);
+    if channels_first_bias {
+        return true;
+    }
+    // EinsumDense adds its bias with `ops.add` too: a bias over an output axis other than
+    // the last, as long as the last, takes the same shortcut.
+    if class == "EinsumDense" && einsum_bias_off_last_axis(config, call) {
+        return true;
+    }
+    // ... and its NCHW branch: a projection bias of shape (heads, 1) (a key, value or
+    // head size of 1) lands on the sequence axis when the sequence is as long as the
+    // number of heads.
+    if matches!(class, "MultiHeadAttention" | "GroupQueryAttention") {
+        let int = |k: &str| config.get(k).and_then(Value::as_u64);
+        let size_one = ["key_dim", "value_dim", "head_dim"]
+            .iter()
+            .any(|k| int(k) == Some(1));
+        let heads: Vec<u64> = ["num_heads", "num_query_heads", "num_key_value_heads"]
+            .iter()
+            .filter_map(|k| int(k))
+            .collect();
+        let seq_is_heads = call.is_some_and(|c| {
+            c.input_shapes.iter().any(|s| {
+                s.get(1)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|n| heads.contains(&(n as u64)))
+            })
+        });
+        return size_one && seq_is_heads;
+    }
+    false
+}
+
 /// Whether an EinsumDense call's bias lies along an output axis other than the last whose
 /// length equals the last axis's (where `ops.add` takes its bias_add shortcut).
 fn einsum_bias_off_last_axis(
@@ -473,6 +554,57 @@ fn einsum_bias_off_last_axis(
                 .copied()
                 .flatten()
                 .is_some_and(|d| d > 1 && Some(d) == last)
+    })
+}
+
+/// Whether TF's Eigen `Conv3D` kernel (float64/float16; Keras sends `channels_first` and
+/// grouped 3-D convolutions through XLA instead) shifts a `same` window: on some spatial
+/// axis of length `n`, `(ceil(n / s) - 1)·s + (k - 1)·d + 1 - n` is -2 or less, which that
+/// kernel halves (towards zero) into a negative leading pad instead of clamping at 0.
+fn conv3d_same_window_shifts(
+    config: &serde_json::Map<String, Value>,
+    inputs: &[oracle::case::Dims],
+) -> bool {
+    if config.get("padding").and_then(Value::as_str) != Some("same")
+        || config.get("data_format").and_then(Value::as_str) == Some("channels_first")
+        || config
+            .get("groups")
+            .and_then(Value::as_u64)
+            .is_some_and(|g| g > 1)
+    {
+        return false;
+    }
+    let Some(x) = inputs.first().filter(|x| x.len() == 5) else {
+        return false;
+    };
+    // An int or a list of three, as Keras accepts them.
+    let triple = |key: &str| -> Option<Vec<i64>> {
+        match config.get(key) {
+            None => Some(vec![1; 3]),
+            Some(Value::Number(n)) => n.as_i64().map(|n| vec![n; 3]),
+            Some(Value::Array(a)) => a.iter().map(Value::as_i64).collect(),
+            _ => None,
+        }
+    };
+    let (Some(k), Some(s), Some(d)) = (
+        config.get("kernel_size").and(triple("kernel_size")),
+        triple("strides"),
+        triple("dilation_rate"),
+    ) else {
+        return false;
+    };
+    (0..3).any(|a| {
+        let (Some(&k), Some(&s), Some(&d), Some(Some(n))) =
+            (k.get(a), s.get(a), d.get(a), x.get(a + 1))
+        else {
+            return false;
+        };
+        let n = *n as i64;
+        if s < 1 || n < 1 {
+            return false;
+        }
+        let out = (n + s - 1) / s;
+        (out - 1) * s + (k - 1) * d + 1 - n <= -2
     })
 }
 
@@ -554,6 +686,43 @@ mod tests {
         // Other pooling layers never match.
         let max = layer("MaxPooling1D", json!({"pool_size": 1}));
         assert!(!adaptive_window_exceeds_input(&max, &shape(&[2, 7, 4])));
+    }
+}
+
+#[cfg(test)]
+mod conv3d_same_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn shifts(n: usize, k: u64, s: u64, extra: Value) -> bool {
+        let mut config = json!({"kernel_size": [1, k, 1], "strides": [1, s, 1], "padding": "same"});
+        config
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        let x = vec![vec![Some(1), Some(1), Some(n), Some(1), Some(1)]];
+        conv3d_same_window_shifts(config.as_object().unwrap(), &x)
+    }
+
+    #[test]
+    fn same_windows_shift_where_the_unclamped_padding_halves_below_zero() {
+        // Measured with tf.nn.conv3d in float64 (TF 2.21) along one axis: these shift by one.
+        assert!(shifts(4, 1, 4, json!({})));
+        assert!(shifts(3, 1, 3, json!({})));
+        assert!(shifts(4, 2, 6, json!({})));
+        // A total of -1 halves to 0 (n=5, k=1, s=3; n=6, k=1, s=4); non-negative totals pad.
+        assert!(!shifts(5, 1, 3, json!({})));
+        assert!(!shifts(6, 1, 4, json!({})));
+        assert!(!shifts(5, 2, 4, json!({})));
+        assert!(!shifts(8, 3, 6, json!({})));
+        // Valid padding, channels_first and grouped convs (run by XLA) are not affected.
+        assert!(!shifts(4, 1, 4, json!({"padding": "valid"})));
+        assert!(!shifts(4, 1, 4, json!({"data_format": "channels_first"})));
+        assert!(!shifts(4, 1, 4, json!({"groups": 2})));
+        // Int arguments apply to every axis.
+        let ints = json!({"kernel_size": 1, "strides": 4, "padding": "same"});
+        let x = vec![vec![Some(1), Some(2), Some(4), Some(2), Some(1)]];
+        assert!(conv3d_same_window_shifts(ints.as_object().unwrap(), &x));
     }
 }
 
