@@ -342,6 +342,41 @@ fn exported_scripts_run_standalone_and_report_agreement() {
             text(&run.stdout)
         );
     }
+    // Weights that overflow make the tolerance infinite: the script still runs.
+    let huge = dir.path().join("huge.case.json");
+    let mut case: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("dense_chain.case.json")).unwrap())
+            .unwrap();
+    case["weights"]["dense"][0]["data"] = serde_json::json!(vec![1.5e308; 12]);
+    std::fs::write(&huge, case.to_string()).unwrap();
+    let script = dir.path().join("huge.py");
+    let out = semfuzz(&[
+        "export",
+        huge.to_str().unwrap(),
+        "-o",
+        script.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        std::fs::read_to_string(&script)
+            .unwrap()
+            .contains("ATOL, RTOL = np.inf")
+    );
+    let run = Command::new(&python)
+        .arg("-I")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(
+        !text(&run.stderr).contains("Traceback"),
+        "{}",
+        text(&run.stderr)
+    );
+    assert!(
+        text(&run.stdout).contains("output 0: reference"),
+        "{}",
+        text(&run.stdout)
+    );
     // A model the reference calls invalid and Keras refuses: the script says so and exits 0.
     let bad = dir.path().join("bad.case.json");
     let mut case: serde_json::Value =

@@ -80,23 +80,23 @@ fn arg(a: &Arg, multi: &dyn Fn(&str) -> bool) -> String {
     }
 }
 
+/// A float as a Python expression (NumPy's names for the special values).
+fn py_float(x: f64) -> String {
+    if x.is_nan() {
+        "np.nan".to_owned()
+    } else if x.is_infinite() {
+        if x > 0.0 {
+            "np.inf".to_owned()
+        } else {
+            "-np.inf".to_owned()
+        }
+    } else {
+        format!("{x:?}")
+    }
+}
+
 fn array(a: &ArrayD<f64>, dtype: &str) -> String {
-    let data: Vec<String> = a
-        .iter()
-        .map(|x| {
-            if x.is_nan() {
-                "np.nan".to_owned()
-            } else if x.is_infinite() {
-                if *x > 0.0 {
-                    "np.inf".to_owned()
-                } else {
-                    "-np.inf".to_owned()
-                }
-            } else {
-                format!("{x:?}")
-            }
-        })
-        .collect();
+    let data: Vec<String> = a.iter().map(|&x| py_float(x)).collect();
     format!(
         "np.array([{}], dtype=\"{dtype}\").reshape({:?})",
         data.join(", "),
@@ -352,9 +352,9 @@ pub fn python_script(case: &Case, source: &str) -> String {
             );
             let _ = writeln!(
                 s,
-                "ATOL, RTOL = {:e}, {:e}  # loosest layer tolerance x depth {depth}\n",
-                (abs * depth).max(1e-300),
-                (rel * depth).max(f64::EPSILON)
+                "ATOL, RTOL = {}, {}  # loosest layer tolerance x depth {depth}\n",
+                py_float((abs * depth).max(1e-300)),
+                py_float((rel * depth).max(f64::EPSILON))
             );
             let _ = writeln!(
                 s,

@@ -367,7 +367,7 @@ fn walk_model(
                 for r in &refs {
                     shapes.push(
                         tensor_shape(model, &analysis, r)
-                            .ok_or_else(|| structure(layer, r))?
+                            .ok_or_else(|| structure(Some(layer), r))?
                             .clone(),
                     );
                 }
@@ -474,7 +474,7 @@ fn walk_model(
             .map(|r| {
                 tensor_shape(model, &analysis, r)
                     .cloned()
-                    .ok_or_else(|| structure(&model.layers[0], r))
+                    .ok_or_else(|| structure(model.layers.first(), r))
             })
             .collect::<Result<_, _>>()?,
         ModelKind::Sequential => previous
@@ -642,13 +642,15 @@ fn check_weights(case: &Case, analysis: &ModelAnalysis) -> Result<(), CheckError
     Ok(())
 }
 
-fn structure(layer: &Layer, r: &TensorRef) -> CheckError {
-    CheckError::Invalid(
-        Violation::new(Category::Structure, Tag::KerasEnforced)
-            .parameter(format!("{}[{}][{}]", r.layer, r.node, r.index))
-            .detail("names an output that does not exist")
-            .at(&layer.name, &layer.class_name),
-    )
+/// `layer` names a tensor that does not exist (a model without layers names one too).
+fn structure(layer: Option<&Layer>, r: &TensorRef) -> CheckError {
+    let v = Violation::new(Category::Structure, Tag::KerasEnforced)
+        .parameter(format!("{}[{}][{}]", r.layer, r.node, r.index))
+        .detail("names an output that does not exist");
+    CheckError::Invalid(match layer {
+        Some(l) => v.at(&l.name, &l.class_name),
+        None => v,
+    })
 }
 
 fn unsupported(layer: &Layer, parameter: &str, reason: &str) -> CheckError {

@@ -86,3 +86,19 @@ fn mutated_golden_models_never_panic() {
         "{valid} valid of {total} mutated models"
     );
 }
+
+/// A model left without layers (as an over-eager minimisation may leave one) is invalid:
+/// its outputs name tensors that do not exist. No panic.
+#[test]
+fn a_model_without_layers_is_a_structure_violation() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/keras/dense_chain.case.json");
+    let mut case = Case::read(&path).unwrap();
+    case.model.layers.clear();
+    let e = check(&case).expect_err("no layers");
+    assert!(
+        e.to_string()
+            .contains("names an output that does not exist"),
+        "{e}"
+    );
+}
