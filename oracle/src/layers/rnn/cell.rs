@@ -216,6 +216,17 @@ impl Cell {
         let sat = |a: Array2<f64>| a.mapv(|v| saturate(v, max));
         let dot = |a: ArrayView2<f64>, b: ArrayView2<f64>| dot_in(a, b, max);
         let act = |f: Activation, a: Array2<f64>| sat(act(f, a));
+        // Keras casts the inputs and the weights to the dtype the cell computes in: past
+        // `max` they are infinite there (and an infinite input times a zero weight is NaN).
+        let x = x.mapv(|v| saturate(v, max));
+        let x = x.view();
+        let cast: Vec<ArrayD<f64>>;
+        let w: Vec<&ArrayD<f64>> = if w.iter().any(|a| a.iter().any(|v| v.abs() > max)) {
+            cast = w.iter().map(|a| a.mapv(|v| saturate(v, max))).collect();
+            cast.iter().collect()
+        } else {
+            w.to_vec()
+        };
         let (k, r) = (mat(w[0]), mat(w[1]));
         let u = self.units;
         let h = &states[0];
