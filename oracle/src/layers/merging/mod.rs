@@ -173,6 +173,9 @@ pub fn or_masks(masks: &[Option<&Mask>]) -> Option<Vec<Option<Mask>>> {
     Some(vec![out])
 }
 
+/// A merge's inputs as it merges them, and their widened masks (`None`: unmasked).
+pub type MaskedInputs = (Vec<ArrayD<f64>>, Vec<Option<Mask>>);
+
 /// A merge's inputs as its `_merge_function` sees them, with their masks widened to their
 /// shapes, for the merges whose call reads the masks (Multiply, Maximum, Minimum). When the
 /// inputs' ranks differ, `Merge.call` first gives each lower-rank input size-1 axes at axis 1
@@ -181,10 +184,7 @@ pub fn or_masks(masks: &[Option<&Mask>]) -> Option<Vec<Option<Mask>>> {
 /// (`broadcast_to(expand_dims(mask, -1), shape(x))`); the inputs themselves may still differ
 /// in shape, and broadcast when merged. `None` when a mask does not widen: the reference then
 /// merges as if unmasked.
-pub fn widened_masks(
-    inputs: &[&ArrayD<f64>],
-    masks: &[Option<&Mask>],
-) -> Option<(Vec<ArrayD<f64>>, Vec<Option<Mask>>)> {
+pub fn widened_masks(inputs: &[&ArrayD<f64>], masks: &[Option<&Mask>]) -> Option<MaskedInputs> {
     let rank = inputs.iter().map(|x| x.ndim()).max()?;
     let mut xs = Vec::with_capacity(inputs.len());
     let mut wide = Vec::with_capacity(inputs.len());
