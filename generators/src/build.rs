@@ -56,8 +56,32 @@ pub fn snake(class: &str) -> String {
     out
 }
 
-/// A layer name not used in the model yet: `base`, then `base_1`, `base_2`, ...
+/// The names Keras gives, from its own counter, to the operations it creates where layers
+/// compute masks (`ops.concatenate` in `Concatenate.compute_mask`, ...): `base`, `base_1`,
+/// ... A layer named so in a case can meet such an operation in the graph, which Keras
+/// refuses ("The name ... is used 2 times in the model").
+const MASK_OPERATIONS: [&str; 8] = [
+    "not_equal",
+    "any",
+    "ones_like",
+    "zeros_like",
+    "expand_dims",
+    "logical_or",
+    "concatenate",
+    "convert_to_tensor",
+];
+
+/// A layer name not used in the model yet: `base`, then `base_1`, `base_2`, ... A base that
+/// Keras also names mask operations by (`concatenate`) becomes `<base>_layer` first, so no
+/// generated name can be one of theirs.
 pub fn unique_name(model: &Model, base: &str) -> String {
+    let reserved;
+    let base = if MASK_OPERATIONS.contains(&base) {
+        reserved = format!("{base}_layer");
+        reserved.as_str()
+    } else {
+        base
+    };
     if model.layer(base).is_none() {
         return base.to_owned();
     }

@@ -91,3 +91,41 @@ fn repair_never_keeps_a_worse_case_and_mostly_ends_valid() {
         "repair fixed {fixed} of {needed}"
     );
 }
+
+/// Keras names the operations it creates where layers compute masks from its own counter
+/// (`concatenate`, `concatenate_1`, ...): a generated layer never takes such a name, which
+/// would meet theirs in the graph.
+#[test]
+fn generated_layer_names_leave_keras_mask_operation_names_free() {
+    let opts = GenOptions::default();
+    let mut rng = generators::rng(11);
+    let taken_by_keras = |name: &str| {
+        [
+            "not_equal",
+            "any",
+            "ones_like",
+            "zeros_like",
+            "expand_dims",
+            "logical_or",
+        ]
+        .iter()
+        .chain(&["concatenate", "convert_to_tensor"])
+        .any(|base| {
+            name == *base
+                || name
+                    .strip_prefix(base)
+                    .and_then(|r| r.strip_prefix('_'))
+                    .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+        })
+    };
+    let mut concatenates = 0;
+    for _ in 0..300 {
+        let g = generate(&opts, &mut rng);
+        for l in &g.case.model.layers {
+            assert!(!taken_by_keras(&l.name), "{}", json(&g.case));
+            concatenates += usize::from(l.class_name == "Concatenate");
+        }
+    }
+    // The class whose own name Keras gives its mask operations is generated.
+    assert!(concatenates > 0);
+}

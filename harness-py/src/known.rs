@@ -222,6 +222,35 @@ pub fn framework_bug(
         Kind::UnexpectedNan if max_pooling && reference_nonfinite => {
             return Some("unexpected-nan-MaxPooling1D-nan-and-neg-inf");
         }
+        // The same max pooling, run on each time slice by TimeDistributed (the verdict names
+        // the wrapper).
+        Kind::UnexpectedNan
+            if class == "TimeDistributed"
+                && wrapped_class(config).is_some_and(|c| {
+                    matches!(
+                        c,
+                        "MaxPooling1D"
+                            | "MaxPooling2D"
+                            | "MaxPooling3D"
+                            | "AdaptiveMaxPooling1D"
+                            | "AdaptiveMaxPooling2D"
+                            | "AdaptiveMaxPooling3D"
+                    )
+                })
+                && reference_nonfinite =>
+        {
+            return Some("unexpected-nan-MaxPooling1D-nan-and-neg-inf");
+        }
+        // Normalization's stale statistics (see the mismatch below) are finite, so a
+        // non-finite mean or variance set by `set_weights` never reaches the output: TF
+        // stays finite where the weights the layer holds make the result non-finite.
+        Kind::UnexpectedNan
+            if class == "Normalization"
+                && nonfinite_weights
+                && tf_finite_reference_not(&v.detail) =>
+        {
+            return Some("mismatch-Normalization-set-weights-stale-statistics");
+        }
         // XLA on CPU lowers max/min (and max reductions) without NaN propagation
         // (`xla_cpu_enable_fast_min_max`).
         Kind::ModeMismatch | Kind::UnexpectedNan
@@ -431,6 +460,22 @@ pub fn framework_bug(
         }
     }
     None
+}
+
+/// The class of the layer a wrapper's config wraps (`TimeDistributed`, `Bidirectional`).
+fn wrapped_class(config: &serde_json::Map<String, Value>) -> Option<&str> {
+    config.get("layer")?.get("class_name")?.as_str()
+}
+
+/// Whether a value verdict's detail says TF's value is finite and the reference's is not.
+fn tf_finite_reference_not(detail: &str) -> bool {
+    let nonfinite = ["NaN", "inf", "-inf"];
+    nonfinite
+        .iter()
+        .any(|x| detail.contains(&format!(", reference {x} ")))
+        && !nonfinite
+            .iter()
+            .any(|x| detail.contains(&format!(": TensorFlow {x}, ")))
 }
 
 /// Whether a layer config (or a config nested in it) names this activation, as `activation`
@@ -686,6 +731,138 @@ mod tests {
         // Other pooling layers never match.
         let max = layer("MaxPooling1D", json!({"pool_size": 1}));
         assert!(!adaptive_window_exceeds_input(&max, &shape(&[2, 7, 4])));
+    }
+
+    /// A one-layer float64 case: `class` with `config` on an input of this batch shape, and
+    /// these weights.
+    fn one_layer_case(class: &str, config: Value, batch_shape: Value, weights: Value) -> Case {
+        let mut config = config;
+        config["name"] = json!("l");
+        let text = json!({
+            "format": "semfuzz-case/1",
+            "dtype": "float64",
+            "model": {
+                "name": "functional",
+                "layers": [
+                    {"module": "keras.layers", "class_name": "InputLayer", "name": "x",
+                     "config": {"batch_shape": batch_shape, "name": "x"}, "inbound_nodes": []},
+                    {"module": "keras.layers", "class_name": class, "name": "l", "config": config,
+                     "inbound_nodes": [{"args": [{"class_name": "__keras_tensor__",
+                        "config": {"keras_history": ["x", 0, 0]}}], "kwargs": {}}]}
+                ],
+                "input_layers": [["x", 0, 0]],
+                "output_layers": [["l", 0, 0]]
+            },
+            "weights": {"l": weights},
+            "inputs": []
+        });
+        Case::from_json_str(&text.to_string(), "test.case.json").unwrap()
+    }
+
+    fn nan_verdict(class: &str, detail: &str) -> Verdict {
+        Verdict {
+            kind: Kind::UnexpectedNan,
+            signature: format!("unexpected-nan/{class}"),
+            layer: Some("l".into()),
+            mode: Some(Mode::Eager),
+            detail: detail.into(),
+            known: None,
+        }
+    }
+
+    #[test]
+    fn time_distributed_max_pooling_is_the_max_pooling_bug() {
+        let wrapping = |inner: &str| {
+            one_layer_case(
+                "TimeDistributed",
+                json!({"layer": {"module": "keras.layers", "class_name": inner,
+                                 "config": {"pool_size": 2}}}),
+                json!([null, 1, 3, 1]),
+                json!([]),
+            )
+        };
+        let dropped_nan = nan_verdict(
+            "TimeDistributed",
+            "'l' output 0 at [1, 0, 0, 0]: TensorFlow -1.7976931348623157e308, reference NaN (tolerance abs 0.0e0 rel 0.0e0)",
+        );
+        assert_eq!(
+            framework_bug(
+                &wrapping("MaxPooling1D"),
+                DType::Float64,
+                &dropped_nan,
+                None
+            ),
+            Some("unexpected-nan-MaxPooling1D-nan-and-neg-inf")
+        );
+        // Average pooling has no such bug; nor is TF's NaN where the reference is finite.
+        assert_eq!(
+            framework_bug(
+                &wrapping("AveragePooling1D"),
+                DType::Float64,
+                &dropped_nan,
+                None
+            ),
+            None
+        );
+        let tf_nan = nan_verdict(
+            "TimeDistributed",
+            "'l' output 0 at [1, 0, 0, 0]: TensorFlow NaN, reference 1e0 (tolerance abs 0.0e0 rel 0.0e0)",
+        );
+        assert_eq!(
+            framework_bug(&wrapping("MaxPooling1D"), DType::Float64, &tf_nan, None),
+            None
+        );
+    }
+
+    #[test]
+    fn normalization_nonfinite_weights_meet_the_stale_statistics() {
+        let norm = |mean: Value| {
+            one_layer_case(
+                "Normalization",
+                json!({"invert": true}),
+                json!([null, 1]),
+                json!([{"shape": [1], "data": [mean]},
+                       {"shape": [1], "data": ["inf"]},
+                       {"shape": [], "data": [0.0]}]),
+            )
+        };
+        let finite_tf = nan_verdict(
+            "Normalization",
+            "'l' output 0 at [0, 0]: TensorFlow 0e0, reference NaN (tolerance abs 5.9e-323 rel 1.8e-15)",
+        );
+        assert_eq!(
+            framework_bug(&norm(json!(-1.0)), DType::Float64, &finite_tf, None),
+            Some("mismatch-Normalization-set-weights-stale-statistics")
+        );
+        let minus_inf = nan_verdict(
+            "Normalization",
+            "'l' output 0 at [0, 0, 0]: TensorFlow 1.668509190019085e-2, reference -inf (tolerance abs 5.9e-323 rel 1.8e-15)",
+        );
+        assert_eq!(
+            framework_bug(&norm(json!("-inf")), DType::Float64, &minus_inf, None),
+            Some("mismatch-Normalization-set-weights-stale-statistics")
+        );
+        // TF non-finite where the reference is finite is something else.
+        let tf_inf = nan_verdict(
+            "Normalization",
+            "'l' output 0 at [0, 0]: TensorFlow inf, reference 1e0 (tolerance abs 5.9e-323 rel 1.8e-15)",
+        );
+        assert_eq!(
+            framework_bug(&norm(json!(-1.0)), DType::Float64, &tf_inf, None),
+            None
+        );
+        // Finite weights cannot make the reference non-finite this way.
+        let finite = one_layer_case(
+            "Normalization",
+            json!({}),
+            json!([null, 1]),
+            json!([{"shape": [1], "data": [1.0]}, {"shape": [1], "data": [4.0]},
+                   {"shape": [], "data": [0.0]}]),
+        );
+        assert_eq!(
+            framework_bug(&finite, DType::Float64, &finite_tf, None),
+            None
+        );
     }
 }
 

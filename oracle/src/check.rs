@@ -164,6 +164,7 @@ pub fn check_in(case: &Case, dtype: DType) -> Result<ModelAnalysis, CheckError> 
     let declared = declared_inputs(&case.model);
     if let Ok(declared) = &declared {
         let symbolic = check_model(&case.model, declared, dtype)?;
+        crate::operation_names::check(&case.model, &symbolic).map_err(CheckError::Invalid)?;
         if case.inputs.is_empty() {
             check_weights(case, &symbolic)?;
             return Ok(symbolic);
@@ -178,6 +179,7 @@ pub fn check_in(case: &Case, dtype: DType) -> Result<ModelAnalysis, CheckError> 
             .collect()
     };
     let analysis = check_model(&case.model, &shapes, dtype)?;
+    crate::operation_names::check(&case.model, &analysis).map_err(CheckError::Invalid)?;
     check_weights(case, &analysis)?;
     Ok(analysis)
 }
@@ -202,6 +204,11 @@ pub fn check_all(case: &Case) -> Result<Vec<Violation>, Unsupported> {
     let mut found = Vec::new();
     match walk_model(&case.model, &shapes, case.dtype, Some(&mut found)) {
         Ok(analysis) => {
+            if found.is_empty()
+                && let Err(v) = crate::operation_names::check(&case.model, &analysis)
+            {
+                found.push(v);
+            }
             if found.is_empty()
                 && let Err(CheckError::Invalid(v)) = check_weights(case, &analysis)
             {

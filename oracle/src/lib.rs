@@ -16,6 +16,7 @@ pub mod diagnose;
 pub mod dtype;
 pub mod interval;
 pub mod layers;
+mod operation_names;
 pub mod params;
 pub mod tolerance;
 pub mod violation;

@@ -85,3 +85,48 @@ fn a_valid_model_has_no_violations_and_its_shapes_are_derived() {
             .is_none()
     );
 }
+
+/// Keras names the operations it creates to compute masks from its own counter, which the
+/// names of a config do not advance: a layer named like one of them, in a graph where a later
+/// call receives that mask (TimeDistributed here), is refused as a duplicate name.
+#[test]
+fn layer_names_taken_by_mask_operations_are_refused() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/golden/masks/mask_concatenate_name_taken.case.json"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let renamed = |pairs: &[(&str, &str)]| {
+        let mut t = text.clone();
+        for (from, to) in pairs {
+            t = t.replace(&format!("\"{from}\""), &format!("\"{to}\""));
+        }
+        Case::from_json_str(&t, "renamed.case.json").unwrap()
+    };
+    let refused_at = |c: &Case| match check(c) {
+        Err(CheckError::Invalid(v)) => {
+            assert_eq!(v.category, Category::Structure, "{v}");
+            v.layer
+        }
+        other => panic!("expected a duplicate name, got {other:?}"),
+    };
+    // Masking's mask makes `not_equal` and `any`; Concatenate's makes `ones_like`,
+    // `concatenate` and `any_1`; TimeDistributed receives the mask.
+    assert_eq!(refused_at(&renamed(&[])), "concatenate");
+    assert!(check(&renamed(&[("concatenate", "concatenate_layer")])).is_ok());
+    let second_any = renamed(&[("concatenate", "c"), ("time_distributed", "any_1")]);
+    assert_eq!(refused_at(&second_any), "any_1");
+    assert!(
+        check(&renamed(&[
+            ("concatenate", "c"),
+            ("time_distributed", "any_2")
+        ]))
+        .is_ok()
+    );
+    // Without a call that receives the mask, its operations are not in the graph.
+    let unconsumed = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/golden/masks/mask_concatenate_name_unconsumed.case.json"
+    );
+    assert!(check(&Case::read(unconsumed).unwrap()).is_ok());
+}

@@ -173,28 +173,84 @@ pub fn or_masks(masks: &[Option<&Mask>]) -> Option<Vec<Option<Mask>>> {
     Some(vec![out])
 }
 
-/// The masks of a merge's inputs widened to the inputs' shape (`broadcast_to(expand_dims(
-/// mask, -1), shape(x))`), for the merges whose call reads the masks (Multiply, Maximum,
-/// Minimum). `None` when the inputs' shapes differ or a mask does not widen: the reference
-/// then merges as if unmasked.
-pub fn widened_masks(
-    inputs: &[&ArrayD<f64>],
-    masks: &[Option<&Mask>],
-) -> Option<Vec<Option<Mask>>> {
-    let shape = inputs.first()?.raw_dim();
-    if inputs.iter().any(|x| x.raw_dim() != shape) {
-        return None;
-    }
-    masks
-        .iter()
-        .map(|m| match m {
-            None => Some(None),
+/// A merge's inputs as it merges them, and their widened masks (`None`: unmasked).
+pub type MaskedInputs = (Vec<ArrayD<f64>>, Vec<Option<Mask>>);
+
+/// A merge's inputs as its `_merge_function` sees them, with their masks widened to their
+/// shapes, for the merges whose call reads the masks (Multiply, Maximum, Minimum). When the
+/// inputs' ranks differ, `Merge.call` first gives each lower-rank input size-1 axes at axis 1
+/// (`expand_dims(x, axis=1)`) — a new tensor, which carries no mask — so only the inputs of
+/// the highest rank keep theirs. Each kept mask is widened to its own input's shape
+/// (`broadcast_to(expand_dims(mask, -1), shape(x))`); the inputs themselves may still differ
+/// in shape, and broadcast when merged. `None` when a mask does not widen: the reference then
+/// merges as if unmasked.
+pub fn widened_masks(inputs: &[&ArrayD<f64>], masks: &[Option<&Mask>]) -> Option<MaskedInputs> {
+    let rank = inputs.iter().map(|x| x.ndim()).max()?;
+    let mut xs = Vec::with_capacity(inputs.len());
+    let mut wide = Vec::with_capacity(inputs.len());
+    for (i, x) in inputs.iter().enumerate() {
+        if x.ndim() < rank {
+            let mut shape = x.shape().to_vec();
+            while shape.len() < rank {
+                shape.insert(1.min(shape.len()), 1);
+            }
+            xs.push(x.to_shape(shape).ok()?.to_owned());
+            wide.push(None);
+            continue;
+        }
+        let m = match masks.get(i).copied().flatten() {
+            None => None,
             Some(m) => {
                 let m = m.view().insert_axis(ndarray::Axis(m.ndim()));
-                m.broadcast(shape.clone()).map(|b| Some(b.to_owned()))
+                Some(m.broadcast(x.raw_dim())?.to_owned())
             }
-        })
-        .collect()
+        };
+        xs.push((*x).clone());
+        wide.push(m);
+    }
+    Some((xs, wide))
+}
+
+/// The NumPy broadcast of these shapes (right-aligned), `None` when they do not broadcast.
+fn broadcast_shape(shapes: &[&[usize]]) -> Option<Vec<usize>> {
+    let rank = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
+    let mut out = vec![1; rank];
+    for s in shapes {
+        let offset = rank - s.len();
+        for (i, &d) in s.iter().enumerate() {
+            let o = &mut out[offset + i];
+            if *o == 1 {
+                *o = d;
+            } else if d != 1 && d != *o {
+                return None;
+            }
+        }
+    }
+    Some(out)
+}
+
+/// `where(mask, a, b)`, NumPy-broadcast (`ops.where` on tensors of different shapes), or
+/// `None` when the three do not broadcast.
+pub fn select_broadcast(mask: &Mask, a: &ArrayD<f64>, b: &ArrayD<f64>) -> Option<ArrayD<f64>> {
+    let out = broadcast_shape(&[mask.shape(), a.shape(), b.shape()])?;
+    let (m, a, b) = (
+        mask.broadcast(out.clone())?,
+        a.broadcast(out.clone())?,
+        b.broadcast(out)?,
+    );
+    Some(
+        ndarray::Zip::from(&m)
+            .and(&a)
+            .and(&b)
+            .map_collect(|&m, &x, &y| if m { x } else { y }),
+    )
+}
+
+/// `logical_or(a, b)`, NumPy-broadcast, or `None` when the masks do not broadcast.
+pub fn or_broadcast(a: &Mask, b: &Mask) -> Option<Mask> {
+    let out = broadcast_shape(&[a.shape(), b.shape()])?;
+    let (a, b) = (a.broadcast(out.clone())?, b.broadcast(out)?);
+    Some(ndarray::Zip::from(&a).and(&b).map_collect(|&x, &y| x || y))
 }
 
 /// `where(mask, a, b)` for arrays of one shape.
@@ -245,33 +301,33 @@ impl crate::layers::Spec for ExtremumSpec {
         masks: &[Option<&Mask>],
         weights: &[&ArrayD<f64>],
     ) -> Vec<ArrayD<f64>> {
-        let Some(wide) = widened_masks(inputs, masks) else {
-            return self.eval(inputs, weights);
-        };
         let op = match self.0 {
             Extremum::Max => tf_maximum,
             Extremum::Min => tf_minimum,
         };
-        let mut output = inputs[0].clone();
-        let mut output_mask = wide[0].clone();
-        for (x, mask) in inputs.iter().zip(&wide).skip(1) {
-            let x = match mask {
-                Some(m) => select(m, x, &output),
-                None => (*x).clone(),
-            };
-            if let Some(om) = &output_mask {
-                output = select(om, &output, &x);
-            }
-            output_mask = match (mask, output_mask) {
-                (Some(m), Some(om)) => {
-                    Some(ndarray::Zip::from(m).and(&om).map_collect(|&a, &b| a || b))
+        let merged = (|| {
+            let (xs, wide) = widened_masks(inputs, masks)?;
+            let mut output = xs[0].clone();
+            let mut output_mask = wide[0].clone();
+            for (x, mask) in xs.iter().zip(&wide).skip(1) {
+                let x = match mask {
+                    Some(m) => select_broadcast(m, x, &output)?,
+                    None => x.clone(),
+                };
+                if let Some(om) = &output_mask {
+                    output = select_broadcast(om, &output, &x)?;
                 }
-                _ => None,
-            };
-            output = ndarray::Zip::from(&output)
-                .and(&x)
-                .map_collect(|&a, &b| op(a, b));
-        }
+                output_mask = match (mask, output_mask) {
+                    (Some(m), Some(om)) => Some(or_broadcast(&om, m)?),
+                    _ => None,
+                };
+                output = zip_broadcast(&output, &x, op);
+            }
+            Some(output)
+        })();
+        let Some(output) = merged else {
+            return self.eval(inputs, weights);
+        };
         vec![output]
     }
 

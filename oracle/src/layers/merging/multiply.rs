@@ -64,38 +64,34 @@ impl Spec for MultiplySpec {
         masks: &[Option<&crate::layers::Mask>],
         weights: &[&ArrayD<f64>],
     ) -> Vec<ArrayD<f64>> {
-        let Some(wide) = super::widened_masks(inputs, masks) else {
-            return self.eval(inputs, weights);
-        };
-        let ones = ArrayD::ones(inputs[0].raw_dim());
-        let kept: Vec<ArrayD<f64>> = inputs
-            .iter()
-            .zip(&wide)
-            .map(|(x, m)| match m {
-                Some(m) => super::select(m, x, &ones),
-                None => (*x).clone(),
-            })
-            .collect();
-        let refs: Vec<&ArrayD<f64>> = kept.iter().collect();
-        let product = fold_broadcast(&refs, |a, b| a * b);
-        let all: Option<Vec<&crate::layers::Mask>> = wide.iter().map(Option::as_ref).collect();
-        match all.and_then(|ms| {
-            ms.iter()
-                .skip(1)
-                .try_fold((*ms.first()?).clone(), |acc, m| {
-                    Some(
-                        ndarray::Zip::from(&acc)
-                            .and(*m)
-                            .map_collect(|&a, &b| a || b),
-                    )
+        let merged = (|| {
+            let (xs, wide) = super::widened_masks(inputs, masks)?;
+            let kept: Vec<ArrayD<f64>> = xs
+                .iter()
+                .zip(&wide)
+                .map(|(x, m)| match m {
+                    Some(m) => super::select(m, x, &ArrayD::ones(x.raw_dim())),
+                    None => x.clone(),
                 })
-        }) {
-            Some(any) => vec![super::select(
-                &any,
-                &product,
-                &ArrayD::zeros(product.raw_dim()),
-            )],
-            None => vec![product],
+                .collect();
+            let refs: Vec<&ArrayD<f64>> = kept.iter().collect();
+            let product = fold_broadcast(&refs, |a, b| a * b);
+            let all: Option<Vec<&crate::layers::Mask>> = wide.iter().map(Option::as_ref).collect();
+            match all {
+                Some(ms) => {
+                    let (first, rest) = ms.split_first()?;
+                    let any = rest
+                        .iter()
+                        .try_fold((*first).clone(), |acc, m| super::or_broadcast(&acc, m))?;
+                    let zeros = ArrayD::zeros(product.raw_dim());
+                    super::select_broadcast(&any, &product, &zeros)
+                }
+                None => Some(product),
+            }
+        })();
+        match merged {
+            Some(out) => vec![out],
+            None => self.eval(inputs, weights),
         }
     }
 

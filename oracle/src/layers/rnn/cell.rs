@@ -214,22 +214,34 @@ impl Cell {
         max: f64,
     ) -> (Array2<f64>, Vec<Array2<f64>>) {
         let sat = |a: Array2<f64>| a.mapv(|v| saturate(v, max));
+        let dot = |a: ArrayView2<f64>, b: ArrayView2<f64>| dot_in(a, b, max);
         let act = |f: Activation, a: Array2<f64>| sat(act(f, a));
+        // Keras casts the inputs and the weights to the dtype the cell computes in: past
+        // `max` they are infinite there (and an infinite input times a zero weight is NaN).
+        let x = x.mapv(|v| saturate(v, max));
+        let x = x.view();
+        let cast: Vec<ArrayD<f64>>;
+        let w: Vec<&ArrayD<f64>> = if w.iter().any(|a| a.iter().any(|v| v.abs() > max)) {
+            cast = w.iter().map(|a| a.mapv(|v| saturate(v, max))).collect();
+            cast.iter().collect()
+        } else {
+            w.to_vec()
+        };
         let (k, r) = (mat(w[0]), mat(w[1]));
         let u = self.units;
         let h = &states[0];
         match self.flavor {
             Flavor::Simple => {
-                let mut pre = sat(x.dot(&k));
+                let mut pre = dot(x, k);
                 if self.use_bias {
                     pre = sat(pre + &vec1(w[2]));
                 }
-                let pre = sat(pre + sat(h.dot(&r)));
+                let pre = sat(pre + dot(h.view(), r));
                 let out = act(self.activation, pre);
                 (out.clone(), vec![out])
             }
             Flavor::Lstm => {
-                let mut z = sat(sat(x.dot(&k)) + sat(h.dot(&r)));
+                let mut z = sat(dot(x, k) + dot(h.view(), r));
                 if self.use_bias {
                     z = sat(z + &vec1(w[2]));
                 }
@@ -254,7 +266,7 @@ impl Cell {
                             (Some(b.row(0).to_owned()), Some(b.row(1).to_owned()))
                         }
                     };
-                let mut mx = sat(x.dot(&k));
+                let mut mx = dot(x, k);
                 if let Some(b) = &b_in {
                     mx = sat(mx + b);
                 }
@@ -262,7 +274,7 @@ impl Cell {
                     |a: &Array2<f64>, j: usize| a.slice(s![.., j * u..(j + 1) * u]).to_owned();
                 let (xz, xr, xh) = (cols(&mx, 0), cols(&mx, 1), cols(&mx, 2));
                 let (z, hh) = if self.reset_after {
-                    let mut inner = sat(h.dot(&r));
+                    let mut inner = dot(h.view(), r);
                     if let Some(b) = &b_rec {
                         inner = sat(inner + b);
                     }
@@ -271,10 +283,10 @@ impl Cell {
                     let rh = sat(rg * cols(&inner, 2));
                     (z, act(self.activation, sat(xh + rh)))
                 } else {
-                    let inner = sat(h.dot(&r.slice(s![.., ..2 * u])));
+                    let inner = dot(h.view(), r.slice(s![.., ..2 * u]));
                     let z = act(self.recurrent_activation, sat(xz + cols(&inner, 0)));
                     let rg = act(self.recurrent_activation, sat(xr + cols(&inner, 1)));
-                    let rh = sat(sat(rg * h).dot(&r.slice(s![.., 2 * u..])));
+                    let rh = dot(sat(rg * h).view(), r.slice(s![.., 2 * u..]));
                     (z, act(self.activation, sat(xh + rh)))
                 };
                 let out = sat(sat(&z * h) + sat(sat(1.0 - &z) * &hh));
@@ -472,6 +484,32 @@ fn activation_of(c: &Config) -> ParamResult<Activation> {
     activation(c, "recurrent_activation", Activation::Sigmoid)
 }
 
+/// `a · b` as TF's CPU kernels compute it in a dtype whose largest finite value is `max`:
+/// each element accumulates its terms `a[i,k]·b[k,j]` in order of `k`, each added to the
+/// running sum with one rounding (a fused multiply-add), so a running sum that overflows
+/// stays infinite — later terms of the other sign cannot bring it back, as they would in the
+/// exact sum — and an infinite term against an infinite sum of the other sign makes NaN.
+/// Measured on float32 `SimpleRNN` steps whose states overflow: the order and the stickiness
+/// reproduce every infinity and NaN TF gives, where the exact sum rounded once does not.
+/// When no running sum can reach `max` (every term is at most `max / k`), the plain product
+/// is exact enough and is taken instead.
+fn dot_in(a: ArrayView2<f64>, b: ArrayView2<f64>, max: f64) -> Array2<f64> {
+    let largest = |m: &ArrayView2<f64>| m.iter().fold(0.0_f64, |acc, v| acc.max(v.abs()));
+    let terms = a.ncols().max(1) as f64;
+    if largest(&a) * largest(&b) * terms <= max {
+        return a.dot(&b).mapv(|v| saturate(v, max));
+    }
+    let mut out = Array2::zeros((a.nrows(), b.ncols()));
+    for ((i, j), o) in out.indexed_iter_mut() {
+        *o = a
+            .row(i)
+            .iter()
+            .zip(b.column(j))
+            .fold(0.0, |acc, (x, y)| saturate(acc + x * y, max));
+    }
+    out
+}
+
 fn mat(a: &ArrayD<f64>) -> ArrayView2<'_, f64> {
     a.view().into_dimensionality::<Ix2>().expect("a 2-D weight")
 }
@@ -587,5 +625,25 @@ mod tests {
         use serde_json::json;
         assert!(!truthy(&json!(null)) && !truthy(&json!(0)) && !truthy(&json!("")));
         assert!(truthy(&json!("x")) && truthy(&json!(1)) && truthy(&json!(0.5)));
+    }
+
+    #[test]
+    fn a_running_sum_that_overflows_stays_infinite() {
+        use ndarray::array;
+        let f32_max = f32::MAX as f64;
+        let a = array![[3e38, -3e38], [1.0, 2.0]];
+        let b = array![[2.0], [2.0]];
+        // float32: 6e38 overflows, and -6e38 added to infinity leaves it infinite.
+        let d = dot_in(a.view(), b.view(), f32_max);
+        assert_eq!(d[[0, 0]], f64::INFINITY);
+        assert_eq!(d[[1, 0]], 6.0);
+        // float64 holds 6e38: the terms cancel.
+        assert_eq!(dot_in(a.view(), b.view(), f64::MAX)[[0, 0]], 0.0);
+        // An infinite term against an infinite running sum of the other sign is NaN.
+        let c = array![[3e38, f64::NEG_INFINITY]];
+        assert!(dot_in(c.view(), b.view(), f32_max)[[0, 0]].is_nan());
+        // Small terms take the plain product.
+        let small = array![[0.5, 0.25]];
+        assert_eq!(dot_in(small.view(), b.view(), f32_max)[[0, 0]], 1.5);
     }
 }
