@@ -113,7 +113,8 @@ pub struct FuzzArgs {
     /// Add the worker's Python line coverage of Keras and TF to the coverage map.
     #[arg(long)]
     pub python_coverage: bool,
-    /// Seconds one case may run before it counts as a hang.
+    /// Seconds one case may run; one that runs past it runs again with 3 times as long, and
+    /// only a case that times out twice counts as a hang.
     #[arg(long, default_value_t = 10.0)]
     pub timeout: f64,
     /// Worker memory (MiB) above which a case counts as a memory blow-up.
@@ -147,7 +148,8 @@ pub struct RunArgs {
     /// Run in this compute dtype instead of the case's own.
     #[arg(long, value_parser = parse_dtype)]
     pub dtype: Option<oracle::DType>,
-    /// Seconds one case may take in TensorFlow before it counts as a hang.
+    /// Seconds one case may take in TensorFlow; one that takes longer runs again with 3 times
+    /// as long, and only a case that times out twice counts as a hang.
     #[arg(long, default_value_t = 10.0)]
     pub timeout: f64,
     /// Resident memory (MiB) of the TensorFlow worker beyond which a case counts as out-of-memory.

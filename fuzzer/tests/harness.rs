@@ -155,6 +155,7 @@ fn libc_sigabrt() -> i32 {
     6
 }
 
+/// A case past its timeout runs again with three times as long: only a hang is a timeout.
 #[test]
 fn a_hang_is_a_timeout_at_its_layer() {
     let dir = tempfile::tempdir().unwrap();
@@ -172,8 +173,17 @@ fn a_hang_is_a_timeout_at_its_layer() {
         &[1, 4],
         &[("Identity", "plain", json!({}))],
     );
-    let (_, reports, stderr) = run(&[&hang, &fine], &["--timeout", "3"]);
-    assert_eq!(reports.len(), 2, "{stderr}");
+    // Past a 2 s timeout, but done within the second chance's 6 s: slow, not a hang.
+    let slow = chain_case(
+        dir.path(),
+        "slow.case.json",
+        &[4],
+        &[1, 4],
+        &[("Identity", "semfuzz_slow", json!({}))],
+    );
+    let (_, reports, stderr) = run(&[&hang, &fine, &slow], &["--timeout", "2"]);
+    assert_eq!(reports.len(), 3, "{stderr}");
+    assert_eq!(verdicts(&reports[2])[0].0, "agree", "{:#}", reports[2]);
     assert_eq!(
         verdicts(&reports[0]),
         vec![(

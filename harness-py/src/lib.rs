@@ -19,7 +19,7 @@ pub mod worker;
 pub use client::{Limits, Versions, Worker, WorkerCommand, WorkerError};
 pub use env::{EnvError, PythonEnv};
 pub use keras_file::{KerasFileError, KerasWeights};
-pub use run::{Harness, Mode, ModeOutcome, PyError, RunOptions, TfOutcome};
+pub use run::{Harness, Mode, ModeOutcome, PATIENCE, PyError, RunOptions, TfOutcome, TimeoutCheck};
 pub use verdict::{Kind, Verdict, judge};
 
 /// The Python minor version this build embeds, e.g. `"3.11"`.

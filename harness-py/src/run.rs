@@ -314,6 +314,49 @@ impl Harness {
     }
 }
 
+/// How many times the timeout a case that timed out gets when it runs again.
+pub const PATIENCE: u32 = 3;
+
+/// What happened to a case's timeout in [`Harness::run_confirming_timeouts`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeoutCheck {
+    /// It did not time out.
+    None,
+    /// It timed out, then finished within [`PATIENCE`] times the limit: only slow.
+    Slow,
+    /// It timed out twice: the hang it seemed.
+    Confirmed,
+}
+
+impl Harness {
+    /// Runs a case; one past its timeout runs once more with [`PATIENCE`] times the limit,
+    /// so a case that is only slow (a first compile of a large recurrent graph, a machine
+    /// busy with other work) is judged on that run, not reported as a hang.
+    pub fn run_confirming_timeouts(
+        &mut self,
+        case: &Case,
+        opts: &RunOptions,
+    ) -> Result<(TfOutcome, TimeoutCheck), WorkerError> {
+        let first = self.run(case, opts)?;
+        if !matches!(first, TfOutcome::Timeout { .. }) {
+            return Ok((first, TimeoutCheck::None));
+        }
+        let mut patient = opts.clone();
+        patient.limits.timeout *= PATIENCE;
+        Ok(match self.run(case, &patient) {
+            Ok(TfOutcome::Timeout { .. }) | Err(_) => (first, TimeoutCheck::Confirmed),
+            Ok(finished) => {
+                tracing::info!(
+                    "a case past the {:?} timeout finished within {:?}",
+                    opts.limits.timeout,
+                    patient.limits.timeout
+                );
+                (finished, TimeoutCheck::Slow)
+            }
+        })
+    }
+}
+
 /// The request frame for a case: the model config (derived shapes regenerated), the input
 /// dtypes, the weights' layout, and all arrays as little-endian f64 in the payload.
 pub fn request(case: &Case, opts: &RunOptions) -> Frame {

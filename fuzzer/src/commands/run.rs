@@ -112,8 +112,9 @@ pub fn run(args: &RunArgs) -> Result<Outcome, Failure> {
         found |=
             oracle.is_err() && args.reference_only && matches!(oracle, Err(CheckError::Invalid(_)));
         if let Some(h) = harness.as_mut() {
-            let tf = h
-                .run(case, &opts)
+            // A case past its timeout gets a second, longer chance: only a hang is a timeout.
+            let (tf, _) = h
+                .run_confirming_timeouts(case, &opts)
                 .map_err(|e| Failure::failed(e.to_string()))?;
             let verdicts = judge(case, dtype, &oracle, &tf);
             found |= verdicts.iter().any(|v| v.is_finding());

@@ -5,7 +5,9 @@ use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::time::{Duration, Instant};
 
-use harness_py::{Harness, Kind, Mode, RunOptions, TfOutcome, Verdict, judge};
+use harness_py::{
+    Harness, Kind, Mode, PATIENCE, RunOptions, TfOutcome, TimeoutCheck, Verdict, judge,
+};
 use libafl::Error;
 use libafl::events::{Event, EventFirer, EventWithStats};
 use libafl::executors::{Executor, ExitKind, HasObservers};
@@ -112,9 +114,6 @@ impl Counters {
     }
 }
 
-/// How many times the timeout a case that timed out gets when it runs again.
-const PATIENCE: u32 = 3;
-
 pub struct CaseExecutor {
     harness: Harness,
     observers: Observers,
@@ -141,42 +140,6 @@ impl CaseExecutor {
             python_lines: Default::default(),
             internal_errors: None,
             journal: None,
-        }
-    }
-
-    /// A case past its timeout runs once more with [`PATIENCE`] times the limit: one that
-    /// is only slow (a first compile of a large recurrent graph, a machine busy with other
-    /// work) is judged on that run and counted as slow, not reported as a hang. A case that
-    /// times out again is the hang it seemed.
-    fn confirm_timeout(
-        &mut self,
-        case: &oracle::Case,
-        opts: &RunOptions,
-        first: TfOutcome,
-    ) -> TfOutcome {
-        if !matches!(first, TfOutcome::Timeout { .. }) {
-            return first;
-        }
-        // Until the limit, the worker was inside Keras/TF on this case: TF alone would have
-        // spent at least as long on it.
-        self.counters.tf_ms += opts.limits.timeout.as_millis() as u64;
-        let mut patient = opts.clone();
-        patient.limits.timeout *= PATIENCE;
-        match self.harness.run(case, &patient) {
-            Ok(TfOutcome::Timeout { .. }) => {
-                self.counters.tf_ms += patient.limits.timeout.as_millis() as u64;
-                first
-            }
-            Err(_) => first,
-            Ok(finished) => {
-                tracing::info!(
-                    "a case past the {:?} timeout finished within {:?}",
-                    opts.limits.timeout,
-                    patient.limits.timeout
-                );
-                self.counters.slow += 1;
-                finished
-            }
         }
     }
 
@@ -291,18 +254,30 @@ where
                 j.display()
             );
         }
-        let tf = match self.harness.run(&case, &opts) {
+        let (tf, timeout) = match self.harness.run_confirming_timeouts(&case, &opts) {
             Ok(tf) => tf,
             Err(e) => {
                 // The worker could not be started or the protocol broke: once is noise (the
                 // machine was short of memory), twice in a row is a failure of semfuzz.
                 tracing::warn!("the TensorFlow worker failed ({e}); starting a new one");
-                self.harness.run(&case, &opts).map_err(|e| {
-                    Error::unknown(format!("the TensorFlow worker failed twice: {e}"))
-                })?
+                self.harness
+                    .run_confirming_timeouts(&case, &opts)
+                    .map_err(|e| {
+                        Error::unknown(format!("the TensorFlow worker failed twice: {e}"))
+                    })?
             }
         };
-        let tf = self.confirm_timeout(&case, &opts, tf);
+        // Until a limit, the worker was inside Keras/TF on this case: TF alone would have
+        // spent at least as long on it.
+        let limit = opts.limits.timeout.as_millis() as u64;
+        match timeout {
+            TimeoutCheck::None => {}
+            TimeoutCheck::Slow => {
+                self.counters.tf_ms += limit;
+                self.counters.slow += 1;
+            }
+            TimeoutCheck::Confirmed => self.counters.tf_ms += limit * (1 + u64::from(PATIENCE)),
+        }
         let verdicts = self
             .guarded(&case, "judging", || judge(&case, case.dtype, &oracle, &tf))
             .unwrap_or_default();

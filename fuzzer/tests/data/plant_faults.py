@@ -1,7 +1,7 @@
 """Faults planted in a real worker by the harness tests (see SEMFUZZ_WORKER_PLANT).
 
 An Identity layer whose name starts with `semfuzz_abort` aborts the process, `semfuzz_hang`
-sleeps forever, `semfuzz_alloc` allocates without bound. Every ReLU adds 0.25 to its output
+sleeps forever, `semfuzz_slow` sleeps 3 seconds, `semfuzz_alloc` allocates without bound. Every ReLU adds 0.25 to its output
 (a planted semantic bug that the reference must catch at that layer). A ReLU named
 `semfuzz_lax*` skips Keras's check of `negative_slope` (a planted missing validation).
 """
@@ -19,6 +19,8 @@ def _identity(self, inputs, *args, **kwargs):
         os.abort()
     if self.name.startswith("semfuzz_hang"):
         time.sleep(3600)
+    if self.name.startswith("semfuzz_slow"):
+        time.sleep(3)
     if self.name.startswith("semfuzz_alloc"):
         hog = []
         while True:
