@@ -6,7 +6,8 @@ GroupNormalization axis 0), which Keras refuses to build without a known batch s
 """
 
 import numpy as np
-from common import invalid, valid, write_all
+import keras
+from common import invalid, valid, valid_model, write_all
 from keras import layers
 
 NON_NEGATIVE = ("moving_variance",)
@@ -88,6 +89,21 @@ invalid("gn_groups_zero", lambda: GN(groups=2), [(2, 3, 4)], {"groups": 0})
 invalid("gn_groups_negative", lambda: GN(groups=2), [(2, 3, 4)], {"groups": -2})
 invalid("gn_axis_out_of_range", lambda: GN(groups=2), [(2, 3, 4)], {"axis": 3})
 invalid("gn_batch_axis", lambda: GN(groups=1), [(2, 3, 4)], {"axis": 0})
+
+
+def gn_products_overflow():
+    """Float32 instance normalization of a channel holding -1.1e38 alone in its group: the mean is
+    the value itself, and `x·inv` and `mean·inv` (inv = γ/√ε ≈ -8.9) both overflow, so Keras's
+    `x·inv + (β − mean·inv)` is `inf + (-inf)` = NaN where the exact value is β."""
+    inp = keras.Input(batch_shape=(None, 2))
+    layer = GN(groups=-1)
+    model = keras.Model(inp, layer(inp))
+    layer.set_weights([np.array([-0.2807655847052897, 1.3]), np.array([0.7144947980317866, -0.2])])
+    return model
+
+
+valid_model("gn_products_overflow_f32", gn_products_overflow,
+            [np.array([[-1.1141410534899834e38, 0.5], [2.0, 3.0]])], dtype="float32")
 
 # UnitNormalization (no weights; built at construction).
 UN = layers.UnitNormalization

@@ -4,7 +4,8 @@
 //! `groups=-1` is one group per channel (instance normalization).
 //!
 //! Keras 3.15 composes it on TF like LayerNormalization: `tf.nn.moments` over the group,
-//! `inv = rsqrt(var + ε)·γ; out = x·inv + (β − mean·inv)`, which the reference evaluates.
+//! `inv = rsqrt(var + ε)·γ; out = x·inv + (β − mean·inv)`, which the reference evaluates,
+//! each step overflowing past the compute dtype's range as it does in TF.
 //!
 //! `axis` must not be the batch axis: Keras needs its size when it builds (and the batch size
 //! is unknown there), and with a known batch size its reduction axes come out wrong
@@ -18,7 +19,7 @@ use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::normalization::{
     affine_interval, affine_tolerance, known_dim, lanes, max_finite, moments, resolve_axis, rsqrt,
-    stats_dtype,
+    saturate, stats_dtype,
 };
 use crate::layers::util::{arity, input_shape_config};
 use crate::layers::{CallSite, LayerKind, ParamDef, Spec, WeightDomain, WeightSpec};
@@ -131,7 +132,9 @@ impl GroupNormSpec {
         let reduced: Vec<bool> = (0..grouped.len()).map(|a| a != 0 && a != k).collect();
         let l = lanes(&grouped, &reduced);
         let xs: Vec<f64> = x.iter().copied().collect();
-        let (mean, var) = moments(&xs, &l, max_finite(stats_dtype(self.dtype)));
+        let max = max_finite(stats_dtype(self.dtype));
+        let sat = |v: f64| saturate(v, max);
+        let (mean, var) = moments(&xs, &l, max);
         let stride: usize = shape[k + 1..].iter().product();
         let gamma: Option<Vec<f64>> = self.scale.then(|| weights[0].iter().copied().collect());
         let beta: Option<Vec<f64>> = self
@@ -144,13 +147,17 @@ impl GroupNormSpec {
             .map(|(i, &v)| {
                 let lane = l.lane[i];
                 let c = (i / stride.max(1)) % dim.max(1);
-                let mut inv = rsqrt(var[lane] + self.epsilon);
+                // Each product and sum is a tensor of the compute dtype: past its largest
+                // finite value it is infinite. `x·inv` and `mean·inv` overflow together when
+                // `|x·γ|/√(var + ε)` passes it (float32: `x = -1.1e38`, alone in its group, and
+                // `γ = -0.28` give `inf + (-inf)` = NaN where the exact value is `β`).
+                let mut inv = sat(rsqrt(var[lane] + self.epsilon));
                 if let Some(g) = &gamma {
-                    inv *= g[c];
+                    inv = sat(inv * g[c]);
                 }
-                let mut res = -mean[lane] * inv;
+                let mut res = sat(-mean[lane] * inv);
                 if let Some(b) = &beta {
-                    res += b[c];
+                    res = sat(res + b[c]);
                 }
                 let terms = (v * inv).abs()
                     + (mean[lane] * inv).abs()
@@ -158,7 +165,7 @@ impl GroupNormSpec {
                 if terms.is_finite() {
                     magnitude = magnitude.max(terms);
                 }
-                v * inv + res
+                sat(sat(v * inv) + res)
             })
             .collect();
         (out, magnitude, l.size)
