@@ -105,6 +105,26 @@ def gn_products_overflow():
 valid_model("gn_products_overflow_f32", gn_products_overflow,
             [np.array([[-1.1141410534899834e38, 0.5], [2.0, 3.0]])], dtype="float32")
 
+
+def gn_mean_overflow_in_order():
+    """Float32, one group of 7 elements whose exact sum (7e37) is finite but whose running sum
+    overflows at the fourth: TF sums a group this small in order, the mean is inf, and with
+    γ = 0 the output is `x·0 + (0 − inf·0)` = NaN. The second sample holds the same values in an
+    order whose running sum stays finite: its mean is finite, its variance inf, its output 0."""
+    inp = keras.Input(batch_shape=(None, 7))
+    layer = GN(groups=1)
+    model = keras.Model(inp, layer(inp))
+    layer.set_weights([np.zeros(7), np.zeros(7)])
+    return model
+
+
+valid_model("gn_mean_overflow_in_order_f32", gn_mean_overflow_in_order,
+            [np.array([[-1.1141410534899834e38, 1.7561958398887317e38, 2.477393906917553e38, 1.729143161959381e38,
+                        -4.936306989264499e37, -1.3670191954789198e38, -2.2829728131798293e38],
+                       [1.7561958398887317e38, -1.1141410534899834e38, 2.477393906917553e38,
+                        -2.2829728131798293e38, 1.729143161959381e38, -1.3670191954789198e38,
+                        -4.936306989264499e37]])], dtype="float32")
+
 # UnitNormalization (no weights; built at construction).
 UN = layers.UnitNormalization
 valid("un_default", lambda: UN(), [(3, 5)])
