@@ -6,7 +6,8 @@ GroupNormalization axis 0), which Keras refuses to build without a known batch s
 """
 
 import numpy as np
-from common import invalid, valid, write_all
+import keras
+from common import invalid, valid, valid_model, write_all
 from keras import layers
 
 NON_NEGATIVE = ("moving_variance",)
@@ -88,6 +89,41 @@ invalid("gn_groups_zero", lambda: GN(groups=2), [(2, 3, 4)], {"groups": 0})
 invalid("gn_groups_negative", lambda: GN(groups=2), [(2, 3, 4)], {"groups": -2})
 invalid("gn_axis_out_of_range", lambda: GN(groups=2), [(2, 3, 4)], {"axis": 3})
 invalid("gn_batch_axis", lambda: GN(groups=1), [(2, 3, 4)], {"axis": 0})
+
+
+def gn_products_overflow():
+    """Float32 instance normalization of a channel holding -1.1e38 alone in its group: the mean is
+    the value itself, and `x·inv` and `mean·inv` (inv = γ/√ε ≈ -8.9) both overflow, so Keras's
+    `x·inv + (β − mean·inv)` is `inf + (-inf)` = NaN where the exact value is β."""
+    inp = keras.Input(batch_shape=(None, 2))
+    layer = GN(groups=-1)
+    model = keras.Model(inp, layer(inp))
+    layer.set_weights([np.array([-0.2807655847052897, 1.3]), np.array([0.7144947980317866, -0.2])])
+    return model
+
+
+valid_model("gn_products_overflow_f32", gn_products_overflow,
+            [np.array([[-1.1141410534899834e38, 0.5], [2.0, 3.0]])], dtype="float32")
+
+
+def gn_mean_overflow_in_order():
+    """Float32, one group of 7 elements whose exact sum (7e37) is finite but whose running sum
+    overflows at the fourth: TF sums a group this small in order, the mean is inf, and with
+    γ = 0 the output is `x·0 + (0 − inf·0)` = NaN. The second sample holds the same values in an
+    order whose running sum stays finite: its mean is finite, its variance inf, its output 0."""
+    inp = keras.Input(batch_shape=(None, 7))
+    layer = GN(groups=1)
+    model = keras.Model(inp, layer(inp))
+    layer.set_weights([np.zeros(7), np.zeros(7)])
+    return model
+
+
+valid_model("gn_mean_overflow_in_order_f32", gn_mean_overflow_in_order,
+            [np.array([[-1.1141410534899834e38, 1.7561958398887317e38, 2.477393906917553e38, 1.729143161959381e38,
+                        -4.936306989264499e37, -1.3670191954789198e38, -2.2829728131798293e38],
+                       [1.7561958398887317e38, -1.1141410534899834e38, 2.477393906917553e38,
+                        -2.2829728131798293e38, 1.729143161959381e38, -1.3670191954789198e38,
+                        -4.936306989264499e37]])], dtype="float32")
 
 # UnitNormalization (no weights; built at construction).
 UN = layers.UnitNormalization

@@ -281,4 +281,29 @@ invalid_model("convlstm1d_initial_state_cell_rank", *with_states(C1, X1, [S1, (2
 invalid_model("convlstm1d_initial_state_broadcasts", *with_states(C1, X1, [S1, (2, 1, 2)]))
 invalid_model("convlstm1d_initial_state_grouped", *with_states(C1, X1, [(2, 5, 4), S1]))
 
+
+def exponential_gates_overflow():
+    """A float32 ConvLSTM2D whose `exponential` gates overflow at the second step: the forget
+    gate exp(439) is inf in float32, so `f·c + i·g` is `-inf + inf` = NaN where the previous cell
+    state and the candidate differ in sign (float64 would carry 7e190 and a finite state)."""
+    inp = keras.Input(batch_shape=(None, 2, 1, 1, 1))
+    layer = L.ConvLSTM2D(3, 1, recurrent_activation="exponential", return_sequences=True, return_state=True)
+    model = keras.Model(inp, layer(inp))
+    kernel = np.array([-0.28077, -0.00946, 0.71449, -0.41023, -0.37096, -0.79155, -0.86842, 0.25214,
+                       -0.34576, -0.44601, -0.91931, -0.13136]).reshape(1, 1, 1, 12)
+    recurrent = np.array([[751.06, 148.15, 183.01, -1068.96, 1223.0, -3428.0, -1587.51, -824.89, 101.38,
+                           9584.14, 1230.83, 4971.61],
+                          [-114.73, 8939.0, -850.36, 6746.14, -636.55, -1353.7, 8333.46, 4700.42, -898.65,
+                           -473.89, 941.67, 708.81],
+                          [577.49, -3628.85, -803.59, -715.12, 696.65, -1050.72, 453.46, -1826.88, 321.23,
+                           -592.9, 6250.09, -136.69]]).reshape(1, 1, 3, 12)
+    bias = np.array([0.6406, -0.07157, 0.44141, 0.34834, 0.45126, -0.06245, 0.78261, -0.15847, -0.8314,
+                     0.03193, -0.30856, 0.2421])
+    layer.set_weights([kernel, recurrent, bias])
+    return model
+
+
+valid_model("convlstm2d_exponential_gates_overflow_f32", exponential_gates_overflow,
+            [np.zeros((1, 2, 1, 1, 1))], dtype="float32")
+
 write_all("rnn_conv")

@@ -37,6 +37,7 @@ use crate::layers::convolutional::{
     kernel_exceeds, no_strided_dilation, parse_common, positive, split, surely_nonempty,
     zero_channels,
 };
+use crate::layers::normalization::{max_finite, saturate};
 use crate::layers::rnn::recurrence::StateForm;
 use crate::layers::util::{arity, rank_between, show};
 use crate::layers::{CallSite, Mask, Spec, WeightDomain, WeightSpec};
@@ -58,6 +59,9 @@ pub struct ConvLstmSpec {
     unroll: bool,
     /// The call's `initial_state`: absent or `[h, c]`.
     form: StateForm,
+    /// The dtype the cell computes in: every intermediate past its largest finite value is
+    /// infinite, as in TF (see [`ConvLstmSpec::run`]).
+    dtype: DType,
 }
 
 /// Parses a `ConvLSTM{rank}D` call.
@@ -100,6 +104,7 @@ pub fn parse(call: &CallSite<'_>, rank: usize) -> ParamResult<Box<dyn Spec>> {
         zero_output_for_mask,
         unroll,
         form,
+        dtype: call.dtype,
     }))
 }
 
@@ -231,41 +236,53 @@ impl ConvLstmSpec {
                 .collect()
         };
         let (abs_kernel, abs_recurrent) = (abs(&kernel), abs(&recurrent));
+        // Every intermediate is a tensor of the compute dtype in TF: one past its largest
+        // finite value is infinite there, and stays so in what is computed from it (an
+        // `exponential` gate of 439 is inf in float32, and `inf·c + inf·g` NaN when `c` and
+        // `g` differ in sign, where float64 would carry 7e190 and a finite cell state).
+        let max = max_finite(self.dtype);
+        let sat = |v: Vec<f64>| -> Vec<f64> { v.into_iter().map(|x| saturate(x, max)).collect() };
         for s in 0..steps {
             let t = if self.go_backwards { steps - 1 - s } else { s };
             let xt = Canonical::of(&x.index_axis(Axis(1), t).to_owned(), df);
-            let zx = conv(&xt, &kernel, &win, 1, 4 * f);
+            let zx = sat(conv(&xt, &kernel, &win, 1, 4 * f).data);
             let hc = Canonical {
                 data: h.clone(),
                 ..zeros.clone_shape()
             };
-            let zh = conv(&hc, &recurrent, &rwin, 1, 4 * f);
-            let rows = zx.data.len() / (4 * f).max(1);
+            let zh = sat(conv(&hc, &recurrent, &rwin, 1, 4 * f).data);
+            let rows = zx.len() / (4 * f).max(1);
             let mut pre = [(); 4].map(|_| Vec::with_capacity(rows * f));
             for r in 0..rows {
                 for (gate, p) in pre.iter_mut().enumerate() {
                     for j in 0..f {
                         let k = r * 4 * f + gate * f + j;
-                        let mut v = zx.data[k];
+                        let mut v = zx[k];
                         if let Some(b) = &bias {
-                            v += b[gate * f + j];
+                            v = saturate(v + b[gate * f + j], max);
                         }
-                        p.push(v + zh.data[k]);
+                        p.push(saturate(v + zh[k], max));
                     }
                 }
             }
             let [pi, pf, pc, po] = pre;
             let ra = self.recurrent_activation;
             let act = self.common.activation;
-            let gi = self.activate(ra, &zeros, pi.clone());
-            let gf = self.activate(ra, &zeros, pf.clone());
-            let gc = self.activate(act, &zeros, pc.clone());
-            let go = self.activate(ra, &zeros, po.clone());
+            let gi = sat(self.activate(ra, &zeros, pi.clone()));
+            let gf = sat(self.activate(ra, &zeros, pf.clone()));
+            let gc = sat(self.activate(act, &zeros, pc.clone()));
+            let go = sat(self.activate(ra, &zeros, po.clone()));
             let c_new: Vec<f64> = (0..gi.len())
-                .map(|k| gf[k] * c[k] + gi[k] * gc[k])
+                .map(|k| {
+                    let kept = saturate(gf[k] * c[k], max);
+                    let added = saturate(gi[k] * gc[k], max);
+                    saturate(kept + added, max)
+                })
                 .collect();
-            let ac = self.activate(act, &zeros, c_new.clone());
-            let h_new: Vec<f64> = (0..ac.len()).map(|k| go[k] * ac[k]).collect();
+            let ac = sat(self.activate(act, &zeros, c_new.clone()));
+            let h_new: Vec<f64> = (0..ac.len())
+                .map(|k| saturate(go[k] * ac[k], max))
+                .collect();
             let keep = mask.and_then(|m| step_keep(m, t, &state_shape, df));
             if let Some(e) = err.as_deref_mut() {
                 let xm = conv(
