@@ -34,6 +34,49 @@ struct Campaign {
     tf_seconds: f64,
     worker_starts: f64,
     steady: Steady,
+    /// Where the wall time went, from `fuzzer_stats`.
+    parts: Parts,
+}
+
+/// The campaign's wall time split: inside TF, the worker outside TF, the pipe and the
+/// client's request and answer, the reference's check, the judge, and outside executions
+/// (start, mutation, repair, LibAFL).
+struct Parts {
+    seconds: f64,
+    tf: f64,
+    handle: f64,
+    worker: f64,
+    oracle: f64,
+    judge: f64,
+    exec: f64,
+}
+
+impl Parts {
+    fn of(out: &Path) -> Parts {
+        Parts {
+            seconds: stat(out, "run_time"),
+            tf: stat(out, "tf_seconds"),
+            handle: stat(out, "worker_handle_seconds"),
+            worker: stat(out, "worker_seconds"),
+            oracle: stat(out, "oracle_seconds"),
+            judge: stat(out, "judge_seconds"),
+            exec: stat(out, "exec_seconds"),
+        }
+    }
+
+    fn describe(&self, jobs: f64) -> String {
+        let wall = (self.seconds * jobs).max(1e-9);
+        let share = |s: f64| 100.0 * s / wall;
+        format!(
+            "wall time per client: inside TF {:.1}%, worker outside TF {:.1}%, pipe and client {:.1}%, reference check {:.1}%, judge {:.1}%, outside executions (start, mutation, repair) {:.1}%",
+            share(self.tf),
+            share(self.handle - self.tf),
+            share(self.worker - self.handle),
+            share(self.oracle),
+            share(self.judge),
+            share(wall - self.exec)
+        )
+    }
 }
 
 /// The campaign from its first `plot_data` line with an execution to its last line.
@@ -108,6 +151,7 @@ fn campaign(jobs: usize, minutes: f64, work: &Path) -> Campaign {
         tf_seconds: stat(&out, "tf_seconds"),
         worker_starts: stat(&out, "worker_starts"),
         steady: Steady::of(&out),
+        parts: Parts::of(&out),
     }
 }
 
@@ -142,6 +186,7 @@ fn main() {
         one.worker_starts
     ));
     say(format!("1 job, {}", one.steady.describe(1.0)));
+    say(format!("1 job, {}", one.parts.describe(1.0)));
     let two = campaign(2, minutes, work.path());
     let rate2 = two.execs / two.seconds;
     say(format!(
@@ -158,4 +203,5 @@ fn main() {
         two.steady.describe(2.0),
         steady2 / steady1.max(1e-9)
     ));
+    say(format!("2 jobs, {}", two.parts.describe(2.0)));
 }

@@ -49,13 +49,39 @@ fn text(b: &[u8]) -> String {
 }
 
 fn stat(out: &Path, key: &str) -> u64 {
+    seconds(out, key) as u64
+}
+
+fn seconds(out: &Path, key: &str) -> f64 {
     let stats = std::fs::read_to_string(out.join("fuzzer_stats")).unwrap();
     stats
         .lines()
         .filter_map(|l| l.split_once(':'))
         .find(|(k, _)| k.trim() == key)
         .and_then(|(_, v)| v.trim().parse::<f64>().ok())
-        .unwrap_or_else(|| panic!("no {key} in fuzzer_stats:\n{stats}")) as u64
+        .unwrap_or_else(|| panic!("no {key} in fuzzer_stats:\n{stats}"))
+}
+
+/// The execution time's parts nest: TF inside the worker's handling, that inside the
+/// client's round trip, that and the reference's check and the judge inside the executions.
+fn time_parts_nest(out: &Path) {
+    let s = |k: &str| seconds(out, k);
+    let (tf, handle, worker) = (
+        s("tf_seconds"),
+        s("worker_handle_seconds"),
+        s("worker_seconds"),
+    );
+    let (oracle, judge, exec) = (s("oracle_seconds"), s("judge_seconds"), s("exec_seconds"));
+    assert!(
+        0.0 < tf && tf <= handle && handle <= worker,
+        "{tf} {handle} {worker}"
+    );
+    assert!(oracle > 0.0 && judge > 0.0, "{oracle} {judge}");
+    // Each part is rounded to the microsecond per execution.
+    assert!(
+        worker + oracle + judge <= exec + 1e-3 * s("execs_done"),
+        "{exec}"
+    );
 }
 
 fn names(dir: &Path) -> BTreeSet<String> {
@@ -195,12 +221,16 @@ fn a_stopped_campaign_resumes_with_its_corpus_findings_and_counters() {
     let found = findings(&out);
     let execs = stat(&out, "execs_done");
     assert!(execs > 0 && !found.is_empty());
+    time_parts_nest(&out);
+    let worker = seconds(&out, "worker_seconds");
 
     let second = fuzz(&out, &["--resume", "--runs", "40", "--seed", "8"], None);
     assert!(text(&second.stdout).contains("resuming after"));
     assert!(corpus.is_subset(&names(&out.join("corpus"))));
     assert!(found.is_subset(&findings(&out)));
     assert!(stat(&out, "execs_done") >= execs + 40);
+    time_parts_nest(&out);
+    assert!(seconds(&out, "worker_seconds") > worker);
     let campaign: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("campaign.json")).unwrap()).unwrap();
     assert_eq!(campaign["runs"].as_array().unwrap().len(), 2);

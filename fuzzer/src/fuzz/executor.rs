@@ -78,10 +78,17 @@ pub struct Counters {
     pub valid: u64,
     /// Minimally-invalid cases sent to TF.
     pub invalid: u64,
-    /// Milliseconds the worker spent inside Keras/TF.
-    pub tf_ms: u64,
-    /// Milliseconds spent in executions (reference, TF, judging, features).
-    pub exec_ms: u64,
+    /// Microseconds the worker spent inside Keras/TF.
+    pub tf_us: u64,
+    /// Microseconds spent in executions (reference, TF, judging, features).
+    pub exec_us: u64,
+    /// Microseconds of the executions spent checking and evaluating the case in the
+    /// reference, waiting for the worker (TF's time included), and judging (with features).
+    pub oracle_us: u64,
+    pub worker_us: u64,
+    pub judge_us: u64,
+    /// Microseconds the worker spent answering requests (inside TF and out).
+    pub handle_us: u64,
     /// Workers started (1 + restarts after crashes, hangs and memory blow-ups).
     pub worker_starts: u64,
     /// Distinct lines of Keras's and TF's Python code run so far (with Python coverage).
@@ -90,23 +97,31 @@ pub struct Counters {
     pub slow: u64,
 }
 
-pub const STAT_NAMES: [&str; 7] = [
+pub const STAT_NAMES: [&str; 11] = [
     "valid",
     "invalid",
-    "tf_ms",
-    "exec_ms",
+    "tf_us",
+    "exec_us",
+    "oracle_us",
+    "worker_us",
+    "judge_us",
+    "handle_us",
     "worker_starts",
     "python_lines",
     "slow",
 ];
 
 impl Counters {
-    fn values(&self) -> [u64; 7] {
+    fn values(&self) -> [u64; 11] {
         [
             self.valid,
             self.invalid,
-            self.tf_ms,
-            self.exec_ms,
+            self.tf_us,
+            self.exec_us,
+            self.oracle_us,
+            self.worker_us,
+            self.judge_us,
+            self.handle_us,
             self.worker_starts,
             self.python_lines,
             self.slow,
@@ -246,6 +261,7 @@ where
             return Ok(ExitKind::Ok);
         };
         let oracle = *checked;
+        let checked_at = Instant::now();
         if let Some(j) = &self.journal
             && let Err(e) = std::fs::write(j, input.json())
         {
@@ -267,17 +283,20 @@ where
                     })?
             }
         };
+        let ran_at = Instant::now();
         // Until a limit, the worker was inside Keras/TF on this case: TF alone would have
         // spent at least as long on it.
-        let limit = opts.limits.timeout.as_millis() as u64;
-        match timeout {
-            TimeoutCheck::None => {}
+        let limit = opts.limits.timeout.as_micros() as u64;
+        let timed_out = match timeout {
+            TimeoutCheck::None => 0,
             TimeoutCheck::Slow => {
-                self.counters.tf_ms += limit;
                 self.counters.slow += 1;
+                limit
             }
-            TimeoutCheck::Confirmed => self.counters.tf_ms += limit * (1 + u64::from(PATIENCE)),
-        }
+            TimeoutCheck::Confirmed => limit * (1 + u64::from(PATIENCE)),
+        };
+        self.counters.tf_us += timed_out;
+        self.counters.handle_us += timed_out;
         let verdicts = self
             .guarded(&case, "judging", || judge(&case, case.dtype, &oracle, &tf))
             .unwrap_or_default();
@@ -304,8 +323,14 @@ where
             Err(CheckError::Invalid(_)) => self.counters.invalid += 1,
             Err(CheckError::Unsupported(_)) => {}
         }
-        if let TfOutcome::Ran { tf_seconds, .. } = &tf {
-            self.counters.tf_ms += (tf_seconds * 1000.0) as u64;
+        if let TfOutcome::Ran {
+            tf_seconds,
+            worker_seconds,
+            ..
+        } = &tf
+        {
+            self.counters.tf_us += (tf_seconds * 1e6) as u64;
+            self.counters.handle_us += (worker_seconds * 1e6) as u64;
         }
         let exit = if verdicts.iter().any(|v| v.kind == Kind::Crash) {
             ExitKind::Crash
@@ -324,7 +349,11 @@ where
                 modes,
             });
         }
-        self.counters.exec_ms += started.elapsed().as_millis() as u64;
+        let micros = |d: Duration| d.as_micros() as u64;
+        self.counters.exec_us += micros(started.elapsed());
+        self.counters.oracle_us += micros(checked_at - started);
+        self.counters.worker_us += micros(ran_at - checked_at);
+        self.counters.judge_us += micros(ran_at.elapsed());
         self.report(mgr, state, false)?;
         Ok(exit)
     }

@@ -22,8 +22,13 @@ pub struct Totals {
     pub run_seconds: f64,
     pub valid: u64,
     pub invalid: u64,
-    pub tf_ms: u64,
-    pub exec_ms: u64,
+    /// Microseconds: inside Keras/TF, in executions, and the executions' parts.
+    pub tf_us: u64,
+    pub exec_us: u64,
+    pub oracle_us: u64,
+    pub worker_us: u64,
+    pub judge_us: u64,
+    pub handle_us: u64,
     pub worker_starts: u64,
     pub python_lines: u64,
     /// Cases past the timeout that finished when run again with a longer one.
@@ -52,8 +57,12 @@ impl Totals {
             run_seconds: get("run_time"),
             valid: get("valid_execs") as u64,
             invalid: get("invalid_execs") as u64,
-            tf_ms: (get("tf_seconds") * 1000.0) as u64,
-            exec_ms: (get("exec_seconds") * 1000.0) as u64,
+            tf_us: (get("tf_seconds") * 1e6) as u64,
+            exec_us: (get("exec_seconds") * 1e6) as u64,
+            oracle_us: (get("oracle_seconds") * 1e6) as u64,
+            worker_us: (get("worker_seconds") * 1e6) as u64,
+            judge_us: (get("judge_seconds") * 1e6) as u64,
+            handle_us: (get("worker_handle_seconds") * 1e6) as u64,
             worker_starts: get("worker_starts") as u64,
             slow: get("slow_cases") as u64,
             clients: get("clients") as usize,
@@ -93,7 +102,7 @@ impl Totals {
 
     /// Share of the clients' execution time spent inside Keras/TF, in percent.
     pub fn tf_percent(&self) -> f64 {
-        Self::percent(self.tf_ms, self.exec_ms)
+        Self::percent(self.tf_us, self.exec_us)
     }
 }
 
@@ -154,8 +163,13 @@ fn write_stats(out: &Path, t: &Totals, plot: bool) -> std::io::Result<()> {
     kv("valid_execs", t.valid.to_string());
     kv("invalid_execs", t.invalid.to_string());
     kv("valid_percent", format!("{:.1}", t.valid_percent()));
-    kv("tf_seconds", format!("{:.3}", t.tf_ms as f64 / 1000.0));
-    kv("exec_seconds", format!("{:.3}", t.exec_ms as f64 / 1000.0));
+    let seconds = |us: u64| format!("{:.3}", us as f64 / 1e6);
+    kv("tf_seconds", seconds(t.tf_us));
+    kv("exec_seconds", seconds(t.exec_us));
+    kv("oracle_seconds", seconds(t.oracle_us));
+    kv("worker_seconds", seconds(t.worker_us));
+    kv("judge_seconds", seconds(t.judge_us));
+    kv("worker_handle_seconds", seconds(t.handle_us));
     kv("tf_time_percent", format!("{:.1}", t.tf_percent()));
     kv("worker_starts", t.worker_starts.to_string());
     kv("python_lines", t.python_lines.to_string());
@@ -188,8 +202,8 @@ fn write_stats(out: &Path, t: &Totals, plot: bool) -> std::io::Result<()> {
         t.findings_total(),
         t.valid_percent(),
         t.tf_percent(),
-        t.tf_ms as f64 / 1000.0,
-        t.exec_ms as f64 / 1000.0
+        t.tf_us as f64 / 1e6,
+        t.exec_us as f64 / 1e6
     )
 }
 
@@ -245,13 +259,29 @@ impl StatusMonitor {
                 }
             }
         }
-        let [valid, invalid, tf_ms, exec_ms, starts, python_lines, slow] = sums;
+        let [
+            valid,
+            invalid,
+            tf_us,
+            exec_us,
+            oracle_us,
+            worker_us,
+            judge_us,
+            handle_us,
+            starts,
+            python_lines,
+            slow,
+        ] = sums;
         t.slow += slow;
         t.python_lines = python_lines;
         t.valid += valid;
         t.invalid += invalid;
-        t.tf_ms += tf_ms;
-        t.exec_ms += exec_ms;
+        t.tf_us += tf_us;
+        t.exec_us += exec_us;
+        t.oracle_us += oracle_us;
+        t.worker_us += worker_us;
+        t.judge_us += judge_us;
+        t.handle_us += handle_us;
         t.worker_starts += starts;
         t
     }
