@@ -42,7 +42,8 @@ const FLOAT32_PACKET: usize = 8;
 /// the mean overflowed): groups of 3 to 7 elements in layouts (2, 7), (3, 6) with 2 groups,
 /// (2, 3, 2), (2, 2, 3) and (2, 3, 4) with 2 groups, 30 draws each of ±[0.3, 1]·2e38: the
 /// in-order sum predicts every overflow. From 8 elements on TF sums in packets, in an order
-/// not modelled here (the exact sum, [`moments`], is kept there).
+/// not modelled here (the exact sum, [`moments`], is kept there, and
+/// [`overflows_in_some_order`] says where that order can decide).
 fn moments_in_order(x: &[f64], lanes: &Lanes, max: f64) -> (Vec<f64>, Vec<f64>) {
     let n = lanes.size as f64;
     let mut sum = vec![0.0; lanes.count];
