@@ -85,7 +85,10 @@ pub fn in_model(model: &Model, analysis: Option<&ModelAnalysis>) -> Vec<(usize, 
 /// Whether `RMSNormalization(axis=axis)` on an input of this shape (when known) meets the
 /// scale broadcasting bug.
 fn rms_axis_scale(axis: Option<&Value>, input: Option<&[Option<usize>]>) -> bool {
-    let last_only = |a: &Value| *a == Value::from(-1) || *a == Value::from(vec![-1]);
+    let last_only = |a: &Value| match a {
+        Value::Array(v) => matches!(v.as_slice(), [x] if x.as_i64() == Some(-1)),
+        _ => a.as_i64() == Some(-1),
+    };
     let Some(x) = input else {
         return !axis.is_some_and(last_only);
     };
