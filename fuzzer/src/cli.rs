@@ -99,6 +99,10 @@ pub struct FuzzArgs {
     /// Layers per generated model.
     #[arg(long, default_value_t = 10)]
     pub layers: usize,
+    /// Let generated and repaired models keep triggers of the framework bugs kept in
+    /// `crashes/` (by default they are steered away from them).
+    #[arg(long)]
+    pub keep_known_bugs: bool,
     /// Seed corpus: folders of case files added at the start (default: the repository's
     /// `seeds/`, when present).
     #[arg(long, value_name = "DIR")]
@@ -224,6 +228,10 @@ pub struct GenArgs {
     /// `semfuzz layers` lists them); repairs may still bring in other classes.
     #[arg(long, value_delimiter = ',', value_name = "CLASS,...")]
     pub classes: Vec<String>,
+    /// Let models keep triggers of the framework bugs kept in `crashes/` (by default the
+    /// repair steers them away).
+    #[arg(long)]
+    pub keep_known_bugs: bool,
     /// For `--format keras`: the environment whose Keras saves the files.
     #[command(flatten)]
     pub python: PythonArgs,

@@ -447,3 +447,55 @@ fn check_reads_keras_files_and_model_json_without_python() {
         text(&out.stdout)
     );
 }
+
+#[test]
+fn gen_steers_away_from_kept_bugs_unless_asked_to_keep_them() {
+    // RMSNormalization alone: many of its sampled axes trigger the kept scale bug.
+    let run = |keep: bool| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = vec![
+            "gen",
+            "--count",
+            "30",
+            "--seed",
+            "3",
+            "--layers",
+            "3",
+            "--classes",
+            "RMSNormalization",
+            "--out",
+            dir.path().to_str().unwrap(),
+        ];
+        if keep {
+            args.push("--keep-known-bugs");
+        }
+        let out = semfuzz(&args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let summary: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join("summary.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(summary["keep_known_bugs"], keep);
+        let mut with_trigger = 0;
+        for entry in std::fs::read_dir(dir.path()).unwrap() {
+            let path = entry.unwrap().path();
+            if !path.to_string_lossy().ends_with(".case.json") {
+                continue;
+            }
+            let case = oracle::Case::read(&path).unwrap();
+            let analysis = oracle::check(&case).unwrap();
+            with_trigger +=
+                usize::from(!oracle::known_bugs::in_model(&case.model, Some(&analysis)).is_empty());
+        }
+        (summary, with_trigger)
+    };
+    let (avoided, none) = run(false);
+    assert_eq!(none, 0);
+    assert!(
+        avoided["models_with_known_bug_trigger_avoided"].as_u64() >= Some(3),
+        "{avoided}"
+    );
+    let (kept, some) = run(true);
+    assert!(some >= 3, "{some} of 30 models hold a trigger");
+    assert_eq!(kept["known_bug_triggers_avoided"], 0);
+}

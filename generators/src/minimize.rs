@@ -346,8 +346,10 @@ fn fitted(c: Case) -> Vec<Case> {
     match oracle::check::check_in(&c, c.dtype) {
         Err(oracle::CheckError::Invalid(_)) => {
             let mut repaired = c.clone();
+            // The finding may be a kept bug's: its trigger stays.
             let opts = RepairOptions {
                 batch,
+                avoid_known_bugs: false,
                 ..RepairOptions::default()
             };
             let mut out = vec![c];

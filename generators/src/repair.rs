@@ -6,10 +6,18 @@
 //! "Better" compares, in order: how many calls the violation keeps from being checked (the
 //! failing call and what depends on it; fewer is better, which is the ExAIS "later position"
 //! made robust to insertions), then the violation's badness (severity bands, then distance).
+//!
+//! Unless told to keep them, a layer that triggers a kept framework bug
+//! ([`oracle::known_bugs`]) counts as the least of violations, once the case is otherwise
+//! valid: TF would raise or compute wrong values there, the same known bug every time, and
+//! the rest of the model would go untested. The layer is patched without a random draw (its
+//! argument set to a value that does not trigger the bug) or else removed; failing both, it
+//! is repaired like any other violation.
 
 use oracle::Case;
 use oracle::case::{Dims, Layer, TensorRef};
 use oracle::check::{ModelAnalysis, check_prefix, declared_inputs};
+use oracle::known_bugs::{self, KnownBug};
 use oracle::layers::{Arity, LayerKind, lookup};
 use oracle::{Category, Violation};
 use rand::Rng as _;
@@ -32,6 +40,9 @@ pub struct RepairOptions {
     pub max_elements: usize,
     /// The batch size the case will run with.
     pub batch: usize,
+    /// Whether a layer triggering a kept framework bug counts as a violation to repair (so
+    /// that no repaired case holds one), rather than as valid.
+    pub avoid_known_bugs: bool,
 }
 
 impl Default for RepairOptions {
@@ -40,6 +51,7 @@ impl Default for RepairOptions {
             max_tries: 400,
             max_elements: 4096,
             batch: 2,
+            avoid_known_bugs: true,
         }
     }
 }
@@ -96,6 +108,9 @@ pub struct Diagnosis {
     pub layer: Option<usize>,
     /// The calls checked before (and independently of) the violation.
     pub analysis: Option<ModelAnalysis>,
+    /// The kept framework bug the violating layer triggers, when that is all that is wrong
+    /// (only with [`RepairOptions::avoid_known_bugs`]).
+    pub known_bug: Option<KnownBug>,
 }
 
 fn calls_in(case: &Case) -> usize {
@@ -110,6 +125,7 @@ pub fn diagnose(case: &Case, opts: &RepairOptions) -> Diagnosis {
         violation: v,
         layer,
         analysis: None,
+        known_bug: None,
     };
     let declared = match declared_inputs(&case.model) {
         Ok(d) => d,
@@ -149,12 +165,14 @@ pub fn diagnose(case: &Case, opts: &RepairOptions) -> Diagnosis {
     let (analysis, violation) = match (symbolic, known) {
         ((a, Some(v)), _) | (_, (a, Some(v))) => (a, v),
         (_, (a, None)) => match oversized.first() {
+            None if opts.avoid_known_bugs => return known_bug_diagnosis(case, a),
             None => {
                 return Diagnosis {
                     score: Score::Valid,
                     violation: None,
                     layer: None,
                     analysis: Some(a),
+                    known_bug: None,
                 };
             }
             Some(&(li, n)) => {
@@ -180,6 +198,99 @@ pub fn diagnose(case: &Case, opts: &RepairOptions) -> Diagnosis {
         layer: edit::position(case, &violation.layer),
         violation: Some(violation),
         analysis: Some(analysis),
+        known_bug: None,
+    }
+}
+
+/// The diagnosis of a case valid on its shapes (`analysis`, at the repair's batch): valid, or
+/// invalid by the least of margins where some layer triggers a kept framework bug. Such a
+/// case keeps every call checked (nothing unreached), so any real violation scores worse.
+fn known_bug_diagnosis(case: &Case, analysis: ModelAnalysis) -> Diagnosis {
+    let triggers = known_bugs::in_model(&case.model, Some(&analysis));
+    let Some(&(li, bug)) = triggers.first() else {
+        return Diagnosis {
+            score: Score::Valid,
+            violation: None,
+            layer: None,
+            analysis: Some(analysis),
+            known_bug: None,
+        };
+    };
+    let layer = &case.model.layers[li];
+    let v = Violation::new(Category::ImproperArgument, oracle::Tag::Semantic)
+        .parameter(trigger_parameter(bug))
+        .actual(
+            layer
+                .config
+                .get(trigger_parameter(bug))
+                .map_or_else(|| "(default)".to_owned(), Value::to_string),
+        )
+        .expected("a value that does not trigger a kept framework bug")
+        .detail(format!("triggers the kept framework bug {}", bug.id()))
+        .at(&layer.name, &layer.class_name)
+        .badness(triggers.len() as f64);
+    Diagnosis {
+        score: Score::Invalid {
+            unreached: 0,
+            badness: v.badness,
+        },
+        violation: Some(v),
+        layer: Some(li),
+        analysis: Some(analysis),
+        known_bug: Some(bug),
+    }
+}
+
+/// The argument whose value triggers a kept bug.
+fn trigger_parameter(bug: KnownBug) -> &'static str {
+    match bug {
+        KnownBug::RmsNormalizationAxisScale => "axis",
+    }
+}
+
+/// Steers layer `li` away from the kept bug it triggers, without a random draw (the layer's
+/// weights go: their shapes may change).
+///
+/// RMSNormalization normalizes as many axes as before (at most all but the batch axis), the
+/// trailing ones, written from the end (`-1`, `[-2, -1]`: trailing at every rank, so a later
+/// change of rank keeps them so); its output shape stays.
+pub fn avoid_known_bug(
+    case: &mut Case,
+    li: usize,
+    bug: KnownBug,
+    analysis: Option<&ModelAnalysis>,
+) -> edit::EditResult {
+    match bug {
+        KnownBug::RmsNormalizationAxisScale => {
+            let shapes: Vec<Dims> = analysis
+                .map(|a| {
+                    a.calls
+                        .iter()
+                        .filter(|c| c.layer == li)
+                        .filter_map(|c| c.input_shapes.first().cloned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let layer = case
+                .model
+                .layers
+                .get_mut(li)
+                .ok_or(edit::Skipped("no such layer"))?;
+            let listed = match layer.config.get("axis") {
+                Some(Value::Array(a)) => Some(a.len()),
+                _ => None,
+            };
+            let room = shapes.iter().map(|x| x.len().saturating_sub(1)).min();
+            let k = listed.unwrap_or(1).min(room.unwrap_or(usize::MAX)).max(1);
+            let axis = match listed {
+                Some(_) => json!((-(k as i64)..0).collect::<Vec<i64>>()),
+                None => json!(-1),
+            };
+            layer.config.insert("axis".into(), axis);
+            let name = layer.name.clone();
+            case.weights.shift_remove(&name);
+            Ok(())
+        }
     }
 }
 
@@ -191,6 +302,9 @@ pub struct RepairStats {
     /// Changes kept (each made the case better).
     pub kept: usize,
     pub valid: bool,
+    /// Layers steered away from a kept framework bug they triggered (not counted in
+    /// `tries` and `kept`).
+    pub known_bugs_avoided: usize,
 }
 
 /// Repairs a case toward validity; it keeps only changes that make it better, so it never
@@ -213,6 +327,42 @@ pub fn repair_diagnosed(
     // by cloning only the layers that differ.
     let mut scratch: Option<Case> = None;
     while !current.score.is_valid() && stats.tries < opts.max_tries {
+        // A layer triggering a kept bug is patched first, or else removed (its consumers
+        // take its input), once per step of progress, without a draw or a try counted; when
+        // neither helps, the repair goes on as for any violation.
+        let avoiding = current
+            .known_bug
+            .zip(current.layer)
+            .filter(|_| since_progress == 0);
+        if let Some((bug, li)) = avoiding {
+            since_progress += 1;
+            for patch in [true, false] {
+                let candidate = match &mut scratch {
+                    Some(c) => {
+                        c.clone_from(case);
+                        c
+                    }
+                    None => scratch.insert(case.clone()),
+                };
+                let applied = if patch {
+                    avoid_known_bug(candidate, li, bug, current.analysis.as_ref())
+                } else {
+                    edit::remove_layer(candidate, li)
+                };
+                if applied.is_err() {
+                    continue;
+                }
+                let next = diagnose(candidate, opts);
+                if next.score.better_than(&current.score) {
+                    std::mem::swap(case, candidate);
+                    current = next;
+                    stats.known_bugs_avoided += 1;
+                    since_progress = 0;
+                    break;
+                }
+            }
+            continue;
+        }
         stats.tries += 1;
         let candidate = match &mut scratch {
             Some(c) => {

@@ -50,6 +50,10 @@ pub struct Summary {
     pub needed_repair: usize,
     pub repair_tries: usize,
     pub repair_kept: usize,
+    /// Layers steered away from a kept framework bug's trigger.
+    pub known_bugs_avoided: usize,
+    /// Models with such a layer.
+    pub known_bug_models: usize,
     pub layers: usize,
     pub multi_input: usize,
     pub multi_output: usize,
@@ -69,6 +73,8 @@ impl Summary {
         self.needed_repair += (repair.tries > 0) as usize;
         self.repair_tries += repair.tries;
         self.repair_kept += repair.kept;
+        self.known_bugs_avoided += repair.known_bugs_avoided;
+        self.known_bug_models += (repair.known_bugs_avoided > 0) as usize;
         self.layers += f.layers;
         self.multi_input += (f.inputs > 1) as usize;
         self.multi_output += (f.outputs > 1) as usize;
@@ -104,6 +110,8 @@ impl Summary {
             "needed_repair_share": self.share(self.needed_repair),
             "repair_tries_per_model": self.share(self.repair_tries),
             "repair_changes_kept_per_model": self.share(self.repair_kept),
+            "known_bug_triggers_avoided": self.known_bugs_avoided,
+            "models_with_known_bug_trigger_avoided": self.known_bug_models,
             "layers_per_model": self.share(self.layers),
             "multi_input_share": self.share(self.multi_input),
             "multi_output_share": self.share(self.multi_output),
@@ -118,7 +126,8 @@ impl Summary {
     pub fn to_text(&self) -> String {
         let mut s = format!(
             "{} models, {} valid ({:.2}%); {:.1} layers each; repair needed by {:.1}% ({:.1} tries per model)\n\
-             multi-input {:.1}%, multi-output {:.1}%, fan-out {:.1}%, merges {:.1}%; {} distinct classes\n",
+             multi-input {:.1}%, multi-output {:.1}%, fan-out {:.1}%, merges {:.1}%; {} distinct classes\n\
+             kept framework bugs' triggers avoided: {} layer(s) in {} model(s)\n",
             self.models,
             self.valid,
             100.0 * self.share(self.valid),
@@ -130,6 +139,8 @@ impl Summary {
             100.0 * self.share(self.fan_out),
             100.0 * self.share(self.merge),
             self.classes.len(),
+            self.known_bugs_avoided,
+            self.known_bug_models,
         );
         let mut by_count: Vec<(&String, &usize)> = self.classes.iter().collect();
         by_count.sort_by_key(|(c, n)| (**n, (*c).clone()));

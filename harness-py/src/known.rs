@@ -3,6 +3,7 @@
 //! A matching outcome is counted as one known item instead of being reported again and again.
 
 use oracle::check::ModelAnalysis;
+use oracle::known_bugs::{self, KnownBug};
 use oracle::{Case, DType};
 use serde_json::Value;
 
@@ -59,16 +60,16 @@ pub fn framework_bug(
     v: &Verdict,
     analysis: Option<&ModelAnalysis>,
 ) -> Option<&'static str> {
+    // Without the shapes, the conservative trigger: every layer that might be one counts.
     let rms_axis_not_last = |l: &oracle::case::Layer| {
-        l.class_name == "RMSNormalization"
-            && !matches!(l.config.get("axis"), Some(a) if *a == serde_json::json!(-1) || *a == serde_json::json!([-1]))
+        known_bugs::triggered_by(l, None) == Some(KnownBug::RmsNormalizationAxisScale)
     };
     // The RMSNormalization scale broadcasts onto the wrong axes and changes the shape, so
     // the op itself or the layers after it raise.
     let raised = v.kind == Kind::UnexpectedRejection
         || v.kind == Kind::ModeMismatch && v.detail.contains(" raises where");
     if raised && case.model.layers.iter().any(rms_axis_not_last) {
-        return Some("mismatch-RMSNormalization-axis-scale");
+        return Some(KnownBug::RmsNormalizationAxisScale.id());
     }
     // Keras's adaptive pooling builds a second pool one longer than `ceil(n / output_size)`,
     // longer than the axis when that is `n` itself: graph shape inference refuses it.
@@ -400,7 +401,7 @@ pub fn framework_bug(
             return Some("mismatch-ReLU-float64-max-value");
         }
         if rms_axis_not_last(layer) {
-            return Some("mismatch-RMSNormalization-axis-scale");
+            return Some(KnownBug::RmsNormalizationAxisScale.id());
         }
         if ops_add_bias_shortcut(class, config, call) {
             return Some("mismatch-DepthwiseConv2D-channels-first-bias");
@@ -730,7 +731,12 @@ mod tests {
 
     /// A one-layer float64 case: `class` with `config` on an input of this batch shape, and
     /// these weights.
-    fn one_layer_case(class: &str, config: Value, batch_shape: Value, weights: Value) -> Case {
+    pub(super) fn one_layer_case(
+        class: &str,
+        config: Value,
+        batch_shape: Value,
+        weights: Value,
+    ) -> Case {
         let mut config = config;
         config["name"] = json!("l");
         let text = json!({
@@ -858,6 +864,61 @@ mod tests {
             framework_bug(&finite, DType::Float64, &finite_tf, None),
             None
         );
+    }
+}
+
+#[cfg(test)]
+mod rms_normalization_tests {
+    use super::tests::one_layer_case;
+    use super::*;
+    use serde_json::json;
+
+    fn rms(axis: Value) -> Case {
+        one_layer_case(
+            "RMSNormalization",
+            json!({"axis": axis}),
+            json!([null, 3, 4]),
+            json!([]),
+        )
+    }
+
+    fn verdict(kind: Kind, detail: &str) -> Verdict {
+        Verdict {
+            kind,
+            signature: "RMSNormalization".into(),
+            layer: Some("l".into()),
+            mode: Some(Mode::Eager),
+            detail: detail.into(),
+            known: None,
+        }
+    }
+
+    #[test]
+    fn any_axis_but_minus_one_counts_as_the_scale_bug() {
+        let raised = verdict(
+            Kind::UnexpectedRejection,
+            "'l': InvalidArgumentError: Incompatible shapes: [2,3,4] vs. [3] [Op:Mul]",
+        );
+        let wrong = verdict(
+            Kind::Mismatch,
+            "'l' output 0 at [0, 0, 0]: TensorFlow 1e0, reference 2e0 (tolerance abs 0.0e0 rel 0.0e0)",
+        );
+        for v in [&raised, &wrong] {
+            for axis in [json!(1), json!([1]), json!([1, 2]), json!(2)] {
+                assert_eq!(
+                    framework_bug(&rms(axis.clone()), DType::Float64, v, None),
+                    Some("mismatch-RMSNormalization-axis-scale"),
+                    "axis {axis}"
+                );
+            }
+            for axis in [json!(-1), json!([-1])] {
+                assert_eq!(
+                    framework_bug(&rms(axis.clone()), DType::Float64, v, None),
+                    None,
+                    "axis {axis}"
+                );
+            }
+        }
     }
 }
 

@@ -15,6 +15,7 @@ pub mod check;
 pub mod diagnose;
 pub mod dtype;
 pub mod interval;
+pub mod known_bugs;
 pub mod layers;
 mod operation_names;
 pub mod params;

@@ -116,6 +116,10 @@ pub fn run(args: &GenArgs) -> Result<Outcome, Failure> {
         layers: args.layers,
         dtype: args.dtype,
         classes,
+        repair: generators::RepairOptions {
+            avoid_known_bugs: !args.keep_known_bugs,
+            ..Default::default()
+        },
         ..GenOptions::default()
     };
     let mut rng = generators::rng(args.seed);
@@ -170,6 +174,7 @@ pub fn run(args: &GenArgs) -> Result<Outcome, Failure> {
     }
     report["seconds"] = seconds.into();
     report["seed"] = args.seed.into();
+    report["keep_known_bugs"] = args.keep_known_bugs.into();
     let path = args.out.join("summary.json");
     std::fs::write(
         &path,

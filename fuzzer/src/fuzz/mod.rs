@@ -222,7 +222,10 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
             invalid_share: args.invalid_share,
             fresh_share: 0.02,
             layers: args.layers,
-            repair: RepairOptions::default(),
+            repair: RepairOptions {
+                avoid_known_bugs: !args.keep_known_bugs,
+                ..RepairOptions::default()
+            },
             values: ValueOptions::default(),
         },
         seeds,
@@ -304,7 +307,8 @@ fn record_run(out: &Path, args: &FuzzArgs, seed: u64) -> std::io::Result<()> {
             "modes": args.modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
             "dtypes": args.dtype.iter().map(|d| d.name()).collect::<Vec<_>>(),
             "invalid_share": args.invalid_share, "second_mode_share": args.second_mode_share,
-            "layers": args.layers, "semfuzz": env!("CARGO_PKG_VERSION"),
+            "layers": args.layers, "keep_known_bugs": args.keep_known_bugs,
+            "semfuzz": env!("CARGO_PKG_VERSION"),
         }));
     }
     std::fs::write(
