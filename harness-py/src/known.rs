@@ -60,15 +60,20 @@ pub fn framework_bug(
     v: &Verdict,
     analysis: Option<&ModelAnalysis>,
 ) -> Option<&'static str> {
-    // Without the shapes, the conservative trigger: every layer that might be one counts.
-    let rms_axis_not_last = |l: &oracle::case::Layer| {
-        known_bugs::triggered_by(l, None) == Some(KnownBug::RmsNormalizationAxisScale)
+    // The layers that trigger a kept bug, exactly on the shapes the reference found for
+    // their calls (conservatively where it has none): an `RMSNormalization` whose axes are
+    // harmless does not explain an error elsewhere in the model.
+    let triggers = known_bugs::in_model(&case.model, analysis);
+    let rms_axis_scale = |l: &oracle::case::Layer| {
+        triggers.iter().any(|(li, bug)| {
+            *bug == KnownBug::RmsNormalizationAxisScale && case.model.layers[*li].name == l.name
+        })
     };
     // The RMSNormalization scale broadcasts onto the wrong axes and changes the shape, so
     // the op itself or the layers after it raise.
     let raised = v.kind == Kind::UnexpectedRejection
         || v.kind == Kind::ModeMismatch && v.detail.contains(" raises where");
-    if raised && case.model.layers.iter().any(rms_axis_not_last) {
+    if raised && case.model.layers.iter().any(rms_axis_scale) {
         return Some(KnownBug::RmsNormalizationAxisScale.id());
     }
     // Keras's adaptive pooling builds a second pool one longer than `ceil(n / output_size)`,
@@ -400,7 +405,7 @@ pub fn framework_bug(
         {
             return Some("mismatch-ReLU-float64-max-value");
         }
-        if rms_axis_not_last(layer) {
+        if rms_axis_scale(layer) {
             return Some(KnownBug::RmsNormalizationAxisScale.id());
         }
         if ops_add_bias_shortcut(class, config, call) {
@@ -918,6 +923,28 @@ mod rms_normalization_tests {
                     "axis {axis}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn with_the_shapes_only_real_triggers_count() {
+        // On (b, 3, 4) the axes 2 and [1, 2] are the trailing ones: the scale lies where Keras
+        // puts it, and an error or a wrong value there is not this bug. Axis 1 is.
+        let raised = verdict(Kind::UnexpectedRejection, "'l': ValueError: something else");
+        for (axis, bug) in [
+            (json!(2), None),
+            (json!([1, 2]), None),
+            (json!([-2, -1]), None),
+            (json!(1), Some("mismatch-RMSNormalization-axis-scale")),
+            (json!([1, -1]), Some("mismatch-RMSNormalization-axis-scale")),
+        ] {
+            let case = rms(axis.clone());
+            let analysis = oracle::check::check_in(&case, DType::Float64).unwrap();
+            assert_eq!(
+                framework_bug(&case, DType::Float64, &raised, Some(&analysis)),
+                bug,
+                "axis {axis}"
+            );
         }
     }
 }
