@@ -312,23 +312,7 @@ impl Harness {
         };
         Ok(outcome)
     }
-}
 
-/// How many times the timeout a case that timed out gets when it runs again.
-pub const PATIENCE: u32 = 3;
-
-/// What happened to a case's timeout in [`Harness::run_confirming_timeouts`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TimeoutCheck {
-    /// It did not time out.
-    None,
-    /// It timed out, then finished within [`PATIENCE`] times the limit: only slow.
-    Slow,
-    /// It timed out twice: the hang it seemed.
-    Confirmed,
-}
-
-impl Harness {
     /// Runs a case; one past its timeout runs once more with [`PATIENCE`] times the limit,
     /// so a case that is only slow (a first compile of a large recurrent graph, a machine
     /// busy with other work) is judged on that run, not reported as a hang.
@@ -355,6 +339,20 @@ impl Harness {
             }
         })
     }
+}
+
+/// How many times the timeout a case that timed out gets when it runs again.
+pub const PATIENCE: u32 = 3;
+
+/// What happened to a case's timeout in [`Harness::run_confirming_timeouts`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeoutCheck {
+    /// It did not time out.
+    None,
+    /// It timed out, then finished within [`PATIENCE`] times the limit: only slow.
+    Slow,
+    /// It timed out twice: the hang it seemed.
+    Confirmed,
 }
 
 /// The request frame for a case: the model config (derived shapes regenerated), the input

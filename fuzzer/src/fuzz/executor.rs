@@ -323,14 +323,25 @@ where
             Err(CheckError::Invalid(_)) => self.counters.invalid += 1,
             Err(CheckError::Unsupported(_)) => {}
         }
-        if let TfOutcome::Ran {
-            tf_seconds,
-            worker_seconds,
-            ..
-        } = &tf
-        {
-            self.counters.tf_us += (tf_seconds * 1e6) as u64;
-            self.counters.handle_us += (worker_seconds * 1e6) as u64;
+        match &tf {
+            TfOutcome::Ran {
+                tf_seconds,
+                worker_seconds,
+                ..
+            } => {
+                self.counters.tf_us += (tf_seconds * 1e6) as u64;
+                self.counters.handle_us += (worker_seconds * 1e6) as u64;
+            }
+            // Until TF refused the case, died or was killed for its memory, the worker was
+            // inside Keras/TF on it (a worker is started on the next request, not here): TF
+            // alone would have spent that long too. These answers carry no timing, so the
+            // round trip counts, the pipe's fraction of a millisecond included.
+            TfOutcome::Rejected(_) | TfOutcome::Crash { .. } | TfOutcome::OutOfMemory { .. } => {
+                let died = (ran_at - checked_at).as_micros() as u64;
+                self.counters.tf_us += died;
+                self.counters.handle_us += died;
+            }
+            _ => {}
         }
         let exit = if verdicts.iter().any(|v| v.kind == Kind::Crash) {
             ExitKind::Crash
