@@ -382,6 +382,14 @@ pub fn framework_bug(
     {
         return Some("mismatch-DepthwiseConv2D-channels-first-bias");
     }
+    let broadcasting_merge = matches!(class, "Add" | "Average" | "Subtract")
+        && call.is_some_and(|c| c.input_shapes.windows(2).any(|w| w[0] != w[1]));
+    let case_nonfinite = case
+        .inputs
+        .iter()
+        .map(|t| &t.data)
+        .chain(case.weights.values().flatten().map(|w| &w.data))
+        .any(|d| d.iter().any(|x| !x.is_finite()));
     if matches!(v.kind, Kind::Mismatch | Kind::ModeMismatch) {
         // XLA's bilinear resize takes the next pixel at some sample points that fall exactly
         // on an input pixel (odd upscale factors).
@@ -441,11 +449,15 @@ pub fn framework_bug(
         {
             return Some("mismatch-Normalization-set-weights-stale-statistics");
         }
-        let broadcasting_merge = matches!(class, "Add" | "Average" | "Subtract")
-            && call.is_some_and(|c| c.input_shapes.windows(2).any(|w| w[0] != w[1]));
         if broadcasting_merge {
             return Some("mismatch-Average-ops-add-broadcast");
         }
+    }
+    // The same merge moves values between positions (and samples), a non-finite one too: TF
+    // is then non-finite where the reference is not. The bug makes no non-finite value of
+    // finite ones, so one must be in the case's inputs or weights.
+    if v.kind == Kind::UnexpectedNan && broadcasting_merge && case_nonfinite {
+        return Some("mismatch-Average-ops-add-broadcast");
     }
     None
 }
@@ -946,6 +958,67 @@ mod rms_normalization_tests {
                 "axis {axis}"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod merge_tests {
+    use super::*;
+    use serde_json::json;
+
+    /// `Average` of a `(2, 2, 1)` and a `(2, 1, 1)` input, these values in the second one.
+    fn average(second: Value) -> Case {
+        let tensor = |name: &str| json!({"class_name": "__keras_tensor__", "config": {"keras_history": [name, 0, 0]}});
+        let input = |name: &str, shape: Value| {
+            json!({"module": "keras.layers", "class_name": "InputLayer", "name": name,
+                   "config": {"batch_shape": shape, "name": name}, "inbound_nodes": []})
+        };
+        let text = json!({
+            "format": "semfuzz-case/1",
+            "dtype": "float64",
+            "model": {
+                "name": "functional",
+                "layers": [
+                    input("a", json!([null, 2, 1])),
+                    input("b", json!([null, 1, 1])),
+                    {"module": "keras.layers", "class_name": "Average", "name": "l",
+                     "config": {"name": "l"},
+                     "inbound_nodes": [{"args": [[tensor("a"), tensor("b")]], "kwargs": {}}]}
+                ],
+                "input_layers": [["a", 0, 0], ["b", 0, 0]],
+                "output_layers": [["l", 0, 0]]
+            },
+            "inputs": [
+                {"shape": [2, 2, 1], "data": [0.5, 0.25, 1.0, 2.0]},
+                {"shape": [2, 1, 1], "data": second}
+            ]
+        });
+        Case::from_json_str(&text.to_string(), "average.case.json").unwrap()
+    }
+
+    #[test]
+    fn a_broadcasting_average_moves_a_non_finite_value_between_samples() {
+        // Measured (TF 2.21, generated model gen-006980 of seed 2026): sample 1's -inf came
+        // out in sample 0, where every input is finite and the reference is 0.164.
+        let v = Verdict {
+            kind: Kind::UnexpectedNan,
+            signature: "unexpected-nan/Average".into(),
+            layer: Some("l".into()),
+            mode: Some(Mode::Eager),
+            detail: "'l' output 0 at [0, 1, 0]: TensorFlow -inf, reference 1.6e-1".into(),
+            known: None,
+        };
+        let judged = |case: &Case| {
+            let analysis = oracle::check::check_in(case, DType::Float64).unwrap();
+            framework_bug(case, DType::Float64, &v, Some(&analysis))
+        };
+        let with_inf = average(json!([0.125, "-inf"]));
+        assert_eq!(
+            judged(&with_inf),
+            Some("mismatch-Average-ops-add-broadcast")
+        );
+        // Every value finite: the bug cannot make a NaN or an infinity, so this one is reported.
+        assert_eq!(judged(&average(json!([0.125, -0.75]))), None);
     }
 }
 
