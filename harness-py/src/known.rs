@@ -11,7 +11,7 @@ use crate::run::{Mode, PyError};
 use crate::verdict::{Kind, Verdict};
 
 /// (identifier, error type, text the message contains).
-const LIMITATIONS: [(&str, &str, &str); 5] = [
+const LIMITATIONS: [(&str, &str, &str); 6] = [
     // oneDNN's float32 softmax takes at most rank 5 (float64, or TF_ENABLE_ONEDNN_OPTS=0,
     // works): multi-head attention on rank-5 inputs hits it.
     (
@@ -24,6 +24,14 @@ const LIMITATIONS: [(&str, &str, &str); 5] = [
         "broadcast-above-rank-8",
         "UnimplementedError",
         "is not supported yet. [Op:SelectV2]",
+    ),
+    // The other binary element-wise kernels (AddV2, Sub, Mul, Minimum, Maximum, ...) only up
+    // to rank 5, counted after merging neighbouring axes that broadcast alike: `Minimum` of
+    // `(2, 1, 2, 1, 2, 1)` and `(1, 2, 1, 2, 1, 2)` raises in eager and graph mode (TF 2.21).
+    (
+        "broadcast-above-rank-5",
+        "UnimplementedError",
+        "Broadcast between",
     ),
     (
         "no-cpu-kernel-for-dtype",
@@ -452,6 +460,23 @@ pub fn framework_bug(
         if broadcasting_merge {
             return Some("mismatch-Average-ops-add-broadcast");
         }
+        // GlobalAveragePooling1D counts a mask whose steps axis broadcasts once in its
+        // divisor, so it returns the sum of the steps, not their mean.
+        if class == "GlobalAveragePooling1D"
+            && let (Some(a), Some(c)) = (analysis, call)
+            && let Some(mask) = received_mask(case, a, c)
+        {
+            let steps =
+                if config.get("data_format").and_then(Value::as_str) == Some("channels_first") {
+                    2
+                } else {
+                    1
+                };
+            let input_steps = c.input_shapes.first().and_then(|x| x.get(steps).copied());
+            if mask.get(1) == Some(&1) && input_steps.flatten().is_some_and(|n| n > 1) {
+                return Some("mismatch-GlobalAveragePooling1D-channels-first-mask-sum");
+            }
+        }
     }
     // The same merge moves values between positions (and samples), a non-finite one too: TF
     // is then non-finite where the reference is not. The bug makes no non-finite value of
@@ -460,6 +485,25 @@ pub fn framework_bug(
         return Some("mismatch-Average-ops-add-broadcast");
     }
     None
+}
+
+/// The shape of the mask a call's first input carries, as the reference found it (`None`
+/// when unmasked, or when the mask is passed as a keyword argument).
+fn received_mask(
+    case: &Case,
+    analysis: &ModelAnalysis,
+    call: &oracle::check::CheckedCall,
+) -> Option<Vec<usize>> {
+    if call.mask_inputs.is_some() {
+        return None;
+    }
+    let r = call.inputs.first()?;
+    let li = case.model.layers.iter().position(|l| l.name == r.layer)?;
+    let producer = analysis
+        .calls
+        .iter()
+        .find(|c| c.layer == li && c.node == r.node)?;
+    producer.output_masks.get(r.index)?.clone()
 }
 
 /// The class of the layer a wrapper's config wraps (`TimeDistributed`, `Bidirectional`).
@@ -1023,6 +1067,62 @@ mod merge_tests {
 }
 
 #[cfg(test)]
+mod masked_pooling_tests {
+    use super::*;
+    use serde_json::json;
+
+    /// `Masking` then `GlobalAveragePooling1D(data_format)` on `(b, 1, 2)`: the mask is
+    /// `(b, 1)`, one entry for two steps under channels_first, for the one step under
+    /// channels_last.
+    fn pooled(data_format: &str) -> Case {
+        let tensor = |name: &str| json!({"class_name": "__keras_tensor__", "config": {"keras_history": [name, 0, 0]}});
+        let text = json!({
+            "format": "semfuzz-case/1",
+            "dtype": "float64",
+            "model": {
+                "name": "functional",
+                "layers": [
+                    {"module": "keras.layers", "class_name": "InputLayer", "name": "x",
+                     "config": {"batch_shape": [null, 1, 2], "name": "x"}, "inbound_nodes": []},
+                    {"module": "keras.layers", "class_name": "Masking", "name": "m",
+                     "config": {"name": "m"},
+                     "inbound_nodes": [{"args": [tensor("x")], "kwargs": {}}]},
+                    {"module": "keras.layers", "class_name": "GlobalAveragePooling1D", "name": "l",
+                     "config": {"name": "l", "data_format": data_format},
+                     "inbound_nodes": [{"args": [tensor("m")], "kwargs": {}}]}
+                ],
+                "input_layers": [["x", 0, 0]],
+                "output_layers": [["l", 0, 0]]
+            },
+            "inputs": [{"shape": [1, 1, 2], "data": [1.0, 0.0]}]
+        });
+        Case::from_json_str(&text.to_string(), "pooled.case.json").unwrap()
+    }
+
+    #[test]
+    fn a_mask_broadcast_over_the_steps_makes_the_average_a_sum() {
+        let v = Verdict {
+            kind: Kind::Mismatch,
+            signature: "mismatch/GlobalAveragePooling1D".into(),
+            layer: Some("l".into()),
+            mode: Some(Mode::Eager),
+            detail: "'l' output 0 at [0, 0]: TensorFlow 1e0, reference 5e-1".into(),
+            known: None,
+        };
+        let judged = |case: &Case| {
+            let analysis = oracle::check::check_in(case, DType::Float64).unwrap();
+            framework_bug(case, DType::Float64, &v, Some(&analysis))
+        };
+        assert_eq!(
+            judged(&pooled("channels_first")),
+            Some("mismatch-GlobalAveragePooling1D-channels-first-mask-sum")
+        );
+        // One step and a one-entry mask: nothing broadcasts, a mismatch there is not this.
+        assert_eq!(judged(&pooled("channels_last")), None);
+    }
+}
+
+#[cfg(test)]
 mod conv3d_same_tests {
     use super::*;
     use serde_json::json;
@@ -1073,6 +1173,11 @@ mod limitation_tests {
             layer: None,
         };
         assert_eq!(limitation(&e), Some("broadcast-above-rank-8"));
+        let minimum = PyError {
+            message: "{{function_node __wrapped__Minimum_device_/job:localhost/replica:0/task:0/device:CPU:0}} Broadcast between [2,1,2,2,2,1] and [2,2,2,1,2,23] is not supported yet. [Op:Minimum] name: ".into(),
+            ..e.clone()
+        };
+        assert_eq!(limitation(&minimum), Some("broadcast-above-rank-5"));
         let other = PyError {
             message: "something else".into(),
             ..e
