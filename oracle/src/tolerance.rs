@@ -47,6 +47,12 @@ impl Tolerance {
         }
     }
 
+    /// The smallest normal magnitude of a dtype: the most TF's flush of a subnormal result
+    /// to zero loses.
+    pub fn smallest_normal(dtype: DType) -> f64 {
+        tiny_scale(dtype)
+    }
+
     /// The unit roundoff of a dtype.
     pub fn eps(dtype: DType) -> f64 {
         match dtype {

@@ -511,9 +511,19 @@ struct StepValues<'a> {
 /// moves over it, plus its own rounding; the cell and the output add theirs. Between steps
 /// the state's error is carried as its largest value, so it grows with the number of steps
 /// only as far as the recurrence lets it (a forget gate below 1 damps it).
+///
+/// Every computed value also carries an absolute error below the dtype's smallest normal
+/// number (`tiny`): TF's CPU kernels run with denormals flushed to zero, so a product, sum
+/// or activation whose result is subnormal is 0 there (a sigmoid gate of 1e-312 is lost,
+/// which the relative roundings cannot cover), and a subnormal operand reads as 0. The
+/// later steps carry that loss as any other error: scaled by the cell's activation (6 for
+/// `relu6`), the gates and the recurrent kernel, it can reach a normal output, where the
+/// comparison sees it as a large relative difference.
 #[derive(Debug, Default)]
 struct ErrorBound {
     eps: f64,
+    /// The dtype's smallest normal magnitude: the most a flush to zero loses.
+    tiny: f64,
     /// `max_j Σ|recurrent_kernel[.., :, j]|`: how much an output error moves a pre-activation.
     recurrent_norm: f64,
     h: f64,
@@ -525,8 +535,9 @@ struct ErrorBound {
 /// How far `act` may move `p` known within `±e`, plus its own rounding: the change over
 /// `[p - e, p + e]` for monotone functions, the slope times `e` for the others. The own
 /// rounding is relative to the result, and to `p` for functions that cancel (`tanh_shrink`,
-/// whose change over a tiny interval near 0 is far below the rounding of computing it).
-fn propagate(act: Activation, p: f64, e: f64, eps: f64) -> f64 {
+/// whose change over a tiny interval near 0 is far below the rounding of computing it), plus
+/// `tiny` for a subnormal result flushed to zero.
+fn propagate(act: Activation, p: f64, e: f64, eps: f64, tiny: f64) -> f64 {
     use Activation::*;
     if !p.is_finite() {
         return 0.0; // non-finite results are compared exactly
@@ -535,6 +546,7 @@ fn propagate(act: Activation, p: f64, e: f64, eps: f64) -> f64 {
         8.0 * eps * y.abs()
             + 4.0 * eps * act.exp_minus_one_error()
             + eps * act.cancellation_error() * p.abs()
+            + tiny
     };
     if act.is_axis_wise() {
         return e + own(1.0);
@@ -552,7 +564,7 @@ fn propagate(act: Activation, p: f64, e: f64, eps: f64) -> f64 {
 
 impl ErrorBound {
     fn step(&mut self, spec: &ConvLstmSpec, v: StepValues<'_>) {
-        let e = self.eps;
+        let (e, tiny) = (self.eps, self.tiny);
         let f = v.filters;
         let ra = spec.recurrent_activation;
         let act = spec.common.activation;
@@ -563,8 +575,11 @@ impl ErrorBound {
             let gate_err = |g: usize, a: Activation| {
                 let at = row * 4 * f + g * f + j;
                 let b = v.bias.as_ref().map_or(0.0, |b| b[g * f + j]);
-                let pre = 4.0 * v.terms as f64 * e * (v.sums[at] + b) + carried;
-                propagate(a, v.pre[g][k], pre, e)
+                // Each product and partial sum may also be flushed.
+                let pre = 4.0 * v.terms as f64 * e * (v.sums[at] + b)
+                    + 2.0 * v.terms as f64 * tiny
+                    + carried;
+                propagate(a, v.pre[g][k], pre, e, tiny)
             };
             let (ei, ef, eg, eo) = (
                 gate_err(0, ra),
@@ -574,11 +589,17 @@ impl ErrorBound {
             );
             let [gi, gf, gc, go] = v.gates.map(|g| g[k].abs());
             let c_prev = v.c_prev[k].abs();
-            let c_err =
-                gf * self.c + c_prev * ef + gi * eg + gc * ei + 4.0 * e * (gf * c_prev + gi * gc);
-            let h_err = go * propagate(act, v.c_new[k], c_err, e)
+            // Two products and their sum, each rounded or flushed.
+            let c_err = gf * self.c
+                + c_prev * ef
+                + gi * eg
+                + gc * ei
+                + 4.0 * e * (gf * c_prev + gi * gc)
+                + 3.0 * tiny;
+            let h_err = go * propagate(act, v.c_new[k], c_err, e, tiny)
                 + v.act_c[k].abs() * eo
-                + 4.0 * e * v.h_new[k].abs();
+                + 4.0 * e * v.h_new[k].abs()
+                + tiny;
             let finite = |x: f64| if x.is_nan() { f64::INFINITY } else { x };
             if v.c_new[k].is_finite() {
                 c_worst = c_worst.max(finite(c_err));
@@ -867,6 +888,7 @@ impl Spec for ConvLstmSpec {
         }
         let mut bound = ErrorBound {
             eps: Tolerance::eps(dtype),
+            tiny: Tolerance::smallest_normal(dtype),
             recurrent_norm: norm,
             ..ErrorBound::default()
         };
@@ -1295,6 +1317,63 @@ mod tests {
             "{reference} {t:?}"
         );
         assert!(t.abs < 1e-26, "{t:?}");
+    }
+
+    /// A generated float64 case (`mismatch/ConvLSTM2D`, `relu6`): the input gate's
+    /// pre-activation is -718.18 at the first step, where the sigmoid is 1.25e-312, a
+    /// subnormal number. TensorFlow 2.21 flushes it to 0 (its CPU kernels run with denormals
+    /// flushed to zero), so the cell loses `6 · 1.25e-312` and gives 2.2119409818721197e-306
+    /// after the second step where the reference keeps it, 2.21194850877182e-306: a relative
+    /// difference of 3.4e-6, far above any rounding of the values, below the smallest normal
+    /// number in absolute terms.
+    #[test]
+    fn a_gate_flushed_to_zero_loses_at_most_the_smallest_normal_number() {
+        let s = spec(
+            2,
+            json!({"filters": 1, "kernel_size": 1, "dilation_rate": 2, "activation": "relu6"}),
+            DType::Float64,
+        )
+        .unwrap();
+        let x = arr(&[2, 2, 1, 1, 1], &[42.0, 21.0, 21.0, 42.0]);
+        let kernel = arr(
+            &[1, 1, 1, 4],
+            &[
+                -0.5995665585579029,
+                0.0005390797426749749,
+                -0.7654200042204575,
+                -0.09930379420107371,
+            ],
+        );
+        let recurrent = arr(
+            &[1, 1, 1, 4],
+            &[
+                0.00015401823765848836,
+                -0.0007321077025343367,
+                -0.00013377636782813934,
+                0.00024118521876432248,
+            ],
+        );
+        let bias = arr(
+            &[4],
+            &[
+                -692.9980297932756,
+                412.2556483582912,
+                3069.3082632971827,
+                1523.5712333245492,
+            ],
+        );
+        let ws = [&kernel, &recurrent, &bias];
+        let out = s.eval(&[&x], &ws);
+        let t = s.tolerance(DType::Float64, &[&x], &ws);
+        let tf = 2.2119409818721197e-306;
+        for k in 0..2 {
+            let reference = out[0][[k, 0, 0, 0]];
+            assert_eq!(reference, 2.21194850877182e-306);
+            assert!(t.accepts(tf, reference), "{t:?}");
+            // A few smallest normal numbers, no more: twice the value is still an error.
+            assert!(!t.accepts(2.0 * tf, reference), "{t:?}");
+        }
+        assert!(t.abs < 1e-305, "{t:?}");
     }
 
     #[test]
