@@ -413,9 +413,10 @@ mod tests {
         // Past the range on both sides (exact sum 0), and within 7 roundings of it.
         assert!(one_side(max * 1.5).is_some());
         assert!(one_side(max * (1.0 - 1e-7)).is_some());
-        // An exact sum past the range overflows in every order: flagged too (the reference
-        // is non-finite there anyway).
-        assert!(flags(s.as_ref(), &[1, 8], vec![1e38; 8]).is_some());
+        // An exact sum past the range overflows in every order, as in the reference: not
+        // flagged, and within 7 roundings of the range, flagged.
+        assert!(flags(s.as_ref(), &[1, 8], vec![1e38; 8]).is_none());
+        assert!(flags(s.as_ref(), &[1, 8], vec![max * (1.0 + 1e-7) / 8.0; 8]).is_some());
         // A non-finite element makes the group non-finite in every order.
         let mut x = vec![3e38; 8];
         x[5] = f64::NAN;
@@ -451,7 +452,10 @@ mod tests {
         let w = [ArrayD::from_elem(vec![4], 1.0), ArrayD::zeros(vec![4])];
         let y = s.eval(&[&xs], &[&w[0], &w[1]]);
         assert!(y[0].iter().all(|v| *v == 0.0), "{y:?}");
-        // An exact sum past the range is NaN in every order, in the reference too.
+        // An exact sum past the range is NaN in every order, in the reference too: not
+        // flagged.
+        let past = vec![1.5e308, 1.5e308, -1e307, 1.0];
+        assert!(flags(s.as_ref(), &[1, 4], past).is_none());
         let xs = ArrayD::from_shape_vec(vec![1, 4], vec![1.5e308, 1.5e308, -1e307, 1.0]).unwrap();
         let y = s.eval(&[&xs], &[&w[0], &w[1]]);
         assert!(y[0].iter().all(|v| v.is_nan()), "{y:?}");
