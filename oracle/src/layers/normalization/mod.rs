@@ -344,7 +344,8 @@ pub fn moments(x: &[f64], lanes: &Lanes, max: f64) -> (Vec<f64>, Vec<f64>) {
 /// Every non-finite lane has `max(P, N)` past the range, no other lane is ever non-finite, and
 /// a lane is non-finite as a whole; every lane whose exact sum is past the range is NaN in
 /// every mode (with `rms_scaling`, 0 in every mode), as in the reference, hence not flagged
-/// (the counts of lanes past the range above use the rounding factor). Whether the
+/// (the counts above take `max(P, N)` up to the rounding factor, the exact sum without it).
+/// Whether the
 /// element-order sum overflows mispredicts eager and graph mode in 444 float32 and 1 490
 /// float64 LayerNormalization lanes, all of a packet or more and along the innermost axis, and
 /// XLA in 319 and 207 (141 of them in `(16, 3)` over its first axis), and in 47 of
