@@ -7,7 +7,7 @@
 //! `inv = rsqrt(var + ε)·γ; out = x·inv + (β − mean·inv)`, which the reference evaluates,
 //! each step overflowing past the compute dtype's range as it does in TF. The mean is the exact
 //! one; where TF's order of summing a group decides whether it overflows (and the group is NaN),
-//! [`Spec::order_dependent_overflow`] flags it ([`overflows_in_some_order`]).
+//! [`Spec::order_dependent_overflow`] flags it ([`order_decides_overflow`]).
 //!
 //! `axis` must not be the batch axis: Keras needs its size when it builds (and the batch size
 //! is unknown there), and with a known batch size its reduction axes come out wrong
@@ -19,11 +19,9 @@ use ndarray::ArrayD;
 use crate::DType;
 use crate::case::Dims;
 use crate::interval::Interval;
-#[cfg(doc)]
-use crate::layers::normalization::overflows_in_some_order;
 use crate::layers::normalization::{
     Lanes, affine_interval, affine_tolerance, known_dim, lane_moments, lanes, max_finite,
-    order_dependent_elements, resolve_axis, rsqrt, saturate, stats_dtype,
+    order_decides_overflow, order_dependent_elements, resolve_axis, rsqrt, saturate, stats_dtype,
 };
 use crate::layers::util::{arity, input_shape_config};
 use crate::layers::{CallSite, LayerKind, ParamDef, Spec, WeightDomain, WeightSpec};
@@ -309,7 +307,8 @@ impl Spec for GroupNormSpec {
         let x = inputs[0];
         let l = self.groups_as_lanes(x.shape());
         let xs: Vec<f64> = x.iter().copied().collect();
-        order_dependent_elements(&xs, &l, self.dtype, x.shape())
+        let flagged = order_decides_overflow(&xs, &l, self.dtype);
+        order_dependent_elements(&flagged, &l, x.shape())
     }
 
     fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {

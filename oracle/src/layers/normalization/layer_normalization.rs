@@ -9,7 +9,7 @@
 //!
 //! The mean is the exact one; where TF's order of summing a lane decides whether it overflows
 //! (and the lane is NaN), [`Spec::order_dependent_overflow`] flags it
-//! ([`overflows_in_some_order`]).
+//! ([`order_decides_overflow`]; with `rms_scaling`, [`overflows_in_some_order`]).
 //!
 //! `gamma` and `beta` have the sizes of the normalized axes taken in the order of the
 //! *sorted axis values as written* (so `axis=[-1, 1]` on `(b, 3, 4)` gives shape `(4, 3)`),
@@ -23,11 +23,10 @@ use ndarray::ArrayD;
 use crate::DType;
 use crate::case::Dims;
 use crate::interval::Interval;
-#[cfg(doc)]
-use crate::layers::normalization::overflows_in_some_order;
 use crate::layers::normalization::{
     AxisArg, Lanes, affine_interval, affine_tolerance, axis_arg, axis_type_error, known_dim,
-    lane_moments, lanes, max_abs, order_dependent_elements, resolve_axes, rsqrt, widen,
+    lane_moments, lanes, max_abs, order_decides_overflow, order_dependent_elements,
+    overflows_in_some_order, resolve_axes, rsqrt, widen,
 };
 use crate::layers::util::{arity, input_shape_config, show};
 use crate::layers::{CallSite, LayerKind, ParamDef, Spec, WeightDomain, WeightSpec};
@@ -314,7 +313,14 @@ impl Spec for LayerNormSpec {
         let x = inputs[0];
         let l = self.lanes_of(x.shape());
         let xs: Vec<f64> = x.iter().copied().collect();
-        order_dependent_elements(&xs, &l, self.dtype, x.shape())
+        // With `rms_scaling` an infinite mean gives 0, as in the reference, but partial sums
+        // that reach both infinities give NaN, whatever the exact sum.
+        let flagged = if self.rms_scaling {
+            overflows_in_some_order(&xs, &l, self.dtype)
+        } else {
+            order_decides_overflow(&xs, &l, self.dtype)
+        };
+        order_dependent_elements(&flagged, &l, x.shape())
     }
 
     fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {
@@ -401,6 +407,19 @@ mod tests {
             run(s.as_ref(), &[1, 16], &PACKET_OVERFLOW).1.unwrap(),
             [true; 16]
         );
+        // An exact sum past the range: NaN in every order without `rms_scaling`, as in the
+        // reference (not flagged); with it 0 in the reference, NaN where partial sums reach
+        // both infinities (flagged).
+        let mut past = PACKET_OVERFLOW;
+        past.iter_mut().for_each(|v| *v = v.abs());
+        past[0] = -past[0];
+        let (y, flags) = run(s.as_ref(), &[1, 16], &past);
+        assert!(y.iter().all(|v| *v == 0.0), "{y:?}");
+        assert_eq!(flags.unwrap(), [true; 16]);
+        let plain = spec(json!(-1), false, DType::Float32);
+        let (y, flags) = run(plain.as_ref(), &[1, 16], &past);
+        assert!(y.iter().all(|v| v.is_nan()), "{y:?}");
+        assert!(flags.is_none());
         // Float64 statistics: far inside the range.
         let s = spec(json!(-1), false, DType::Float64);
         assert!(run(s.as_ref(), &[1, 16], &PACKET_OVERFLOW).1.is_none());
