@@ -253,12 +253,12 @@ pub fn packet(stats: DType) -> usize {
     if stats == DType::Float64 { 4 } else { 8 }
 }
 
-/// The moments as TF computes them over a lane shorter than a [`packet`]: [`moments`], but
-/// with the first sum in element order, and a running sum that overflows stays infinite (an
-/// infinity of the other sign then makes NaN), so the mean is infinite where the exact sum is
-/// finite, e.g. `-1.1e38 + 1.8e38 + 2.5e38 + 1.7e38 − …` in float32. This is eager and graph
-/// mode's order (measured: see [`overflows_in_some_order`]); XLA's may differ over several
-/// axes, and such a lane is flagged there.
+/// The moments of each lane: [`moments`] (the exact first sum) over lanes of a [`packet`] or
+/// more; over a shorter lane as TF computes them, with the first sum in element order, where a
+/// running sum that overflows stays infinite (an infinity of the other sign then makes NaN),
+/// so the mean is infinite where the exact sum is finite, e.g. `-1.1e38 + 1.8e38 + 2.5e38 +
+/// 1.7e38 − …` in float32. This is eager and graph mode's order (measured: see
+/// [`overflows_in_some_order`]); XLA's may differ, and such a lane is flagged.
 pub fn lane_moments(x: &[f64], lanes: &Lanes, dtype: DType) -> (Vec<f64>, Vec<f64>) {
     let stats = stats_dtype(dtype);
     let max = max_finite(stats);
