@@ -711,14 +711,17 @@ fn divergences(
         let accepts = |got: f64, want: f64| {
             tol.accepts(got, want) || overflow_only && !got.is_finite() && !want.is_finite()
         };
-        // Where the layer says a sum of finite terms overflows in some order (a float32
-        // GroupNormalization group summed in SIMD packets), TF's order decides: a non-finite
-        // TF value there is as defensible as the reference's finite one. Only those elements;
-        // the others are judged as usual. Not the reverse: a reference that is non-finite
-        // there has an exact sum past the range, which every order reaches. Nor is this
-        // `overflow_only` widened: an infinite magnitude bound says that the terms' absolute
-        // values sum past the range, not that some order overflows (+1e308 and -1e308 add
-        // to 0 in every order), so only the layer can tell which elements may.
+        // Where the layer says a sum of finite terms overflows in some order and not in
+        // another (a LayerNormalization or GroupNormalization lane, whose order TF's modes
+        // choose differently), TF's order decides: a non-finite TF value there is as
+        // defensible as the reference's finite one, and a finite one as the reference's
+        // non-finite one (a lane shorter than a SIMD packet, which the reference sums in
+        // element order, as eager mode does, and XLA may not). Only at those elements, and
+        // only a difference in finiteness; two finite values are compared as usual, the other
+        // elements judged as usual. Nor is `overflow_only` widened: an infinite magnitude
+        // bound says that the terms' absolute values sum past the range, not that some order
+        // overflows (+1e308 and -1e308 add to 0 in every order), so only the layer can tell
+        // which elements may.
         let order_dependent = spec.order_dependent_overflow(&args, &w);
         for (i, (r, t)) in reference.iter().zip(tf_out).enumerate() {
             let r = rounded(r, dtype);
@@ -748,7 +751,9 @@ fn divergences(
                 .indexed_iter()
                 .zip(t.iter())
                 .zip(either.iter())
-                .find(|(((_, w), g), e)| !(accepts(**g, **w) || **e && !g.is_finite()))
+                .find(|(((_, w), g), e)| {
+                    !(accepts(**g, **w) || **e && (!g.is_finite() || !w.is_finite()))
+                })
             {
                 let kind = if want.is_finite() != got.is_finite() || want.is_nan() != got.is_nan() {
                     Kind::UnexpectedNan
@@ -1127,5 +1132,138 @@ mod tests {
         let v = judge_gn_packet_overflow(&[[f64::NAN; 8], [0.0; 8]].concat(), &tf_xla);
         assert!(v.iter().any(|v| v.kind == Kind::ModeMismatch), "{v:?}");
         assert!(v.iter().any(|v| v.kind == Kind::UnexpectedNan), "{v:?}");
+    }
+
+    /// Judges a one-layer case whose layer is `layer`, with TF's output in each mode given
+    /// row-major in the shape of the case's input.
+    fn judge_modes(case: &str, layer: &str, modes: &[(Mode, &[f64])]) -> Vec<Verdict> {
+        let case = Case::from_json_str(case, "case.json").unwrap();
+        let shape = case.inputs[0].shape().to_vec();
+        let analysis = oracle::check::check_in(&case, case.dtype).unwrap();
+        let outputs = |row: &[f64]| {
+            let mut outs = LayerOutputs::new();
+            outs.insert(
+                (layer.to_owned(), 0),
+                vec![ArrayD::from_shape_vec(shape.clone(), row.to_vec()).unwrap()],
+            );
+            ModeOutcome::Outputs(outs)
+        };
+        judge_valid(
+            &case,
+            case.dtype,
+            &analysis,
+            &TfOutcome::Ran {
+                modes: modes.iter().map(|(m, row)| (*m, outputs(row))).collect(),
+                reused: false,
+                tf_seconds: 0.0,
+                worker_seconds: 0.0,
+            },
+        )
+    }
+
+    fn kinds(v: &[Verdict]) -> Vec<Kind> {
+        v.iter().map(|v| v.kind).collect()
+    }
+
+    /// Float32 `LayerNormalization` over 16 features, γ = 1, β = 0. The first sample has
+    /// positive elements summing to 8.5e38 and an exact sum of -2.1e37 (finite: the
+    /// reference's output is 0), the second is the first divided by 10 (no order overflows).
+    /// What TF 2.21 returned: eager and graph NaN over the first sample (their packet order
+    /// overflows), XLA 0 there (its order does not), 0 over the second everywhere.
+    const LN_PACKET_OVERFLOW: &str = r#"{"format":"semfuzz-case/1","dtype":"float32","model":{"name":"functional","trainable":true,"layers":[{"module":"keras.layers","class_name":"InputLayer","config":{"batch_shape":[null,16],"dtype":"float32","sparse":false,"ragged":false,"name":"input_layer","optional":false},"registered_name":null,"name":"input_layer","inbound_nodes":[]},{"module":"keras.layers","class_name":"LayerNormalization","config":{"name":"layer_normalization","trainable":true,"dtype":{"module":"keras","class_name":"DTypePolicy","config":{"name":"float32"},"registered_name":null},"axis":[-1],"epsilon":0.001,"center":true,"scale":true,"rms_scaling":false,"beta_initializer":{"module":"keras.initializers","class_name":"Zeros","config":{},"registered_name":null},"gamma_initializer":{"module":"keras.initializers","class_name":"Ones","config":{},"registered_name":null},"beta_regularizer":null,"gamma_regularizer":null,"beta_constraint":null,"gamma_constraint":null},"registered_name":null,"build_config":{"input_shape":[null,16]},"name":"layer_normalization","inbound_nodes":[{"args":[{"class_name":"__keras_tensor__","config":{"shape":[null,16],"dtype":"float32","keras_history":["input_layer",0,0]}}],"kwargs":{}}]}],"input_layers":["input_layer",0,0],"output_layers":["layer_normalization",0,0]},"weights":{"layer_normalization":[{"shape":[16],"data":[1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0,1.0]},{"shape":[16],"data":[0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0]}]},"inputs":[{"shape":[2,16],"data":[-1.8513714526020592e+38,7.312650889175219e+37,-9.665575197776842e+37,-1.051242157535571e+38,1.5780344440459193e+38,9.124529752153672e+37,-1.272564013954714e+38,1.3024345270503e+38,-1.826647195295208e+38,6.3827287759802745e+37,-1.2947816696706981e+38,1.3061692285426683e+38,1.1455605342070002e+38,7.2229641021488315e+37,1.162094855927945e+38,-1.6077191702695358e+38,-1.8513715033080832e+37,7.312651015940279e+36,-9.665575324541902e+36,-1.051242170212077e+37,1.5780344693989313e+37,9.124530005683792e+36,-1.272564013954714e+37,1.302434552403312e+37,-1.8266472460012319e+37,6.382728522450154e+36,-1.294781618964674e+37,1.3061691778366443e+37,1.1455605088539881e+37,7.222964102148832e+36,1.162094855927945e+37,-1.6077191702695358e+37]}]}"#;
+
+    #[test]
+    fn a_layer_normalization_sum_that_overflows_in_some_order_may_be_nan() {
+        let nan_first = [[f64::NAN; 16], [0.0; 16]].concat();
+        let zeros = [0.0; 32];
+        let v = judge_modes(
+            LN_PACKET_OVERFLOW,
+            "layer_normalization",
+            &[
+                (Mode::Eager, &nan_first),
+                (Mode::Graph, &nan_first),
+                (Mode::Xla, &zeros),
+            ],
+        );
+        assert_eq!(kinds(&v), [Kind::Agree], "{v:?}");
+        // A finite value in that lane is still judged: 1 is not the reference's 0.
+        let mut off = zeros;
+        off[3] = 1.0;
+        let v = judge_modes(
+            LN_PACKET_OVERFLOW,
+            "layer_normalization",
+            &[(Mode::Eager, &nan_first), (Mode::Xla, &off)],
+        );
+        assert!(v.iter().any(|v| v.kind == Kind::Mismatch), "{v:?}");
+    }
+
+    #[test]
+    fn a_nan_in_a_layer_normalization_lane_that_overflows_in_no_order_is_still_reported() {
+        // The second sample cannot overflow whatever the order: a NaN there is reported, in
+        // eager against the reference and in XLA against eager.
+        let mut eager = [[f64::NAN; 16], [0.0; 16]].concat();
+        eager[20] = f64::NAN;
+        let v = judge_modes(
+            LN_PACKET_OVERFLOW,
+            "layer_normalization",
+            &[(Mode::Eager, &eager), (Mode::Xla, &[0.0; 32])],
+        );
+        assert!(
+            v.iter()
+                .any(|v| v.signature == "unexpected-nan/LayerNormalization"
+                    && v.mode == Some(Mode::Eager)),
+            "{v:?}"
+        );
+        assert!(v.iter().any(|v| v.kind == Kind::ModeMismatch), "{v:?}");
+    }
+
+    /// Float64 `GroupNormalization(groups=1)` over 4 channels near the top of the range:
+    /// 6.59e307, 7.10e307, 1.01e308, -6.85e307, whose exact sum 1.70e308 is finite but whose
+    /// running sum in element order is not. What TF 2.21 returned: eager and graph 0 (a packet
+    /// of 4 doubles summed pairwise), XLA NaN (element order).
+    const GN64_PACKET_ORDER: &str = r#"{"format":"semfuzz-case/1","dtype":"float64","model":{"name":"functional_1","trainable":true,"layers":[{"module":"keras.layers","class_name":"InputLayer","config":{"batch_shape":[null,4],"dtype":"float64","sparse":false,"ragged":false,"name":"input_layer_1","optional":false},"registered_name":null,"name":"input_layer_1","inbound_nodes":[]},{"module":"keras.layers","class_name":"GroupNormalization","config":{"name":"group_normalization","trainable":true,"dtype":{"module":"keras","class_name":"DTypePolicy","config":{"name":"float64"},"registered_name":null},"groups":1,"axis":-1,"epsilon":0.001,"center":true,"scale":true,"beta_initializer":{"module":"keras.initializers","class_name":"Zeros","config":{},"registered_name":null},"gamma_initializer":{"module":"keras.initializers","class_name":"Ones","config":{},"registered_name":null},"beta_regularizer":null,"gamma_regularizer":null,"beta_constraint":null,"gamma_constraint":null},"registered_name":null,"build_config":{"input_shape":[null,4]},"name":"group_normalization","inbound_nodes":[{"args":[{"class_name":"__keras_tensor__","config":{"shape":[null,4],"dtype":"float64","keras_history":["input_layer_1",0,0]}}],"kwargs":{}}]}],"input_layers":["input_layer_1",0,0],"output_layers":["group_normalization",0,0]},"weights":{"group_normalization":[{"shape":[4],"data":[1.0,1.0,1.0,1.0]},{"shape":[4],"data":[0.0,0.0,0.0,0.0]}]},"inputs":[{"shape":[1,4],"data":[6.589984570512758e+307,7.103428328585124e+307,1.0104340294154106e+308,-6.848766658950954e+307]}]}"#;
+
+    #[test]
+    fn a_float64_group_sum_that_overflows_in_some_order_may_be_nan_or_not() {
+        let zeros = [0.0; 4];
+        let nan = [f64::NAN; 4];
+        let v = judge_modes(
+            GN64_PACKET_ORDER,
+            "group_normalization",
+            &[
+                (Mode::Eager, &zeros),
+                (Mode::Graph, &zeros),
+                (Mode::Xla, &nan),
+            ],
+        );
+        assert_eq!(kinds(&v), [Kind::Agree], "{v:?}");
+        let v = judge_modes(
+            GN64_PACKET_ORDER,
+            "group_normalization",
+            &[(Mode::Eager, &[0.0, 0.0, 0.5, 0.0]), (Mode::Xla, &nan)],
+        );
+        assert!(v.iter().any(|v| v.kind == Kind::Mismatch), "{v:?}");
+    }
+
+    /// Float32 `GroupNormalization(groups=1)` over a (2, 2) input: 1.38e38, 1.17e38, 1.87e38,
+    /// -1.67e38, exact sum 2.75e38 (finite); a group of 4, shorter than a packet, which eager
+    /// and graph mode sum in element order, overflowing, as the reference does (NaN), and
+    /// XLA, over two axes, in another order. What TF 2.21 returned: eager and graph NaN, XLA 0.
+    const GN_SHORT_GROUP_XLA: &str = r#"{"format":"semfuzz-case/1","dtype":"float32","model":{"name":"functional_2","trainable":true,"layers":[{"module":"keras.layers","class_name":"InputLayer","config":{"batch_shape":[null,2,2],"dtype":"float32","sparse":false,"ragged":false,"name":"input_layer_2","optional":false},"registered_name":null,"name":"input_layer_2","inbound_nodes":[]},{"module":"keras.layers","class_name":"GroupNormalization","config":{"name":"group_normalization_1","trainable":true,"dtype":{"module":"keras","class_name":"DTypePolicy","config":{"name":"float32"},"registered_name":null},"groups":1,"axis":-1,"epsilon":0.001,"center":true,"scale":true,"beta_initializer":{"module":"keras.initializers","class_name":"Zeros","config":{},"registered_name":null},"gamma_initializer":{"module":"keras.initializers","class_name":"Ones","config":{},"registered_name":null},"beta_regularizer":null,"gamma_regularizer":null,"beta_constraint":null,"gamma_constraint":null},"registered_name":null,"build_config":{"input_shape":[null,2,2]},"name":"group_normalization_1","inbound_nodes":[{"args":[{"class_name":"__keras_tensor__","config":{"shape":[null,2,2],"dtype":"float32","keras_history":["input_layer_2",0,0]}}],"kwargs":{}}]}],"input_layers":["input_layer_2",0,0],"output_layers":["group_normalization_1",0,0]},"weights":{"group_normalization_1":[{"shape":[2],"data":[1.0,1.0]},{"shape":[2],"data":[0.0,0.0]}]},"inputs":[{"shape":[1,2,2],"data":[1.382022398098885e+38,1.1665464391877545e+38,1.8729734357745245e+38,-1.6687360614368253e+38]}]}"#;
+
+    #[test]
+    fn a_short_group_that_xla_sums_in_another_order_may_be_finite() {
+        let nan = [f64::NAN; 4];
+        let zeros = [0.0; 4];
+        let v = judge_modes(
+            GN_SHORT_GROUP_XLA,
+            "group_normalization_1",
+            &[
+                (Mode::Eager, &nan),
+                (Mode::Graph, &nan),
+                (Mode::Xla, &zeros),
+            ],
+        );
+        assert_eq!(kinds(&v), [Kind::Agree], "{v:?}");
     }
 }

@@ -5,7 +5,9 @@
 //!
 //! Keras 3.15 composes it on TF like LayerNormalization: `tf.nn.moments` over the group,
 //! `inv = rsqrt(var + ε)·γ; out = x·inv + (β − mean·inv)`, which the reference evaluates,
-//! each step overflowing past the compute dtype's range as it does in TF.
+//! each step overflowing past the compute dtype's range as it does in TF. The mean is the exact
+//! one; where TF's order of summing a group decides whether it overflows (and the group is NaN),
+//! [`Spec::order_dependent_overflow`] flags it ([`order_decides_overflow`]).
 //!
 //! `axis` must not be the batch axis: Keras needs its size when it builds (and the batch size
 //! is unknown there), and with a known batch size its reduction axes come out wrong
@@ -18,8 +20,8 @@ use crate::DType;
 use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::normalization::{
-    Lanes, affine_interval, affine_tolerance, known_dim, lanes, max_finite, moments, resolve_axis,
-    rsqrt, saturate, stats_dtype,
+    Lanes, affine_interval, affine_tolerance, known_dim, lane_moments, lanes, max_finite,
+    order_decides_overflow, order_dependent_elements, resolve_axis, rsqrt, saturate, stats_dtype,
 };
 use crate::layers::util::{arity, input_shape_config};
 use crate::layers::{CallSite, LayerKind, ParamDef, Spec, WeightDomain, WeightSpec};
@@ -28,89 +30,6 @@ use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Violation, badness};
 
 pub struct GroupNormalization;
-
-/// The float32 SIMD packet of TF's CPU reductions: a group of fewer elements is summed one
-/// element after the other.
-const FLOAT32_PACKET: usize = 8;
-
-/// [`moments`] as TF's float32 `reduce_mean` computes them over groups of fewer than
-/// [`FLOAT32_PACKET`] elements: each group's sum runs in element order, and a running sum that
-/// overflows stays infinite (an infinity of the other sign then makes NaN), so the mean is
-/// infinite where the exact sum is finite, e.g. `-1.1e38 + 1.8e38 + 2.5e38 + 1.7e38 − …`. The
-/// squares of the second pass are non-negative, so their order cannot decide an overflow.
-/// Measured on float32 `GroupNormalization` with γ = β = 0 (the output is NaN exactly where
-/// the mean overflowed): groups of 3 to 7 elements in layouts (2, 7), (3, 6) with 2 groups,
-/// (2, 3, 2), (2, 2, 3) and (2, 3, 4) with 2 groups, 30 draws each of ±[0.3, 1]·2e38: the
-/// in-order sum predicts every overflow. From 8 elements on TF sums in packets, in an order
-/// not modelled here (the exact sum, [`moments`], is kept there, and
-/// [`overflows_in_some_order`] says where that order can decide).
-fn moments_in_order(x: &[f64], lanes: &Lanes, max: f64) -> (Vec<f64>, Vec<f64>) {
-    let n = lanes.size as f64;
-    let mut sum = vec![0.0; lanes.count];
-    // Row-major order visits each lane's elements in increasing position.
-    for (v, &l) in x.iter().zip(&lanes.lane) {
-        sum[l] = saturate(sum[l] + v, max);
-    }
-    let mean: Vec<f64> = sum.iter().map(|s| s / n).collect();
-    let mut sq = vec![0.0; lanes.count];
-    for (v, &l) in x.iter().zip(&lanes.lane) {
-        sq[l] += saturate((v - mean[l]) * (v - mean[l]), max);
-    }
-    let var = sq.iter().map(|s| saturate(*s, max) / n).collect();
-    (mean, var)
-}
-
-/// Per group: whether some order of summing it in float32 overflows, for the float32 groups of
-/// at least [`FLOAT32_PACKET`] elements, which TF's `reduce_mean` sums in SIMD packets, in an
-/// order not modelled here (the reference keeps the exact sum): TF's order is one of them, so
-/// in such a group its NaN is as defensible as the reference's finite value.
-///
-/// With `P` the sum of a group's positive elements and `N` that of its negative elements'
-/// magnitudes, every partial sum of the group, whatever the order, lies in `[-N, P]`; adding
-/// the positive elements first reaches `P`, the negative ones first `-N`. So some order
-/// overflows iff `max(P, N)` exceeds the largest finite value, up to rounding: `n − 1`
-/// roundings of at most `ε` each can lift a partial sum to `max(P, N)·(1 + ε)^(n−1)`, and a
-/// group within that factor of the limit is counted as possibly overflowing (its value then
-/// accepted either way, rather than a NaN reported that a rounding may explain). A group with
-/// a non-finite element is not: its result is non-finite in every order.
-///
-/// The second pass cannot depend on the order: its terms, the squares `(x − mean)²`, are
-/// non-negative, so every partial sum lies below the whole sum, which overflows in every order
-/// or in none (and a square past the range overflows on its own, which [`moments`] models).
-///
-/// When the mean overflows, `rsqrt(var + ε)` is 0 and `mean·inv` is `inf·0`: the whole group is
-/// NaN. Measured on float32 `GroupNormalization` (γ = 1, β = 0) over layouts with groups of 8
-/// ((16) and (2, 8) with 2 groups, (4, 8) with 4), 10 ((20), (5, 4)), 16 ((32)) and 28 ((56),
-/// (7, 8)), values ±[0.3, 1]·S with S one of 2e38, 1e38, 6e37, 4e37 per sample, 2 × 1000
-/// samples per layout: of 36 000 groups, 20 031 have `max(P, N)` past the range (none within
-/// rounding of it) and 5 913 an exact sum past it. Eager and graph outputs are non-finite in
-/// 8 393 groups (2 480 of them with a finite exact sum), XLA's in 9 258 (3 345), each time in
-/// a group with `max(P, N)` past the range and never in the 15 969 others; every group with an
-/// overflowing exact sum is NaN, and a group is always NaN as a whole. Eager and XLA sum in
-/// different orders: they disagree on 2 633 groups.
-fn overflows_in_some_order(x: &[f64], lanes: &Lanes, dtype: DType) -> Vec<bool> {
-    let mut flagged = vec![false; lanes.count];
-    if stats_dtype(dtype) != DType::Float32 || lanes.size < FLOAT32_PACKET {
-        return flagged;
-    }
-    let max = max_finite(DType::Float32);
-    let mut positive = vec![0.0f64; lanes.count];
-    let mut negative = vec![0.0f64; lanes.count];
-    let mut finite = vec![true; lanes.count];
-    for (&v, &l) in x.iter().zip(&lanes.lane) {
-        finite[l] &= v.is_finite();
-        if v > 0.0 {
-            positive[l] += v;
-        } else {
-            negative[l] -= v;
-        }
-    }
-    let rounding = (1.0 + Tolerance::eps(DType::Float32)).powf((lanes.size - 1) as f64);
-    for l in 0..lanes.count {
-        flagged[l] = finite[l] && positive[l].max(negative[l]) * rounding > max;
-    }
-    flagged
-}
 
 #[derive(Debug)]
 struct GroupNormSpec {
@@ -224,11 +143,9 @@ impl GroupNormSpec {
         let xs: Vec<f64> = x.iter().copied().collect();
         let max = max_finite(stats_dtype(self.dtype));
         let sat = |v: f64| saturate(v, max);
-        let (mean, var) = if stats_dtype(self.dtype) == DType::Float32 && l.size < FLOAT32_PACKET {
-            moments_in_order(&xs, &l, max)
-        } else {
-            moments(&xs, &l, max)
-        };
+        // Where TF's order of summing decides whether the mean overflows,
+        // `order_dependent_overflow` flags the group.
+        let (mean, var) = lane_moments(&xs, &l, self.dtype);
         let stride: usize = shape[k + 1..].iter().product();
         let gamma: Option<Vec<f64>> = self.scale.then(|| weights[0].iter().copied().collect());
         let beta: Option<Vec<f64>> = self
@@ -390,14 +307,8 @@ impl Spec for GroupNormSpec {
         let x = inputs[0];
         let l = self.groups_as_lanes(x.shape());
         let xs: Vec<f64> = x.iter().copied().collect();
-        let flagged = overflows_in_some_order(&xs, &l, self.dtype);
-        if !flagged.contains(&true) {
-            return None;
-        }
-        let each = l.lane.iter().map(|&g| flagged[g]).collect();
-        Some(vec![
-            ArrayD::from_shape_vec(x.raw_dim(), each).expect("same shape"),
-        ])
+        let flagged = order_decides_overflow(&xs, &l, self.dtype);
+        order_dependent_elements(&flagged, &l, x.shape())
     }
 
     fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {
@@ -501,9 +412,10 @@ mod tests {
         // Past the range on both sides (exact sum 0), and within 7 roundings of it.
         assert!(one_side(max * 1.5).is_some());
         assert!(one_side(max * (1.0 - 1e-7)).is_some());
-        // An exact sum past the range overflows in every order: flagged too (the reference
-        // is non-finite there anyway).
-        assert!(flags(s.as_ref(), &[1, 8], vec![1e38; 8]).is_some());
+        // An exact sum past the range overflows in every order, as in the reference: not
+        // flagged, and within 7 roundings of the range, flagged.
+        assert!(flags(s.as_ref(), &[1, 8], vec![1e38; 8]).is_none());
+        assert!(flags(s.as_ref(), &[1, 8], vec![max * (1.0 + 1e-7) / 8.0; 8]).is_some());
         // A non-finite element makes the group non-finite in every order.
         let mut x = vec![3e38; 8];
         x[5] = f64::NAN;
@@ -511,12 +423,40 @@ mod tests {
     }
 
     #[test]
-    fn a_group_of_fewer_than_a_packet_is_summed_in_order_not_flagged() {
-        // Seven elements whose positive side passes the range: the in-order sum decides.
-        let x = vec![3e38, 3e38, -3e38, -3e38, 1.0, 2.0, 3.0];
-        assert!(flags(spec(1, DType::Float32).as_ref(), &[1, 7], x.clone()).is_none());
-        let mut eight = x;
-        eight.push(4.0);
-        assert!(flags(spec(1, DType::Float32).as_ref(), &[1, 8], eight).is_some());
+    fn a_group_shorter_than_a_packet_is_summed_in_order_and_flagged() {
+        // Four float32 elements whose positive side passes the range: summed in element order
+        // (eager and graph mode) the mean overflows and the group is NaN, as in the reference;
+        // XLA sums a group over two axes in another order, which may not overflow: flagged.
+        let s = spec(1, DType::Float32);
+        let x = vec![3e38, 3e38, -3e38, -2e38];
+        assert_eq!(flags(s.as_ref(), &[1, 2, 2], x.clone()).unwrap(), [true; 4]);
+        let xs = ArrayD::from_shape_vec(vec![1, 2, 2], x).unwrap();
+        let w = [ArrayD::from_elem(vec![2], 1.0), ArrayD::zeros(vec![2])];
+        let y = s.eval(&[&xs], &[&w[0], &w[1]]);
+        assert!(y[0].iter().all(|v| v.is_nan()), "{y:?}");
+        // Float64: three elements in element order, NaN; four (a packet) summed exactly.
+        let s = spec(1, DType::Float64);
+        let x = vec![1.5e308, 1.5e308, -1.5e308];
+        assert_eq!(flags(s.as_ref(), &[1, 3], x.clone()).unwrap(), [true; 3]);
+        let xs = ArrayD::from_shape_vec(vec![1, 3], x).unwrap();
+        let w = [ArrayD::from_elem(vec![3], 1.0), ArrayD::zeros(vec![3])];
+        assert!(
+            s.eval(&[&xs], &[&w[0], &w[1]])[0]
+                .iter()
+                .all(|v| v.is_nan())
+        );
+        let x = vec![1.5e308, 1.5e308, -1.5e308, -1e308];
+        assert_eq!(flags(s.as_ref(), &[1, 4], x.clone()).unwrap(), [true; 4]);
+        let xs = ArrayD::from_shape_vec(vec![1, 4], x).unwrap();
+        let w = [ArrayD::from_elem(vec![4], 1.0), ArrayD::zeros(vec![4])];
+        let y = s.eval(&[&xs], &[&w[0], &w[1]]);
+        assert!(y[0].iter().all(|v| *v == 0.0), "{y:?}");
+        // An exact sum past the range is NaN in every order, in the reference too: not
+        // flagged.
+        let past = vec![1.5e308, 1.5e308, -1e307, 1.0];
+        assert!(flags(s.as_ref(), &[1, 4], past).is_none());
+        let xs = ArrayD::from_shape_vec(vec![1, 4], vec![1.5e308, 1.5e308, -1e307, 1.0]).unwrap();
+        let y = s.eval(&[&xs], &[&w[0], &w[1]]);
+        assert!(y[0].iter().all(|v| v.is_nan()), "{y:?}");
     }
 }

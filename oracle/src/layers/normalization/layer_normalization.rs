@@ -7,6 +7,10 @@
 //! is `x·rsqrt(var + ε)·γ` (the variance, not the mean square: deliberately kept by Keras),
 //! with `gamma` and no `beta`.
 //!
+//! The mean is the exact one; where TF's order of summing a lane decides whether it overflows
+//! (and the lane is NaN), [`Spec::order_dependent_overflow`] flags it
+//! ([`order_decides_overflow`]; with `rms_scaling`, [`overflows_in_some_order`]).
+//!
 //! `gamma` and `beta` have the sizes of the normalized axes taken in the order of the
 //! *sorted axis values as written* (so `axis=[-1, 1]` on `(b, 3, 4)` gives shape `(4, 3)`),
 //! and Keras reshapes them — a reshape, not a transpose — onto the normalized axes in
@@ -20,8 +24,9 @@ use crate::DType;
 use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::normalization::{
-    AxisArg, affine_interval, affine_tolerance, axis_arg, axis_type_error, known_dim, lanes,
-    max_abs, max_finite, moments, resolve_axes, rsqrt, stats_dtype, widen,
+    AxisArg, Lanes, affine_interval, affine_tolerance, axis_arg, axis_type_error, known_dim,
+    lane_moments, lanes, max_abs, order_decides_overflow, order_dependent_elements,
+    overflows_in_some_order, resolve_axes, rsqrt, widen,
 };
 use crate::layers::util::{arity, input_shape_config, show};
 use crate::layers::{CallSite, LayerKind, ParamDef, Spec, WeightDomain, WeightSpec};
@@ -117,13 +122,20 @@ impl LayerNormSpec {
             .collect()
     }
 
+    /// The lanes of an input of this shape: one per position on the other axes.
+    fn lanes_of(&self, shape: &[usize]) -> Lanes {
+        let axes = self.resolved(shape.len());
+        let reduced: Vec<bool> = (0..shape.len()).map(|a| axes.contains(&a)).collect();
+        lanes(shape, &reduced)
+    }
+
     /// Per element: the lane's `inv` (with γ) and the offset `β − mean·inv`; `n` the lane size.
     fn compute(&self, x: &ArrayD<f64>, weights: &[&ArrayD<f64>]) -> Computed {
-        let axes = self.resolved(x.ndim());
-        let reduced: Vec<bool> = (0..x.ndim()).map(|a| axes.contains(&a)).collect();
-        let l = lanes(x.shape(), &reduced);
+        let l = self.lanes_of(x.shape());
         let xs: Vec<f64> = x.iter().copied().collect();
-        let (mean, var) = moments(&xs, &l, max_finite(stats_dtype(self.dtype)));
+        // Where TF's order of summing decides whether the mean overflows,
+        // `order_dependent_overflow` flags the lane.
+        let (mean, var) = lane_moments(&xs, &l, self.dtype);
         let gamma: Option<Vec<f64>> = self
             .has_gamma()
             .then(|| weights[0].iter().copied().collect());
@@ -293,7 +305,147 @@ impl Spec for LayerNormSpec {
         affine_tolerance(dtype, c.n, c.magnitude)
     }
 
+    fn order_dependent_overflow(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        _weights: &[&ArrayD<f64>],
+    ) -> Option<Vec<ArrayD<bool>>> {
+        let x = inputs[0];
+        let l = self.lanes_of(x.shape());
+        let xs: Vec<f64> = x.iter().copied().collect();
+        // With `rms_scaling` an infinite mean gives 0, as in the reference, but partial sums
+        // that reach both infinities give NaN, whatever the exact sum.
+        let flagged = if self.rms_scaling {
+            overflows_in_some_order(&xs, &l, self.dtype)
+        } else {
+            order_decides_overflow(&xs, &l, self.dtype)
+        };
+        order_dependent_elements(&flagged, &l, x.shape())
+    }
+
     fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {
         input_shape_config(inputs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::case::Node;
+    use serde_json::json;
+
+    fn spec(axis: serde_json::Value, rms_scaling: bool, dtype: DType) -> Box<dyn Spec> {
+        let config = json!({"name": "ln", "axis": axis, "rms_scaling": rms_scaling})
+            .as_object()
+            .unwrap()
+            .clone();
+        let node = Node::default();
+        LayerNormalization
+            .parse(&CallSite {
+                config: &config,
+                node: &node,
+                dtype,
+            })
+            .unwrap()
+    }
+
+    /// The reference's output and its flags for `x` of `shape`, with γ = 1 and β = 0.
+    fn run(s: &dyn Spec, shape: &[usize], x: &[f64]) -> (Vec<f64>, Option<Vec<bool>>) {
+        let x = ArrayD::from_shape_vec(shape.to_vec(), x.to_vec()).unwrap();
+        let ws = s.weights(&[shape.to_vec()]);
+        let w: Vec<ArrayD<f64>> = ws
+            .iter()
+            .map(|w| {
+                let v = if w.name == "gamma" { 1.0 } else { 0.0 };
+                ArrayD::from_elem(w.shape.clone(), v)
+            })
+            .collect();
+        let w: Vec<&ArrayD<f64>> = w.iter().collect();
+        let y = s.eval(&[&x], &w)[0].iter().copied().collect();
+        let flags = s.order_dependent_overflow(&[&x], &w).map(|f| {
+            assert_eq!(f.len(), 1);
+            assert_eq!(f[0].shape(), shape);
+            f[0].iter().copied().collect()
+        });
+        (y, flags)
+    }
+
+    /// 16 float32 features at ±[0.3, 1]·2e38, positive elements summing to 8.5e38, exact sum
+    /// -2.1e37: TF 2.21 returns NaN in eager and graph mode, 0 under XLA (the verdict's
+    /// `LN_PACKET_OVERFLOW`, harness-py).
+    pub(crate) const PACKET_OVERFLOW: [f64; 16] = [
+        -1.8513714526020592e38,
+        7.312650889175219e37,
+        -9.665575197776842e37,
+        -1.051242157535571e38,
+        1.5780344440459193e38,
+        9.124529752153672e37,
+        -1.272564013954714e38,
+        1.3024345270503e38,
+        -1.826647195295208e38,
+        6.3827287759802745e37,
+        -1.2947816696706981e38,
+        1.3061692285426683e38,
+        1.1455605342070002e38,
+        7.2229641021488315e37,
+        1.162094855927945e38,
+        -1.6077191702695358e38,
+    ];
+
+    #[test]
+    fn a_lane_whose_sum_overflows_in_some_order_is_flagged_and_keeps_the_exact_mean() {
+        let s = spec(json!(-1), false, DType::Float32);
+        let (y, flags) = run(s.as_ref(), &[1, 16], &PACKET_OVERFLOW);
+        assert!(y.iter().all(|v| *v == 0.0), "{y:?}");
+        assert_eq!(flags.unwrap(), [true; 16]);
+        // Scaled to a tenth, no order overflows.
+        let small: Vec<f64> = PACKET_OVERFLOW.iter().map(|v| v / 10.0).collect();
+        assert!(run(s.as_ref(), &[1, 16], &small).1.is_none());
+        // `rms_scaling`: the same lanes (TF's NaN where partial sums reach both infinities).
+        let s = spec(json!(-1), true, DType::Float32);
+        assert_eq!(
+            run(s.as_ref(), &[1, 16], &PACKET_OVERFLOW).1.unwrap(),
+            [true; 16]
+        );
+        // An exact sum past the range: NaN in every order without `rms_scaling`, as in the
+        // reference (not flagged); with it 0 in the reference, NaN where partial sums reach
+        // both infinities (flagged).
+        let mut past = PACKET_OVERFLOW;
+        past.iter_mut().for_each(|v| *v = v.abs());
+        past[0] = -past[0];
+        let (y, flags) = run(s.as_ref(), &[1, 16], &past);
+        assert!(y.iter().all(|v| *v == 0.0), "{y:?}");
+        assert_eq!(flags.unwrap(), [true; 16]);
+        let plain = spec(json!(-1), false, DType::Float32);
+        let (y, flags) = run(plain.as_ref(), &[1, 16], &past);
+        assert!(y.iter().all(|v| v.is_nan()), "{y:?}");
+        assert!(flags.is_none());
+        // Float64 statistics: far inside the range.
+        let s = spec(json!(-1), false, DType::Float64);
+        assert!(run(s.as_ref(), &[1, 16], &PACKET_OVERFLOW).1.is_none());
+    }
+
+    #[test]
+    fn lanes_over_other_axes_are_flagged_element_by_element() {
+        // (1, 4, 2) over axis 1: the first column's positive side passes the range, the
+        // second's cannot. Four elements are summed in element order, as eager and graph mode
+        // do: the first column's running sum overflows (NaN), although its exact sum does not.
+        let s = spec(json!(1), false, DType::Float32);
+        let x = [2e38, 1.0, 2e38, -1.0, -2e38, 2.0, 5e37, -2.0];
+        let (y, flags) = run(s.as_ref(), &[1, 4, 2], &x);
+        assert_eq!(flags.unwrap(), [true, false].repeat(4));
+        assert!(y.iter().step_by(2).all(|v| v.is_nan()), "{y:?}");
+        assert!(y.iter().skip(1).step_by(2).all(|v| v.is_finite()), "{y:?}");
+        // Reordered so that no running sum overflows: the exact mean, finite, still flagged.
+        let x = [2e38, 1.0, -2e38, -1.0, 2e38, 2.0, 5e37, -2.0];
+        let (y, flags) = run(s.as_ref(), &[1, 4, 2], &x);
+        assert_eq!(flags.unwrap(), [true, false].repeat(4));
+        assert!(y.iter().step_by(2).all(|v| *v == 0.0), "{y:?}");
+        // Float64 near its top, over both axes of (1, 2, 2).
+        let s = spec(json!([1, 2]), false, DType::Float64);
+        let x = [1.5e308, 1.5e308, -1.5e308, -1e308];
+        let (y, flags) = run(s.as_ref(), &[1, 2, 2], &x);
+        assert_eq!(flags.unwrap(), [true; 4]);
+        assert!(y.iter().all(|v| *v == 0.0), "{y:?}");
     }
 }
