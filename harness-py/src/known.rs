@@ -792,6 +792,17 @@ mod tests {
 
     /// A one-layer float64 case: `class` with `config` on an input of this batch shape, and
     /// these weights.
+    /// A reference to a layer's first output, as a case's `inbound_nodes` write it.
+    pub(super) fn keras_tensor(name: &str) -> Value {
+        json!({"class_name": "__keras_tensor__", "config": {"keras_history": [name, 0, 0]}})
+    }
+
+    /// The kept bug explaining `v` on a float64 `case`, with the shapes the reference finds.
+    pub(super) fn explained_with_shapes(case: &Case, v: &Verdict) -> Option<&'static str> {
+        let analysis = oracle::check::check_in(case, DType::Float64).unwrap();
+        framework_bug(case, DType::Float64, v, Some(&analysis))
+    }
+
     pub(super) fn one_layer_case(
         class: &str,
         config: Value,
@@ -930,7 +941,7 @@ mod tests {
 
 #[cfg(test)]
 mod rms_normalization_tests {
-    use super::tests::one_layer_case;
+    use super::tests::{explained_with_shapes, one_layer_case};
     use super::*;
     use serde_json::json;
 
@@ -994,10 +1005,8 @@ mod rms_normalization_tests {
             (json!(1), Some("mismatch-RMSNormalization-axis-scale")),
             (json!([1, -1]), Some("mismatch-RMSNormalization-axis-scale")),
         ] {
-            let case = rms(axis.clone());
-            let analysis = oracle::check::check_in(&case, DType::Float64).unwrap();
             assert_eq!(
-                framework_bug(&case, DType::Float64, &raised, Some(&analysis)),
+                explained_with_shapes(&rms(axis.clone()), &raised),
                 bug,
                 "axis {axis}"
             );
@@ -1007,12 +1016,12 @@ mod rms_normalization_tests {
 
 #[cfg(test)]
 mod merge_tests {
+    use super::tests::{explained_with_shapes, keras_tensor};
     use super::*;
     use serde_json::json;
 
     /// `Average` of a `(2, 2, 1)` and a `(2, 1, 1)` input, these values in the second one.
     fn average(second: Value) -> Case {
-        let tensor = |name: &str| json!({"class_name": "__keras_tensor__", "config": {"keras_history": [name, 0, 0]}});
         let input = |name: &str, shape: Value| {
             json!({"module": "keras.layers", "class_name": "InputLayer", "name": name,
                    "config": {"batch_shape": shape, "name": name}, "inbound_nodes": []})
@@ -1027,7 +1036,7 @@ mod merge_tests {
                     input("b", json!([null, 1, 1])),
                     {"module": "keras.layers", "class_name": "Average", "name": "l",
                      "config": {"name": "l"},
-                     "inbound_nodes": [{"args": [[tensor("a"), tensor("b")]], "kwargs": {}}]}
+                     "inbound_nodes": [{"args": [[keras_tensor("a"), keras_tensor("b")]], "kwargs": {}}]}
                 ],
                 "input_layers": [["a", 0, 0], ["b", 0, 0]],
                 "output_layers": [["l", 0, 0]]
@@ -1052,10 +1061,7 @@ mod merge_tests {
             detail: "'l' output 0 at [0, 1, 0]: TensorFlow -inf, reference 1.6e-1".into(),
             known: None,
         };
-        let judged = |case: &Case| {
-            let analysis = oracle::check::check_in(case, DType::Float64).unwrap();
-            framework_bug(case, DType::Float64, &v, Some(&analysis))
-        };
+        let judged = |case: &Case| explained_with_shapes(case, &v);
         let with_inf = average(json!([0.125, "-inf"]));
         assert_eq!(
             judged(&with_inf),
@@ -1068,6 +1074,7 @@ mod merge_tests {
 
 #[cfg(test)]
 mod masked_pooling_tests {
+    use super::tests::{explained_with_shapes, keras_tensor};
     use super::*;
     use serde_json::json;
 
@@ -1075,7 +1082,6 @@ mod masked_pooling_tests {
     /// `(b, 1)`, one entry for two steps under channels_first, for the one step under
     /// channels_last.
     fn pooled(data_format: &str) -> Case {
-        let tensor = |name: &str| json!({"class_name": "__keras_tensor__", "config": {"keras_history": [name, 0, 0]}});
         let text = json!({
             "format": "semfuzz-case/1",
             "dtype": "float64",
@@ -1086,10 +1092,10 @@ mod masked_pooling_tests {
                      "config": {"batch_shape": [null, 1, 2], "name": "x"}, "inbound_nodes": []},
                     {"module": "keras.layers", "class_name": "Masking", "name": "m",
                      "config": {"name": "m"},
-                     "inbound_nodes": [{"args": [tensor("x")], "kwargs": {}}]},
+                     "inbound_nodes": [{"args": [keras_tensor("x")], "kwargs": {}}]},
                     {"module": "keras.layers", "class_name": "GlobalAveragePooling1D", "name": "l",
                      "config": {"name": "l", "data_format": data_format},
-                     "inbound_nodes": [{"args": [tensor("m")], "kwargs": {}}]}
+                     "inbound_nodes": [{"args": [keras_tensor("m")], "kwargs": {}}]}
                 ],
                 "input_layers": [["x", 0, 0]],
                 "output_layers": [["l", 0, 0]]
@@ -1109,10 +1115,7 @@ mod masked_pooling_tests {
             detail: "'l' output 0 at [0, 0]: TensorFlow 1e0, reference 5e-1".into(),
             known: None,
         };
-        let judged = |case: &Case| {
-            let analysis = oracle::check::check_in(case, DType::Float64).unwrap();
-            framework_bug(case, DType::Float64, &v, Some(&analysis))
-        };
+        let judged = |case: &Case| explained_with_shapes(case, &v);
         assert_eq!(
             judged(&pooled("channels_first")),
             Some("mismatch-GlobalAveragePooling1D-channels-first-mask-sum")
