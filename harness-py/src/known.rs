@@ -71,17 +71,16 @@ pub fn framework_bug(
     // The layers that trigger a kept bug, exactly on the shapes the reference found for
     // their calls (conservatively where it has none): an `RMSNormalization` whose axes are
     // harmless does not explain an error elsewhere in the model.
-    let triggers = known_bugs::in_model(&case.model, analysis);
-    let rms_axis_scale = |l: &oracle::case::Layer| {
-        triggers.iter().any(|(li, bug)| {
-            *bug == KnownBug::RmsNormalizationAxisScale && case.model.layers[*li].name == l.name
-        })
-    };
+    let rms_triggers: Vec<&str> = known_bugs::in_model(&case.model, analysis)
+        .into_iter()
+        .filter(|(_, bug)| *bug == KnownBug::RmsNormalizationAxisScale)
+        .map(|(li, _)| case.model.layers[li].name.as_str())
+        .collect();
     // The RMSNormalization scale broadcasts onto the wrong axes and changes the shape, so
     // the op itself or the layers after it raise.
     let raised = v.kind == Kind::UnexpectedRejection
         || v.kind == Kind::ModeMismatch && v.detail.contains(" raises where");
-    if raised && case.model.layers.iter().any(rms_axis_scale) {
+    if raised && !rms_triggers.is_empty() {
         return Some(KnownBug::RmsNormalizationAxisScale.id());
     }
     // Keras's adaptive pooling builds a second pool one longer than `ceil(n / output_size)`,
@@ -392,12 +391,13 @@ pub fn framework_bug(
     }
     let broadcasting_merge = matches!(class, "Add" | "Average" | "Subtract")
         && call.is_some_and(|c| c.input_shapes.windows(2).any(|w| w[0] != w[1]));
-    let case_nonfinite = case
-        .inputs
-        .iter()
-        .map(|t| &t.data)
-        .chain(case.weights.values().flatten().map(|w| &w.data))
-        .any(|d| d.iter().any(|x| !x.is_finite()));
+    let case_nonfinite = || {
+        case.inputs
+            .iter()
+            .map(|t| &t.data)
+            .chain(case.weights.values().flatten().map(|w| &w.data))
+            .any(|d| d.iter().any(|x| !x.is_finite()))
+    };
     if matches!(v.kind, Kind::Mismatch | Kind::ModeMismatch) {
         // XLA's bilinear resize takes the next pixel at some sample points that fall exactly
         // on an input pixel (odd upscale factors).
@@ -421,7 +421,7 @@ pub fn framework_bug(
         {
             return Some("mismatch-ReLU-float64-max-value");
         }
-        if rms_axis_scale(layer) {
+        if rms_triggers.contains(&layer.name.as_str()) {
             return Some(KnownBug::RmsNormalizationAxisScale.id());
         }
         if ops_add_bias_shortcut(class, config, call) {
@@ -481,7 +481,7 @@ pub fn framework_bug(
     // The same merge moves values between positions (and samples), a non-finite one too: TF
     // is then non-finite where the reference is not. The bug makes no non-finite value of
     // finite ones, so one must be in the case's inputs or weights.
-    if v.kind == Kind::UnexpectedNan && broadcasting_merge && case_nonfinite {
+    if v.kind == Kind::UnexpectedNan && broadcasting_merge && case_nonfinite() {
         return Some("mismatch-Average-ops-add-broadcast");
     }
     None
