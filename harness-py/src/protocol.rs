@@ -4,7 +4,7 @@
 //! and a binary payload (raw tensor bytes, laid out as the header describes). Frames are
 //! capped at [`MAX_FRAME`] so a corrupt length cannot allocate without bound.
 
-use std::io::{self, Read, Write};
+use std::io::{self, IoSlice, Read, Write};
 
 use serde_json::Value;
 
@@ -32,7 +32,9 @@ pub fn write_frame(w: &mut impl Write, frame: &Frame) -> io::Result<()> {
     write_raw_frame(w, &header, &frame.payload)
 }
 
-/// Writes a frame whose header is already serialized JSON.
+/// Writes a frame whose header is already serialized JSON, in as few system calls as the
+/// writer allows (one `writev` on a pipe): a reader woken by the first bytes then finds the
+/// whole frame instead of blocking again for the rest.
 pub fn write_raw_frame(w: &mut impl Write, header: &[u8], payload: &[u8]) -> io::Result<()> {
     let total = 4 + header.len() + payload.len();
     if total > MAX_FRAME {
@@ -44,9 +46,20 @@ pub fn write_raw_frame(w: &mut impl Write, header: &[u8], payload: &[u8]) -> io:
     let mut head = [0u8; 8];
     head[..4].copy_from_slice(&(total as u32).to_le_bytes());
     head[4..].copy_from_slice(&(header.len() as u32).to_le_bytes());
-    w.write_all(&head)?;
-    w.write_all(header)?;
-    w.write_all(payload)?;
+    let mut parts = [
+        IoSlice::new(&head),
+        IoSlice::new(header),
+        IoSlice::new(payload),
+    ];
+    let mut parts = &mut parts[..];
+    while !parts.is_empty() {
+        match w.write_vectored(parts) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => IoSlice::advance_slices(&mut parts, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
     w.flush()
 }
 
@@ -63,6 +76,17 @@ pub fn read_frame(r: &mut impl Read) -> io::Result<Option<Frame>> {
 /// Reads one frame as (header bytes, payload), the header not parsed; `Ok(None)` at a clean
 /// end of stream (between frames).
 pub fn read_raw_frame(r: &mut impl Read) -> io::Result<Option<(Vec<u8>, Vec<u8>)>> {
+    let Some((header, payload_len)) = read_frame_head(r)? else {
+        return Ok(None);
+    };
+    let mut payload = vec![0u8; payload_len];
+    r.read_exact(&mut payload)?;
+    Ok(Some((header, payload)))
+}
+
+/// Reads a frame's lengths and header; the caller then reads the payload, of the returned
+/// length, wherever it wants it. `Ok(None)` at a clean end of stream (between frames).
+pub fn read_frame_head(r: &mut impl Read) -> io::Result<Option<(Vec<u8>, usize)>> {
     let mut len = [0u8; 4];
     match r.read_exact(&mut len) {
         Ok(()) => {}
@@ -82,9 +106,7 @@ pub fn read_raw_frame(r: &mut impl Read) -> io::Result<Option<(Vec<u8>, Vec<u8>)
     }
     let mut header = vec![0u8; header_len];
     r.read_exact(&mut header)?;
-    let mut payload = vec![0u8; total - 4 - header_len];
-    r.read_exact(&mut payload)?;
-    Ok(Some((header, payload)))
+    Ok(Some((header, total - 4 - header_len)))
 }
 
 fn invalid(msg: String) -> io::Error {
@@ -113,6 +135,33 @@ mod tests {
         assert_eq!(read_frame(&mut r).unwrap(), Some(a));
         assert_eq!(read_frame(&mut r).unwrap(), Some(b));
         assert_eq!(read_frame(&mut r).unwrap(), None);
+    }
+
+    /// A writer that takes at most three bytes per call, as a full pipe may.
+    struct Trickle(Vec<u8>);
+
+    impl Write for Trickle {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let n = buf.len().min(3);
+            self.0.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_frame_written_in_pieces_arrives_whole() {
+        let frame = Frame {
+            header: json!({"op": "x"}),
+            payload: (0..100).collect(),
+        };
+        let mut w = Trickle(Vec::new());
+        write_frame(&mut w, &frame).unwrap();
+        let mut r = &w.0[..];
+        assert_eq!(read_frame(&mut r).unwrap(), Some(frame));
+        assert!(r.is_empty());
     }
 
     #[test]

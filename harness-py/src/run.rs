@@ -3,7 +3,7 @@
 //! one worker alive across cases and replaces it after a crash, hang or memory blow-up.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::{Hash, Hasher as _};
 use std::time::Duration;
 
 use ndarray::ArrayD;
@@ -397,8 +397,18 @@ impl Arrays {
             let offset = payload.len();
             match a.as_slice() {
                 Some(xs) if !round => {
-                    for x in xs {
-                        payload.extend_from_slice(&x.to_le_bytes());
+                    if cfg!(target_endian = "little") {
+                        // SAFETY: an f64 slice viewed as its bytes (same memory, 8 times the
+                        // length, alignment 1); on a little-endian target these are the
+                        // little-endian bytes the protocol wants.
+                        let bytes = unsafe {
+                            std::slice::from_raw_parts(xs.as_ptr().cast::<u8>(), size_of_val(xs))
+                        };
+                        payload.extend_from_slice(bytes);
+                    } else {
+                        for x in xs {
+                            payload.extend_from_slice(&x.to_le_bytes());
+                        }
                     }
                 }
                 _ => {
@@ -438,39 +448,87 @@ impl Arrays {
     }
 }
 
-/// What a worker holds between cases: the key of its built model and the weights last set
-/// in it, by layer.
+/// What a worker holds between cases: the model it has built, under its key, and the
+/// weights last set in it, by layer.
 #[derive(Debug)]
 struct Held {
     key: String,
+    model: Built,
     weights: HashMap<String, Vec<ArrayD<f64>>>,
+}
+
+/// What decides the model a worker builds: the config as parsed (derived shapes are not part
+/// of it), the dtype, the input dtypes and the layers given weights (a layer without weights
+/// in the case runs on its initial values, which a held model may no longer have).
+#[derive(Debug, PartialEq, Hash)]
+struct Built {
+    model: oracle::case::Model,
+    dtype: DType,
+    input_dtypes: Vec<DType>,
+    weighted: Vec<String>,
+}
+
+impl Built {
+    /// Whether `case` run in `dtype` needs exactly this model; compares without copying.
+    fn fits(&self, case: &Case, dtype: DType) -> bool {
+        self.dtype == dtype
+            && self.model == case.model
+            && self.input_dtypes.len() == case.inputs.len()
+            && self
+                .input_dtypes
+                .iter()
+                .zip(&case.inputs)
+                .all(|(d, t)| *d == t.dtype.unwrap_or(dtype))
+            && self.weighted.len() == case.weights.len()
+            && self
+                .weighted
+                .iter()
+                .zip(case.weights.keys())
+                .all(|(a, b)| a == b)
+    }
+
+    fn of(case: &Case, dtype: DType) -> Built {
+        Built {
+            model: case.model.clone(),
+            dtype,
+            input_dtypes: case
+                .inputs
+                .iter()
+                .map(|t| t.dtype.unwrap_or(dtype))
+                .collect(),
+            weighted: case.weights.keys().cloned().collect(),
+        }
+    }
+
+    /// The key the worker knows the model by: a hash of all of the above, the same for the
+    /// same model in any run, so a worker that holds it can tell.
+    fn key(&self) -> String {
+        let mut h = std::hash::DefaultHasher::new();
+        self.hash(&mut h);
+        format!("{:016x}", h.finish())
+    }
 }
 
 /// Whether two arrays hold the same shape and bits (NaNs included).
 fn same_bits(a: &ArrayD<f64>, b: &ArrayD<f64>) -> bool {
-    a.shape() == b.shape() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+    if a.shape() != b.shape() {
+        return false;
+    }
+    match (a.as_slice_memory_order(), b.as_slice_memory_order()) {
+        (Some(x), Some(y)) if a.strides() == b.strides() => {
+            x.iter().zip(y).all(|(x, y)| x.to_bits() == y.to_bits())
+        }
+        _ => a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
+    }
 }
 
 /// The request frame, and what the worker will hold once it has run it. When the worker
-/// holds this model (`held` has its key), the config does not travel, and of the weights
-/// only the layers whose values differ from those last set. The key hashes the model as
-/// parsed (derived shapes are not part of it), the dtype, the input dtypes and the layers
-/// given weights, so the checker runs only when the config travels.
+/// holds this model (`held` fits the case), the config does not travel, and of the weights
+/// only the layers whose values differ from those last set. The checker runs only when the
+/// config travels.
 fn request_for(case: &Case, opts: &RunOptions, held: Option<Held>) -> (Frame, Held) {
     let dtype = opts.dtype.unwrap_or(case.dtype);
-    let mut h = std::hash::DefaultHasher::new();
-    case.model.hash(&mut h);
-    dtype.name().hash(&mut h);
-    for t in &case.inputs {
-        t.dtype.map_or(dtype, |d| d).name().hash(&mut h);
-    }
-    // A layer without weights in the case runs on its initial values, which a held model
-    // may no longer have: which layers get weights is part of the model.
-    for name in case.weights.keys() {
-        name.hash(&mut h);
-    }
-    let key = format!("{:016x}", h.finish());
-    let held = held.filter(|held| held.key == key);
+    let held = held.filter(|held| held.model.fits(case, dtype));
     let changed: Vec<&str> = case
         .weights
         .iter()
@@ -493,6 +551,14 @@ fn request_for(case: &Case, opts: &RunOptions, held: Option<Held>) -> (Frame, He
     } else {
         json!({"model": case.model.to_json(&CheckedShapes::of(case), &[]), "inputs": input_dtypes})
     };
+    let mut next = held.unwrap_or_else(|| {
+        let model = Built::of(case, dtype);
+        Held {
+            key: model.key(),
+            model,
+            weights: HashMap::new(),
+        }
+    });
     let frame = Frame {
         header: json!({
             "op": "run",
@@ -501,18 +567,25 @@ fn request_for(case: &Case, opts: &RunOptions, held: Option<Held>) -> (Frame, He
             "modes": opts.modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
             "weights": weights,
             "tensors": tensors,
-            "model_key": key,
+            "model_key": next.key,
             "python_coverage": opts.python_coverage,
         }),
         payload,
     };
-    let mut next = held.unwrap_or_else(|| Held {
-        key,
-        weights: HashMap::new(),
-    });
     for name in changed {
-        let arrays = case.weights[name].iter().map(|t| t.data.clone()).collect();
-        next.weights.insert(name.to_owned(), arrays);
+        let now = &case.weights[name];
+        match next.weights.get_mut(name) {
+            // The arrays' buffers are reused: most changes keep every shape.
+            Some(then) if then.len() == now.len() => {
+                for (then, now) in then.iter_mut().zip(now) {
+                    then.clone_from(&now.data);
+                }
+            }
+            _ => {
+                let arrays = now.iter().map(|t| t.data.clone()).collect();
+                next.weights.insert(name.to_owned(), arrays);
+            }
+        }
     }
     (frame, next)
 }

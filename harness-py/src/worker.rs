@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use crate::client::WORKER_ENV_VAR;
 use crate::env::PythonEnv;
-use crate::protocol::{Frame, read_raw_frame, write_frame, write_raw_frame};
+use crate::protocol::{Frame, read_frame_head, write_frame, write_raw_frame};
 
 /// The Python half of the worker, compiled into the binary.
 const WORKER_PY: &str = include_str!("../python/semfuzz_worker.py");
@@ -43,9 +43,19 @@ pub fn main() -> ExitCode {
     Python::attach(|py| {
         let module = env.and_then(|env| load(py, &env).map_err(|e| describe(py, &e)));
         loop {
-            let (header, payload) = match read_raw_frame(&mut input) {
+            let (header, payload_len) = match read_frame_head(&mut input) {
                 Ok(Some(f)) => f,
                 Ok(None) => return ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("semfuzz worker: bad frame from the client: {e}");
+                    return ExitCode::from(65);
+                }
+            };
+            // Read straight into the bytes object Python gets: no copy of the payload.
+            let payload = match PyBytes::new_with(py, payload_len, |buf| {
+                std::io::Read::read_exact(&mut input, buf).map_err(PyErr::from)
+            }) {
+                Ok(p) => p,
                 Err(e) => {
                     eprintln!("semfuzz worker: bad frame from the client: {e}");
                     return ExitCode::from(65);
@@ -57,7 +67,7 @@ pub fn main() -> ExitCode {
             };
             let started = std::time::Instant::now();
             let written = match &module {
-                Ok(m) => match handle(py, m, header, &payload) {
+                Ok(m) => match handle(m, header, payload) {
                     Ok((answer, data)) => {
                         let answer = with_worker_seconds(&answer, started.elapsed().as_secs_f64());
                         write_raw_frame(&mut output, answer.as_bytes(), data.as_bytes())
@@ -118,12 +128,10 @@ fn load<'py>(py: Python<'py>, env: &PythonEnv) -> PyResult<Bound<'py, PyModule>>
 /// Hands one request to the Python side: `handle(header_json, payload) -> (header_json,
 /// payload)`. The answer's bytes stay borrowed from Python until they are written.
 fn handle<'py>(
-    py: Python<'py>,
     module: &Bound<'py, PyModule>,
     header: String,
-    payload: &[u8],
+    payload: Bound<'py, PyBytes>,
 ) -> PyResult<(String, Bound<'py, PyBytes>)> {
-    let payload = PyBytes::new(py, payload);
     module.call_method1("handle", (header, payload))?.extract()
 }
 
