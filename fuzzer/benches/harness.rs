@@ -187,6 +187,7 @@ fn main() {
         program: PathBuf::from(env!("CARGO_BIN_EXE_semfuzz")),
         args: vec!["__worker".into()],
         env: Vec::new(),
+        shared_bytes: harness_py::client::SHARED_BYTES,
     };
     let mut harness = Harness::new(cmd, env);
     let n: usize = std::env::var("SEMFUZZ_BENCH_STREAM")

@@ -359,18 +359,14 @@ fn masked_goldens_agree_in_every_mode_and_dtype() {
 }
 
 /// A case with the same model config as the previous one reuses the built model (only the
-/// weights that changed and the inputs travel), and is still judged on its own weights.
+/// weights that changed and the inputs travel), and is still judged on its own weights. The
+/// same holds whichever way payloads travel: all through the pipe (no shared memory), some
+/// through it (a region of 200 bytes holds the 128-byte answers and the one-layer requests,
+/// not the 248-byte full requests), or all in shared memory.
 #[test]
 fn models_are_reused_when_only_values_change() {
     use harness_py::{Harness, PythonEnv, RunOptions, TfOutcome, WorkerCommand, judge};
     let env = PythonEnv::probe(&PythonEnv::select(None).unwrap()).unwrap();
-    let cmd = WorkerCommand {
-        program: PathBuf::from(env!("CARGO_BIN_EXE_semfuzz")),
-        args: vec!["__worker".into()],
-        env: Vec::new(),
-    };
-    let mut harness = Harness::new(cmd, env);
-    let dir = tempfile::tempdir().unwrap();
     let base = oracle::Case::read(
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../oracle/tests/fixtures/keras/dense_chain.case.json"),
@@ -393,21 +389,33 @@ fn models_are_reused_when_only_values_change() {
     let mut fewer = base.clone();
     fewer.weights.shift_remove("dense");
     let opts = RunOptions::default();
-    let mut reused = Vec::new();
-    for case in [&base, &changed, &base, &one, &base, &fewer, &other] {
-        let tf = harness.run(case, &opts).unwrap();
-        let TfOutcome::Ran { reused: r, .. } = &tf else {
-            panic!("{tf:?}")
+    for shared_bytes in [0, 200, harness_py::client::SHARED_BYTES] {
+        let cmd = WorkerCommand {
+            program: PathBuf::from(env!("CARGO_BIN_EXE_semfuzz")),
+            args: vec!["__worker".into()],
+            env: Vec::new(),
+            shared_bytes,
         };
-        reused.push(*r);
-        if case.weights.len() == 2 {
-            let v = judge(case, case.dtype, &oracle::check::check(case), &tf);
-            assert_eq!(v[0].kind, harness_py::Kind::Agree, "{v:?}");
+        let mut harness = Harness::new(cmd, env.clone());
+        let mut reused = Vec::new();
+        for case in [&base, &changed, &base, &one, &base, &fewer, &other] {
+            let tf = harness.run(case, &opts).unwrap();
+            let TfOutcome::Ran { reused: r, .. } = &tf else {
+                panic!("{tf:?}")
+            };
+            reused.push(*r);
+            if case.weights.len() == 2 {
+                let v = judge(case, case.dtype, &oracle::check::check(case), &tf);
+                assert_eq!(v[0].kind, harness_py::Kind::Agree, "{shared_bytes}: {v:?}");
+            }
         }
+        assert_eq!(
+            reused,
+            [false, true, true, true, true, false, false],
+            "{shared_bytes}"
+        );
+        assert_eq!(harness.starts, 1, "{shared_bytes}");
     }
-    assert_eq!(reused, [false, true, true, true, true, false, false]);
-    assert_eq!(harness.starts, 1);
-    drop(dir);
 }
 
 #[test]

@@ -227,6 +227,7 @@ fn keras_files_that_would_run_code_are_refused_and_nothing_runs() {
         program: PathBuf::from(env!("CARGO_BIN_EXE_semfuzz")),
         args: vec!["__worker".into()],
         env: Vec::new(),
+        shared_bytes: harness_py::client::SHARED_BYTES,
     };
     let mut harness = Harness::new(cmd, env);
     for (file, says) in [

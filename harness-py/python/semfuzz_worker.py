@@ -5,6 +5,9 @@ answers are JSON headers plus a binary payload; every answer has `"ok": true` or
 `"ok": false` with an `"error": {"type", "message"}`.
 
 Environment: SEMFUZZ_TF_INTRA and SEMFUZZ_TF_INTER size TensorFlow's thread pools (default 1).
+SEMFUZZ_WORKER_SHM (set by the client) names the shared memory the payloads may travel in:
+`<fd the client writes>,<fd the worker writes>,<bytes each>`. A payload in shared memory
+reaches `handle` as its length; an answer's payload goes there when it fits.
 
 Testing hook: when SEMFUZZ_WORKER_PLANT names a Python file, it is executed after TensorFlow
 is imported, so tests can plant faults (abort, hang, unbounded allocation, a patched layer)
@@ -19,6 +22,9 @@ import sys
 import time
 
 _env = {}
+
+# The shared regions, as memoryviews: "in" (the client's requests), "out" (the answers).
+_shared = {}
 
 
 def setup(python, sys_path):
@@ -52,6 +58,13 @@ def setup(python, sys_path):
     gc.set_threshold(50_000, 20, 100)
 
     _env.update(python=python, numpy=numpy, tensorflow=tensorflow, keras=keras)
+    shm = os.environ.get("SEMFUZZ_WORKER_SHM")
+    if shm:
+        import mmap
+
+        fd_in, fd_out, size = (int(v) for v in shm.split(","))
+        _shared["in"] = memoryview(mmap.mmap(fd_in, size, prot=mmap.PROT_READ))
+        _shared["out"] = memoryview(mmap.mmap(fd_out, size))
     plant = os.environ.get("SEMFUZZ_WORKER_PLANT")
     if plant:
         import importlib.util
@@ -101,15 +114,43 @@ def _tensors_in(request, payload):
 
 
 def _tensors_out(named):
-    """(header entries, payload) for a list of (name, array) pairs, as float64."""
+    """(header entries, payload) for a list of (name, array) pairs, as float64. The payload
+    is written into the shared region when it fits there, and is then its length."""
     np = _env["numpy"]
+    arrays = [(name, np.asarray(value)) for name, value in named]
+    total = 8 * sum(a.size for _, a in arrays)
+    out = _shared.get("out")
+    if out is not None and total <= len(out):
+        flat = np.frombuffer(out, dtype="<f8", count=total // 8)
+        entries, at = [], 0
+        for name, a in arrays:
+            flat[at:at + a.size] = a.reshape(-1)
+            entries.append({"name": name, "shape": list(a.shape), "offset": 8 * at, "size": int(a.size)})
+            at += a.size
+        return entries, total
     entries, chunks, offset = [], [], 0
-    for name, value in named:
+    for name, value in arrays:
         a = np.ascontiguousarray(np.asarray(value), dtype="<f8")
         entries.append({"name": name, "shape": list(a.shape), "offset": offset, "size": int(a.size)})
         chunks.append(a.tobytes())
         offset += a.nbytes
     return entries, b"".join(chunks)
+
+
+def _arrays_out(arrays):
+    """(shapes, payload) for a list of arrays, laid end to end as float64: in the shared
+    region when they fit there (the payload is then their length), else as bytes."""
+    np = _env["numpy"]
+    arrays = [np.asarray(a) for a in arrays]
+    flat = [a.reshape(-1) for a in arrays]
+    total = 8 * sum(a.size for a in flat)
+    out = _shared.get("out")
+    if not flat:
+        return [], b""
+    if out is not None and total <= len(out):
+        np.concatenate(flat, out=np.frombuffer(out, dtype="<f8", count=total // 8), casting="unsafe")
+        return [list(a.shape) for a in arrays], total
+    return [list(a.shape) for a in arrays], np.concatenate(flat).astype("<f8").tobytes()
 
 
 def _fill_shapes(config):
@@ -186,6 +227,7 @@ class _Prepared:
         self.key = key
         self.model = model
         self.calls = _calls(model)
+        self.call_table = [[name, node, len(ts)] for name, node, ts in self.calls]
         outputs = [t for _, _, ts in self.calls for t in ts]
         self.probe = keras.Model(model.inputs, outputs) if outputs else model
         self.functions = {}
@@ -289,27 +331,24 @@ def _run(request, payload):
     xs = [arrays["x/%d" % i].astype(d) for i, d in enumerate(input_dtypes)]
     xs = [tf.convert_to_tensor(x) for x in xs]
     feed = xs[0] if len(xs) == 1 else xs
-    results = {}
-    named = []
+    # Per mode, in the order asked: its error, or its calls as [layer, call index, outputs];
+    # the outputs' arrays follow one another in the payload in that order, their shapes in
+    # `shapes`.
+    results = []
+    arrays = []
     for mode in request["modes"]:
         try:
             outs = prepared.function(mode)(feed)
             outs = outs if isinstance(outs, (list, tuple)) else [outs]
             values = [np.asarray(o) for o in outs]
         except Exception as e:
-            results[mode] = {"error": _describe(e, "call")}
+            results.append([mode, {"error": _describe(e, "call")}])
             continue
-        k = 0
-        layers = []
-        for name, node, ts in prepared.calls:
-            layers.append({"layer": name, "node": node, "outputs": len(ts)})
-            for i in range(len(ts)):
-                named.append(("%s/%s/%d/%d" % (mode, name, node, i), values[k]))
-                k += 1
-        results[mode] = {"layers": layers}
+        results.append([mode, {"calls": prepared.call_table}])
+        arrays.extend(values)
     tf_seconds = time.perf_counter() - started
-    entries, data = _tensors_out(named)
-    return {"modes": results, "tensors": entries, "reused": reused, "tf_seconds": tf_seconds}, data
+    shapes, data = _arrays_out(arrays)
+    return {"modes": results, "shapes": shapes, "reused": reused, "tf_seconds": tf_seconds}, data
 
 
 def _describe(e, phase):
@@ -452,6 +491,10 @@ def handle(header, payload):
     """Answer one request frame: (header JSON, payload bytes) -> (header JSON, payload bytes)."""
     coverage = None
     try:
+        if isinstance(payload, int):
+            if "in" not in _shared or payload > len(_shared["in"]):
+                raise ValueError("a shared payload of %d bytes, but no shared region holds it" % payload)
+            payload = _shared["in"][:payload]
         request = json.loads(header)
         op = _OPS.get(request.get("op"))
         if op is None:
@@ -466,7 +509,7 @@ def handle(header, payload):
         body["ok"] = True
         return json.dumps(body), data
     except CaseError as e:  # TF refused or failed on the case: an answer, not a failure
-        body = {"ok": True, "modes": {}, "case_error": _describe(e.error, e.phase), "tensors": []}
+        body = {"ok": True, "modes": [], "case_error": _describe(e.error, e.phase), "shapes": []}
         if coverage is not None:
             body["python_lines"] = coverage.hashes()
         return json.dumps(body), b""

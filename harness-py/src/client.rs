@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, BufWriter};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
@@ -16,13 +16,20 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::env::PythonEnv;
-use crate::protocol::{Frame, read_frame, write_frame};
+use crate::protocol::{Frame, Payload, read_frame_head, write_frame, write_shared_frame};
 
 /// How many lines of the worker's stderr are kept for reports.
 const STDERR_TAIL: usize = 40;
 
 /// The environment variable through which the client hands the worker its environment.
 pub const WORKER_ENV_VAR: &str = "SEMFUZZ_WORKER_ENV";
+
+/// The environment variable that names the worker's shared regions (see [`Shared`]).
+pub const SHARED_ENV_VAR: &str = "SEMFUZZ_WORKER_SHM";
+
+/// The default size of each shared region (see [`WorkerCommand::shared_bytes`]). Pages are
+/// only used as payloads touch them.
+pub const SHARED_BYTES: usize = 16 << 20;
 
 /// The prefix of the stderr lines in which the worker announces the layer it enters.
 pub const LAYER_MARK: &str = "\x1esemfuzz-layer:";
@@ -34,6 +41,10 @@ pub struct WorkerCommand {
     pub args: Vec<OsString>,
     /// Extra environment for the worker (e.g. TF thread pools, a planted fault module).
     pub env: Vec<(OsString, OsString)>,
+    /// Bytes of each of the two memory regions shared with the worker, in which payloads
+    /// travel instead of the pipe ([`SHARED_BYTES`] by default); a larger payload, or any
+    /// with 0, goes through the pipe.
+    pub shared_bytes: usize,
 }
 
 impl WorkerCommand {
@@ -43,6 +54,7 @@ impl WorkerCommand {
             program: std::env::current_exe()?,
             args: vec!["__worker".into()],
             env: Vec::new(),
+            shared_bytes: SHARED_BYTES,
         })
     }
 }
@@ -172,6 +184,115 @@ pub struct RequestTiming {
     pub parse: f64,
 }
 
+/// A region of memory shared with the worker: an anonymous file (`memfd`) mapped here and
+/// inherited by the worker, which maps it too. Payloads travel in it instead of through the
+/// pipe, saving the copies into and out of the kernel; the frames still go through the pipe,
+/// which orders who touches the region when.
+struct Region {
+    fd: OwnedFd,
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the mapping is owned by the `Region`; it is only read and written through `&self`
+// and `&mut self` methods, while the pipe's protocol keeps the worker off it.
+unsafe impl Send for Region {}
+
+impl Region {
+    fn new(name: &std::ffi::CStr, len: usize) -> std::io::Result<Region> {
+        // SAFETY: memfd_create with a valid C string; the descriptor is owned from here on.
+        let raw = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+        if raw < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `raw` is a fresh descriptor nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        // SAFETY: ftruncate and mmap on that descriptor; a failed mmap is checked.
+        unsafe {
+            if libc::ftruncate(raw, len as libc::off_t) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let ptr = libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                raw,
+                0,
+            );
+            if ptr == libc::MAP_FAILED {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(Region {
+                fd,
+                ptr: ptr.cast(),
+                len,
+            })
+        }
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        assert!(bytes.len() <= self.len, "checked by the caller");
+        // SAFETY: in bounds of the mapping; the worker does not touch this region until it
+        // reads the frame sent after this copy.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr, bytes.len()) }
+    }
+
+    fn read(&self, len: usize) -> Vec<u8> {
+        assert!(len <= self.len, "checked by the caller");
+        let mut out = vec![0u8; len];
+        // SAFETY: in bounds of the mapping; the worker wrote it before sending its answer
+        // and touches it again only for the next request.
+        unsafe { std::ptr::copy_nonoverlapping(self.ptr, out.as_mut_ptr(), len) }
+        out
+    }
+}
+
+impl Drop for Region {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, unmapped once.
+        unsafe {
+            libc::munmap(self.ptr.cast(), self.len);
+        }
+    }
+}
+
+/// The worker's two regions: one the client writes requests' payloads into, one the worker
+/// writes answers' payloads into.
+struct Shared {
+    to_worker: Region,
+    from_worker: Region,
+}
+
+impl Shared {
+    fn new(bytes: usize) -> std::io::Result<Option<Shared>> {
+        if bytes == 0 {
+            return Ok(None);
+        }
+        Ok(Some(Shared {
+            to_worker: Region::new(c"semfuzz-requests", bytes)?,
+            from_worker: Region::new(c"semfuzz-answers", bytes)?,
+        }))
+    }
+
+    /// The worker's view: `<fd it reads>,<fd it writes>,<bytes each>`.
+    fn describe(&self) -> String {
+        format!(
+            "{},{},{}",
+            self.to_worker.fd.as_raw_fd(),
+            self.from_worker.fd.as_raw_fd(),
+            self.to_worker.len
+        )
+    }
+
+    fn fds(&self) -> [RawFd; 2] {
+        [
+            self.to_worker.fd.as_raw_fd(),
+            self.from_worker.fd.as_raw_fd(),
+        ]
+    }
+}
+
 /// A running worker process.
 pub struct Worker {
     /// Where the last request's time went.
@@ -181,6 +302,8 @@ pub struct Worker {
     stdout: BufReader<ChildStdout>,
     stderr: Arc<Mutex<StderrState>>,
     stderr_thread: Option<thread::JoinHandle<()>>,
+    /// Shared memory for payloads; without it (no `memfd` here) they go through the pipe.
+    shared: Option<Shared>,
 }
 
 impl Worker {
@@ -205,16 +328,31 @@ impl Worker {
         if std::env::var_os("TF_CPP_MIN_LOG_LEVEL").is_none() {
             command.env("TF_CPP_MIN_LOG_LEVEL", "2");
         }
+        let shared = Shared::new(cmd.shared_bytes)
+            .inspect_err(|e| tracing::debug!("payloads go through the pipe: {e}"))
+            .ok()
+            .flatten();
+        let inherited = shared.as_ref().map(Shared::fds);
+        match &shared {
+            Some(s) => command.env(SHARED_ENV_VAR, s.describe()),
+            None => command.env_remove(SHARED_ENV_VAR),
+        };
         // Its own process group: a Ctrl-C at the terminal reaches the fuzzer, which stops
         // cleanly, not the worker in the middle of a case. It dies with the process that
         // started it, however that process ends.
         command.process_group(0);
-        // SAFETY: the closure runs in the child between fork and exec and calls only prctl,
-        // which is async-signal-safe.
+        // SAFETY: the closure runs in the child between fork and exec and calls only prctl
+        // and fcntl, which are async-signal-safe.
         unsafe {
-            command.pre_exec(|| {
+            command.pre_exec(move || {
                 if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
                     return Err(std::io::Error::last_os_error());
+                }
+                // The shared regions' descriptors, and only these, survive the exec.
+                for fd in inherited.into_iter().flatten() {
+                    if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
                 }
                 Ok(())
             });
@@ -259,6 +397,7 @@ impl Worker {
             stdout,
             stderr,
             stderr_thread: Some(stderr_thread),
+            shared,
         })
     }
 
@@ -275,7 +414,15 @@ impl Worker {
     pub fn request_within(&mut self, frame: &Frame, limits: Limits) -> Result<Frame, WorkerError> {
         self.lock_stderr().layer = None;
         let t0 = Instant::now();
-        if write_frame(&mut self.stdin, frame).is_err() {
+        let sent = match &mut self.shared {
+            Some(shared) if frame.payload.len() <= shared.to_worker.len => {
+                shared.to_worker.write(&frame.payload);
+                let header = serde_json::to_vec(&frame.header).expect("JSON values serialize");
+                write_shared_frame(&mut self.stdin, &header, frame.payload.len())
+            }
+            _ => write_frame(&mut self.stdin, frame),
+        };
+        if sent.is_err() {
             return Err(self.died());
         }
         let start = Instant::now();
@@ -322,7 +469,7 @@ impl Worker {
         }
         let t1 = Instant::now();
         self.timing.wait = (t1 - start).as_secs_f64();
-        let answer = read_frame(&mut self.stdout);
+        let answer = self.read_answer();
         self.timing.read = t1.elapsed().as_secs_f64();
         match answer {
             Ok(Some(answer)) => Ok(answer),
@@ -330,6 +477,32 @@ impl Worker {
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Err(self.died()),
             Err(e) => Err(WorkerError::Protocol(e.to_string())),
         }
+    }
+
+    /// Reads one answer frame, its payload from the pipe or from the shared region.
+    fn read_answer(&mut self) -> std::io::Result<Option<Frame>> {
+        let Some((header, payload)) = read_frame_head(&mut self.stdout)? else {
+            return Ok(None);
+        };
+        let bad = |msg: String| std::io::Error::new(std::io::ErrorKind::InvalidData, msg);
+        let header = serde_json::from_slice(&header)
+            .map_err(|e| bad(format!("frame header is not JSON: {e}")))?;
+        let payload = match (payload, &self.shared) {
+            (Payload::Inline(len), _) => {
+                let mut payload = vec![0u8; len];
+                std::io::Read::read_exact(&mut self.stdout, &mut payload)?;
+                payload
+            }
+            (Payload::Shared(len), Some(shared)) if len <= shared.from_worker.len => {
+                shared.from_worker.read(len)
+            }
+            (Payload::Shared(len), _) => {
+                return Err(bad(format!(
+                    "an answer of {len} bytes in shared memory, past the region's end"
+                )));
+            }
+        };
+        Ok(Some(Frame { header, payload }))
     }
 
     /// Asks for the versions of Python, TensorFlow, Keras and NumPy in the worker.

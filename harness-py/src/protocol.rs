@@ -3,6 +3,12 @@
 //! A frame is `u32 LE total length`, then `u32 LE header length`, the header (UTF-8 JSON),
 //! and a binary payload (raw tensor bytes, laid out as the header describes). Frames are
 //! capped at [`MAX_FRAME`] so a corrupt length cannot allocate without bound.
+//!
+//! Where the two sides share memory (see [`crate::client`]), a payload may instead lie at the
+//! start of the sender's shared region: the header length then has [`SHARED`] set, and the
+//! frame's payload is the payload's length in the region, as a `u64 LE`. Only the pipe's
+//! order says who may touch a region: the sender writes it before it sends the frame, the
+//! receiver reads it before it answers.
 
 use std::io::{self, IoSlice, Read, Write};
 
@@ -10,6 +16,18 @@ use serde_json::Value;
 
 /// The largest frame either side accepts (1 GiB).
 pub const MAX_FRAME: usize = 1 << 30;
+
+/// Set in a frame's header length: the payload lies in the sender's shared region.
+pub const SHARED: u32 = 1 << 31;
+
+/// Where a frame's payload is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Payload {
+    /// In the frame, this many bytes after the header.
+    Inline(usize),
+    /// At the start of the sender's shared region, this many bytes.
+    Shared(usize),
+}
 
 /// One message: a JSON header and a binary payload.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,8 +64,17 @@ pub fn write_raw_frame(w: &mut impl Write, header: &[u8], payload: &[u8]) -> io:
     let mut head = [0u8; 8];
     head[..4].copy_from_slice(&(total as u32).to_le_bytes());
     head[4..].copy_from_slice(&(header.len() as u32).to_le_bytes());
+    write_vectored_all(w, &head, header, payload)
+}
+
+fn write_vectored_all(
+    w: &mut impl Write,
+    head: &[u8],
+    header: &[u8],
+    payload: &[u8],
+) -> io::Result<()> {
     let mut parts = [
-        IoSlice::new(&head),
+        IoSlice::new(head),
         IoSlice::new(header),
         IoSlice::new(payload),
     ];
@@ -63,6 +90,21 @@ pub fn write_raw_frame(w: &mut impl Write, header: &[u8], payload: &[u8]) -> io:
     w.flush()
 }
 
+/// Writes a frame whose payload, `len` bytes, the sender has put in its shared region.
+pub fn write_shared_frame(w: &mut impl Write, header: &[u8], len: usize) -> io::Result<()> {
+    let total = 4 + header.len() + 8;
+    if total > MAX_FRAME {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("frame of {total} bytes exceeds the {MAX_FRAME}-byte limit"),
+        ));
+    }
+    let mut head = [0u8; 8];
+    head[..4].copy_from_slice(&(total as u32).to_le_bytes());
+    head[4..].copy_from_slice(&(header.len() as u32 | SHARED).to_le_bytes());
+    write_vectored_all(w, &head, header, &(len as u64).to_le_bytes())
+}
+
 /// Reads one frame; `Ok(None)` at a clean end of stream (between frames).
 pub fn read_frame(r: &mut impl Read) -> io::Result<Option<Frame>> {
     let Some((header, payload)) = read_raw_frame(r)? else {
@@ -76,17 +118,23 @@ pub fn read_frame(r: &mut impl Read) -> io::Result<Option<Frame>> {
 /// Reads one frame as (header bytes, payload), the header not parsed; `Ok(None)` at a clean
 /// end of stream (between frames).
 pub fn read_raw_frame(r: &mut impl Read) -> io::Result<Option<(Vec<u8>, Vec<u8>)>> {
-    let Some((header, payload_len)) = read_frame_head(r)? else {
-        return Ok(None);
-    };
-    let mut payload = vec![0u8; payload_len];
-    r.read_exact(&mut payload)?;
-    Ok(Some((header, payload)))
+    match read_frame_head(r)? {
+        None => Ok(None),
+        Some((header, Payload::Inline(len))) => {
+            let mut payload = vec![0u8; len];
+            r.read_exact(&mut payload)?;
+            Ok(Some((header, payload)))
+        }
+        Some((_, Payload::Shared(_))) => Err(invalid(
+            "a frame's payload is in shared memory, which this reader has none of".into(),
+        )),
+    }
 }
 
-/// Reads a frame's lengths and header; the caller then reads the payload, of the returned
-/// length, wherever it wants it. `Ok(None)` at a clean end of stream (between frames).
-pub fn read_frame_head(r: &mut impl Read) -> io::Result<Option<(Vec<u8>, usize)>> {
+/// Reads a frame's lengths and header, and says where its payload is: an inline payload the
+/// caller then reads wherever it wants it. `Ok(None)` at a clean end of stream (between
+/// frames).
+pub fn read_frame_head(r: &mut impl Read) -> io::Result<Option<(Vec<u8>, Payload)>> {
     let mut len = [0u8; 4];
     match r.read_exact(&mut len) {
         Ok(()) => {}
@@ -98,7 +146,8 @@ pub fn read_frame_head(r: &mut impl Read) -> io::Result<Option<(Vec<u8>, usize)>
         return Err(invalid(format!("frame length {total} out of range")));
     }
     r.read_exact(&mut len)?;
-    let header_len = u32::from_le_bytes(len) as usize;
+    let word = u32::from_le_bytes(len);
+    let header_len = (word & !SHARED) as usize;
     if header_len > total - 4 {
         return Err(invalid(format!(
             "header length {header_len} exceeds frame length {total}"
@@ -106,7 +155,20 @@ pub fn read_frame_head(r: &mut impl Read) -> io::Result<Option<(Vec<u8>, usize)>
     }
     let mut header = vec![0u8; header_len];
     r.read_exact(&mut header)?;
-    Ok(Some((header, total - 4 - header_len)))
+    let rest = total - 4 - header_len;
+    if word & SHARED == 0 {
+        return Ok(Some((header, Payload::Inline(rest))));
+    }
+    if rest != 8 {
+        return Err(invalid(format!(
+            "a shared payload's length takes 8 bytes, not {rest}"
+        )));
+    }
+    let mut n = [0u8; 8];
+    r.read_exact(&mut n)?;
+    let n = usize::try_from(u64::from_le_bytes(n))
+        .map_err(|_| invalid("shared payload length out of range".into()))?;
+    Ok(Some((header, Payload::Shared(n))))
 }
 
 fn invalid(msg: String) -> io::Error {
@@ -162,6 +224,25 @@ mod tests {
         let mut r = &w.0[..];
         assert_eq!(read_frame(&mut r).unwrap(), Some(frame));
         assert!(r.is_empty());
+    }
+
+    #[test]
+    fn a_shared_payload_is_announced_by_its_length() {
+        let mut buf = Vec::new();
+        write_shared_frame(&mut buf, br#"{"op":"x"}"#, 123_456).unwrap();
+        write_raw_frame(&mut buf, b"{}", &[7; 5]).unwrap();
+        let mut r = &buf[..];
+        let (header, payload) = read_frame_head(&mut r).unwrap().unwrap();
+        assert_eq!(
+            (&header[..], payload),
+            (&br#"{"op":"x"}"#[..], Payload::Shared(123_456))
+        );
+        let (header, payload) = read_frame_head(&mut r).unwrap().unwrap();
+        assert_eq!((&header[..], payload), (&b"{}"[..], Payload::Inline(5)));
+        // A reader without shared memory refuses a shared payload instead of misreading it.
+        let mut r = &buf[..];
+        let e = read_raw_frame(&mut r).unwrap_err();
+        assert!(e.to_string().contains("shared memory"), "{e}");
     }
 
     #[test]

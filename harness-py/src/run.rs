@@ -627,9 +627,35 @@ fn parse_answer(frame: Frame) -> Result<TfOutcome, WorkerError> {
         let e: PyError = serde_json::from_value(e.clone()).map_err(|e| bad(&e.to_string()))?;
         return Ok(TfOutcome::Rejected(e));
     }
-    let mut arrays = decode_tensors(&body, &frame.payload).map_err(|e| bad(&e))?;
+    let shapes = body["shapes"].as_array().ok_or_else(|| bad("shapes"))?;
+    let mut shapes = shapes.iter();
+    let mut payload = &frame.payload[..];
+    let mut next_array = || -> Result<ArrayD<f64>, WorkerError> {
+        let shape: Vec<usize> = shapes
+            .next()
+            .and_then(Value::as_array)
+            .ok_or_else(|| bad("missing output"))?
+            .iter()
+            .map(|d| d.as_u64().map(|d| d as usize).ok_or_else(|| bad("shape")))
+            .collect::<Result<_, _>>()?;
+        let size = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+        let bytes = size
+            .and_then(|n| n.checked_mul(8))
+            .filter(|&n| n <= payload.len())
+            .ok_or_else(|| bad("payload too short"))?;
+        let (this, rest) = payload.split_at(bytes);
+        payload = rest;
+        let data = this
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect();
+        ArrayD::from_shape_vec(shape, data).map_err(|e| bad(&e.to_string()))
+    };
     let mut modes = Vec::new();
-    for (name, result) in body["modes"].as_object().ok_or_else(|| bad("modes"))? {
+    for entry in body["modes"].as_array().ok_or_else(|| bad("modes"))? {
+        let (Some(name), Some(result)) = (entry[0].as_str(), entry.get(1)) else {
+            return Err(bad("mode"));
+        };
         let mode: Mode = name.parse().map_err(|e: String| bad(&e))?;
         if let Some(e) = result.get("error") {
             modes.push((
@@ -641,16 +667,12 @@ fn parse_answer(frame: Frame) -> Result<TfOutcome, WorkerError> {
             continue;
         }
         let mut outputs = LayerOutputs::new();
-        for l in result["layers"].as_array().ok_or_else(|| bad("layers"))? {
-            let layer = l["layer"].as_str().ok_or_else(|| bad("layer"))?.to_owned();
-            let node = l["node"].as_u64().ok_or_else(|| bad("node"))? as usize;
-            let n = l["outputs"].as_u64().ok_or_else(|| bad("outputs"))? as usize;
+        for call in result["calls"].as_array().ok_or_else(|| bad("calls"))? {
+            let layer = call[0].as_str().ok_or_else(|| bad("layer"))?.to_owned();
+            let node = call[1].as_u64().ok_or_else(|| bad("node"))? as usize;
+            let n = call[2].as_u64().ok_or_else(|| bad("outputs"))? as usize;
             let outs = (0..n)
-                .map(|i| {
-                    arrays
-                        .remove(&format!("{name}/{layer}/{node}/{i}"))
-                        .ok_or_else(|| bad("missing output"))
-                })
+                .map(|_| next_array())
                 .collect::<Result<Vec<_>, _>>()?;
             outputs.insert((layer, node), outs);
         }

@@ -16,7 +16,9 @@ use serde_json::{Value, json};
 
 use crate::client::WORKER_ENV_VAR;
 use crate::env::PythonEnv;
-use crate::protocol::{Frame, read_frame_head, write_frame, write_raw_frame};
+use crate::protocol::{
+    Frame, Payload, read_frame_head, write_frame, write_raw_frame, write_shared_frame,
+};
 
 /// The Python half of the worker, compiled into the binary.
 const WORKER_PY: &str = include_str!("../python/semfuzz_worker.py");
@@ -51,15 +53,20 @@ pub fn main() -> ExitCode {
                     return ExitCode::from(65);
                 }
             };
-            // Read straight into the bytes object Python gets: no copy of the payload.
-            let payload = match PyBytes::new_with(py, payload_len, |buf| {
-                std::io::Read::read_exact(&mut input, buf).map_err(PyErr::from)
-            }) {
-                Ok(p) => p,
-                Err(e) => {
-                    eprintln!("semfuzz worker: bad frame from the client: {e}");
-                    return ExitCode::from(65);
-                }
+            // An inline payload is read straight into the bytes object Python gets; a shared
+            // one is already in the region the Python side has mapped, and only its length
+            // goes across.
+            let payload = match payload_len {
+                Payload::Inline(len) => match PyBytes::new_with(py, len, |buf| {
+                    std::io::Read::read_exact(&mut input, buf).map_err(PyErr::from)
+                }) {
+                    Ok(p) => p.into_any(),
+                    Err(e) => {
+                        eprintln!("semfuzz worker: bad frame from the client: {e}");
+                        return ExitCode::from(65);
+                    }
+                },
+                Payload::Shared(len) => len.into_pyobject(py).expect("ints convert").into_any(),
             };
             let Ok(header) = String::from_utf8(header) else {
                 eprintln!("semfuzz worker: bad frame from the client: the header is not UTF-8");
@@ -70,7 +77,14 @@ pub fn main() -> ExitCode {
                 Ok(m) => match handle(m, header, payload) {
                     Ok((answer, data)) => {
                         let answer = with_worker_seconds(&answer, started.elapsed().as_secs_f64());
-                        write_raw_frame(&mut output, answer.as_bytes(), data.as_bytes())
+                        match data {
+                            Answer::Bytes(data) => {
+                                write_raw_frame(&mut output, answer.as_bytes(), data.as_bytes())
+                            }
+                            Answer::Shared(len) => {
+                                write_shared_frame(&mut output, answer.as_bytes(), len)
+                            }
+                        }
                     }
                     Err(e) => write_error(&mut output, "WorkerError", &describe(py, &e), started),
                 },
@@ -125,13 +139,21 @@ fn load<'py>(py: Python<'py>, env: &PythonEnv) -> PyResult<Bound<'py, PyModule>>
     Ok(module)
 }
 
+/// The payload of an answer: bytes, borrowed from Python until they are written, or the
+/// length the Python side wrote into the shared region.
+#[derive(FromPyObject)]
+enum Answer<'py> {
+    Bytes(Bound<'py, PyBytes>),
+    Shared(usize),
+}
+
 /// Hands one request to the Python side: `handle(header_json, payload) -> (header_json,
-/// payload)`. The answer's bytes stay borrowed from Python until they are written.
+/// payload)`, where a payload is bytes or the length of one in a shared region.
 fn handle<'py>(
     module: &Bound<'py, PyModule>,
     header: String,
-    payload: Bound<'py, PyBytes>,
-) -> PyResult<(String, Bound<'py, PyBytes>)> {
+    payload: Bound<'py, PyAny>,
+) -> PyResult<(String, Answer<'py>)> {
     module.call_method1("handle", (header, payload))?.extract()
 }
 
