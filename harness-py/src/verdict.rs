@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use ndarray::{ArrayD, Dimension};
 use oracle::check::{CallKind, CheckError, ModelAnalysis};
 use oracle::layers::Mask;
+use oracle::tolerance::Tolerance;
 use oracle::{Case, DType, Violation};
 use serde::Serialize;
 
@@ -591,6 +592,10 @@ fn divergences(
     // unmasked). TF's layers inside a nested model are not probed: the masks its outputs
     // carry are the reference's, on what TF fed the nested model.
     let mut masks: HashMap<(&str, usize), Vec<Option<Mask>>> = HashMap::new();
+    // What the consumers of each call judged so far may see of rounding in its output, if
+    // TF recomputes it for them (see `Tolerance::recomputed`): its own tolerance, or for a
+    // layer that only moves data, that of its producers.
+    let mut own_tolerances: HashMap<(&str, usize), Tolerance> = HashMap::new();
     'calls: for call in &analysis.calls {
         // A layer's spec, or a nested model's analysis.
         let spec = match &call.kind {
@@ -691,8 +696,20 @@ fn divergences(
         let mut tol = spec
             .tolerance_masked(dtype, &args, &arg_masks, &w)
             .flushing(dtype);
-        if mode == Mode::Xla {
-            tol = tol.recomputed(dtype);
+        let producers: Vec<Tolerance> = call
+            .inputs
+            .iter()
+            .filter_map(|r| own_tolerances.get(&(r.layer.as_str(), r.node)).copied())
+            .collect();
+        // A layer that only moves data hands on its producers' rounding as it is.
+        let handed_on = if tol.abs == 0.0 && tol.rel == 0.0 {
+            Tolerance::EXACT.recomputed_by(&producers)
+        } else {
+            tol
+        };
+        own_tolerances.insert((layer.name.as_str(), call.node), handed_on);
+        if matches!(mode, Mode::Xla | Mode::Graph) {
+            tol = tol.recomputed(dtype, &producers);
         }
         // With every input and weight of the layer finite, a non-finite output can only come
         // from overflow, and an infinite absolute tolerance says this layer's sums can

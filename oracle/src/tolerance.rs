@@ -32,17 +32,37 @@ impl Tolerance {
         }
     }
 
-    /// The same tolerance for a layer XLA compiled: XLA fuses a layer with the layers that
-    /// feed it and recomputes their results inside the fusion, with roundings of its own
-    /// (a mean as a product with the reciprocal, say). The values the layer consumed can
-    /// then differ from the producers' outputs TF returns, on which it is judged, by a
-    /// rounding; through the layer that is a rounding relative to its result. Two are
-    /// allowed, for producers recomputed on both sides of a merge.
-    pub fn recomputed(self, dtype: DType) -> Tolerance {
+    /// The same tolerance for a layer compiled together with the layers that feed it, given
+    /// the tolerances those producers were judged with. XLA fuses a layer with its producers
+    /// and recomputes their results inside the fusion, with roundings of its own (a mean as
+    /// a product with the reciprocal, say); graph mode's oneDNN rewrites do the same to some
+    /// patterns (a `LayerNormalization` whose output is returned and also fed on is fused for
+    /// one use and not the other). The values the layer consumed can then differ from the
+    /// producers' outputs TF returns, on which it is judged, by as much as a producer's own
+    /// tolerance allows, which a layer that moves data passes on unchanged; and by a rounding
+    /// relative to the layer's result, two of them for producers on both sides of a merge.
+    /// A producer whose bound is infinite (its sums may overflow) adds nothing: it would
+    /// accept anything.
+    pub fn recomputed(self, dtype: DType, producers: &[Tolerance]) -> Tolerance {
         let e = Tolerance::eps(dtype);
+        let with = self.recomputed_by(producers);
         Tolerance {
-            abs: self.abs + 2.0 * e * tiny_scale(dtype),
-            rel: self.rel + 2.0 * e,
+            abs: with.abs + 2.0 * e * tiny_scale(dtype),
+            rel: with.rel + 2.0 * e,
+            flush: self.flush,
+        }
+    }
+
+    /// The same tolerance widened by the largest finite producer tolerance (see
+    /// [`Tolerance::recomputed`]), with no rounding of its own.
+    pub fn recomputed_by(self, producers: &[Tolerance]) -> Tolerance {
+        let (abs, rel) = producers
+            .iter()
+            .filter(|p| p.abs.is_finite() && p.rel.is_finite())
+            .fold((0.0f64, 0.0f64), |(a, r), p| (a.max(p.abs), r.max(p.rel)));
+        Tolerance {
+            abs: self.abs + abs,
+            rel: self.rel + rel,
             flush: self.flush,
         }
     }
