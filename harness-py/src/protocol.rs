@@ -54,7 +54,17 @@ pub fn write_frame(w: &mut impl Write, frame: &Frame) -> io::Result<()> {
 /// writer allows (one `writev` on a pipe): a reader woken by the first bytes then finds the
 /// whole frame instead of blocking again for the rest.
 pub fn write_raw_frame(w: &mut impl Write, header: &[u8], payload: &[u8]) -> io::Result<()> {
-    let total = 4 + header.len() + payload.len();
+    write_parts(w, header, 0, payload)
+}
+
+/// Writes a frame whose payload, `len` bytes, the sender has put in its shared region.
+pub fn write_shared_frame(w: &mut impl Write, header: &[u8], len: usize) -> io::Result<()> {
+    write_parts(w, header, SHARED, &(len as u64).to_le_bytes())
+}
+
+/// Writes the lengths (the header's with `flags`), the header and what follows it.
+fn write_parts(w: &mut impl Write, header: &[u8], flags: u32, rest: &[u8]) -> io::Result<()> {
+    let total = 4 + header.len() + rest.len();
     if total > MAX_FRAME {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -63,20 +73,11 @@ pub fn write_raw_frame(w: &mut impl Write, header: &[u8], payload: &[u8]) -> io:
     }
     let mut head = [0u8; 8];
     head[..4].copy_from_slice(&(total as u32).to_le_bytes());
-    head[4..].copy_from_slice(&(header.len() as u32).to_le_bytes());
-    write_vectored_all(w, &head, header, payload)
-}
-
-fn write_vectored_all(
-    w: &mut impl Write,
-    head: &[u8],
-    header: &[u8],
-    payload: &[u8],
-) -> io::Result<()> {
+    head[4..].copy_from_slice(&(header.len() as u32 | flags).to_le_bytes());
     let mut parts = [
-        IoSlice::new(head),
+        IoSlice::new(&head),
         IoSlice::new(header),
-        IoSlice::new(payload),
+        IoSlice::new(rest),
     ];
     let mut parts = &mut parts[..];
     while !parts.is_empty() {
@@ -88,21 +89,6 @@ fn write_vectored_all(
         }
     }
     w.flush()
-}
-
-/// Writes a frame whose payload, `len` bytes, the sender has put in its shared region.
-pub fn write_shared_frame(w: &mut impl Write, header: &[u8], len: usize) -> io::Result<()> {
-    let total = 4 + header.len() + 8;
-    if total > MAX_FRAME {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("frame of {total} bytes exceeds the {MAX_FRAME}-byte limit"),
-        ));
-    }
-    let mut head = [0u8; 8];
-    head[..4].copy_from_slice(&(total as u32).to_le_bytes());
-    head[4..].copy_from_slice(&(header.len() as u32 | SHARED).to_le_bytes());
-    write_vectored_all(w, &head, header, &(len as u64).to_le_bytes())
 }
 
 /// Reads one frame; `Ok(None)` at a clean end of stream (between frames).
