@@ -182,6 +182,14 @@ fn a_campaign_finds_the_planted_bug_and_survives_the_planted_crash() {
     );
     assert!(stat(&out, "execs_done") >= 80);
     assert!(stat(&out, "worker_starts") >= 2);
+    // Each death of a worker is counted, and cost a start; the known-bug count is kept
+    // beside it (`stat` fails on a missing key).
+    let crashes = stat(&out, "crash_execs");
+    assert!(
+        crashes >= 1 && crashes < stat(&out, "worker_starts"),
+        "{crashes}"
+    );
+    assert!(stat(&out, "known_execs") <= stat(&out, "execs_done"));
     assert!(stdout.contains("stopped (runs done)"), "{stdout}");
     // Every corpus entry is a case file that `semfuzz run` reads.
     assert!(

@@ -95,9 +95,14 @@ pub struct Counters {
     pub python_lines: u64,
     /// Cases past the timeout that finished when run again with a longer one.
     pub slow: u64,
+    /// Executions whose worker died (a signal or an exit), known framework bugs included.
+    pub crashes: u64,
+    /// Executions with a verdict a known framework bug or limitation explains (counted,
+    /// not saved as findings).
+    pub known: u64,
 }
 
-pub const STAT_NAMES: [&str; 11] = [
+pub const STAT_NAMES: [&str; 13] = [
     "valid",
     "invalid",
     "tf_us",
@@ -109,10 +114,12 @@ pub const STAT_NAMES: [&str; 11] = [
     "worker_starts",
     "python_lines",
     "slow",
+    "crashes",
+    "known",
 ];
 
 impl Counters {
-    fn values(&self) -> [u64; 11] {
+    fn values(&self) -> [u64; 13] {
         [
             self.valid,
             self.invalid,
@@ -125,6 +132,8 @@ impl Counters {
             self.worker_starts,
             self.python_lines,
             self.slow,
+            self.crashes,
+            self.known,
         ]
     }
 }
@@ -318,6 +327,8 @@ where
             },
         );
         self.counters.execs += 1;
+        self.counters.crashes += u64::from(matches!(tf, TfOutcome::Crash { .. }));
+        self.counters.known += u64::from(verdicts.iter().any(|v| v.known.is_some()));
         match &oracle {
             Ok(_) => self.counters.valid += 1,
             Err(CheckError::Invalid(_)) => self.counters.invalid += 1,

@@ -33,6 +33,10 @@ pub struct Totals {
     pub python_lines: u64,
     /// Cases past the timeout that finished when run again with a longer one.
     pub slow: u64,
+    /// Executions whose worker died, and executions a known framework bug or limitation
+    /// explains.
+    pub crashes: u64,
+    pub known: u64,
     pub clients: usize,
     pub execs_per_sec: f64,
     pub corpus: usize,
@@ -65,6 +69,8 @@ impl Totals {
             handle_us: (get("worker_handle_seconds") * 1e6) as u64,
             worker_starts: get("worker_starts") as u64,
             slow: get("slow_cases") as u64,
+            crashes: get("crash_execs") as u64,
+            known: get("known_execs") as u64,
             clients: get("clients") as usize,
             execs_per_sec: get("execs_per_sec"),
             ..Totals::default()
@@ -174,6 +180,8 @@ fn write_stats(out: &Path, t: &Totals, plot: bool) -> std::io::Result<()> {
     kv("worker_starts", t.worker_starts.to_string());
     kv("python_lines", t.python_lines.to_string());
     kv("slow_cases", t.slow.to_string());
+    kv("crash_execs", t.crashes.to_string());
+    kv("known_execs", t.known.to_string());
     let tmp = out.join(".fuzzer_stats.tmp");
     fs::write(&tmp, s)?;
     fs::rename(&tmp, out.join("fuzzer_stats"))?;
@@ -271,8 +279,12 @@ impl StatusMonitor {
             starts,
             python_lines,
             slow,
+            crashes,
+            known,
         ] = sums;
         t.slow += slow;
+        t.crashes += crashes;
+        t.known += known;
         t.python_lines = python_lines;
         t.valid += valid;
         t.invalid += invalid;
