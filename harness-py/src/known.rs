@@ -208,6 +208,13 @@ pub fn framework_bug(
         {
             return Some("missing-validation-TimeDistributed-skips-input-checks");
         }
+        // The 2-D and 3-D adaptive poolings have no input spec; the backend runs the 1-D
+        // pooling on a rank-3 input and the declared shape stays the 2-D/3-D one.
+        Kind::MissingValidation
+            if class.starts_with("Adaptive") && v.detail.contains("Keras runs the 1-D pooling") =>
+        {
+            return Some("missing-validation-AdaptivePooling2D-rank-3-runs-1d");
+        }
         // PReLU takes a negative shared axis as a Python index into the non-batch shape,
         // one place off: `shared_axes=[-1]` shares the second-to-last axis.
         Kind::MissingValidation

@@ -1,0 +1,35 @@
+"""AdaptiveMaxPooling2D(output_size=[2, 4]) on a rank-3 input runs the 1-D pooling instead of
+refusing the input, and the model declares the 2-D output shape. Exits 1 while the bug is
+present, 0 once fixed (a refusal of the rank-3 input counts as fixed). Needs only
+TensorFlow, Keras and NumPy.
+"""
+
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import numpy as np  # noqa: E402
+import keras  # noqa: E402
+from keras import layers, ops  # noqa: E402,F401
+
+keras.config.set_floatx("float32")
+keras.config.set_dtype_policy("float32")
+
+input_layer_2_0 = keras.Input(batch_shape=(None, 2, 1,), dtype="float32", name="input_layer_2")
+adaptive_max_pooling2d_ = layers.AdaptiveMaxPooling2D(output_size=[2, 4], name="adaptive_max_pooling2d")
+adaptive_max_pooling2d_0 = adaptive_max_pooling2d_(input_layer_2_0)
+model = keras.Model(input_layer_2_0, adaptive_max_pooling2d_0)
+
+inputs = [np.array([0.0, 0.0], dtype="float32").reshape([1, 2, 1])]
+feed = inputs[0] if len(inputs) == 1 else inputs
+
+# The reference calls this model invalid: AdaptiveMaxPooling2D 'adaptive_max_pooling2d': input[0]=rank 3 has the wrong rank: Keras runs the 1-D pooling to output_size[0]=2 instead of refusing it (expected rank 4)
+try:
+    out = model(feed, training=False)
+except Exception as e:
+    print("TensorFlow refuses it:", type(e).__name__, e)
+    sys.exit(0)
+print("TensorFlow runs it:", out)
+print("declared output shape:", adaptive_max_pooling2d_0.shape, "actual:", tuple(out.shape))
+sys.exit(1)
