@@ -357,6 +357,24 @@ fn recomputed_producers_are_allowed_their_own_rounding() {
     }
 }
 
+/// A float32 ConvLSTM1D with an `exponential` recurrent activation and huge recurrent
+/// weights: its output gate is inf, and the `silu` of the cell state underflows to -0 in
+/// float32, so TF's `h` is NaN. The reference flushes intermediates below the smallest
+/// normal number as TF's kernels do; before, it carried -3e-85 and gave -inf. A campaign
+/// reported it as `unexpected-nan/ConvLSTM1D`; this is its minimized case.
+#[test]
+fn a_recurrent_intermediate_that_underflows_is_flushed_as_in_tf() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/conv_lstm_underflowing_cell_activation.case.json");
+    let (code, reports, stderr) = run(&[case.as_path()], &["--modes", "eager,graph"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        reports[0]["verdicts"][0]["kind"], "agree",
+        "{:#}",
+        reports[0]
+    );
+}
+
 /// The masked golden models (Embedding(mask_zero)/Masking in front of merges, Concatenate,
 /// recurrent layers, Softmax, pooling), with the mask operations Keras writes into their
 /// configs, agree with TF in every mode and dtype, or TF refuses the invalid ones clearly.
