@@ -97,6 +97,9 @@ impl Verdict {
     }
 }
 
+/// How a mode mismatch's detail ends when the layer's inputs hold NaN or an infinity.
+pub const NONFINITE_INPUTS: &str = " (which hold non-finite values)";
+
 /// TF error types that come from inside a kernel rather than from Keras's checks.
 const KERNEL_ERRORS: [&str; 9] = [
     "InvalidArgumentError",
@@ -853,15 +856,19 @@ fn mode_divergence(
                     !(tol.accepts(*q, *p) || *e && (!p.is_finite() || !q.is_finite()))
                 })
             {
+                // Whether the inputs hold NaN or an infinity says much of what a developer
+                // looks at first, and tells known mishandlings of them apart.
+                let nonfinite = ia.iter().any(|x| x.iter().any(|p| !p.is_finite()));
                 return Some(Verdict::new(
                     Kind::ModeMismatch,
                     &layer.class_name,
                     mode.name(),
                     Some(&layer.name),
                     format!(
-                        "'{}' differs between eager and {} on identical inputs",
+                        "'{}' differs between eager and {} on identical inputs{}",
                         layer.name,
-                        mode.name()
+                        mode.name(),
+                        if nonfinite { NONFINITE_INPUTS } else { "" }
                     ),
                 ));
             }
