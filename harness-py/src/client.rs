@@ -201,7 +201,9 @@ unsafe impl Send for Region {}
 impl Region {
     fn new(name: &std::ffi::CStr, len: usize) -> std::io::Result<Region> {
         // SAFETY: memfd_create with a valid C string; the descriptor is owned from here on.
-        let raw = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+        let raw = unsafe {
+            libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING)
+        };
         if raw < 0 {
             return Err(std::io::Error::last_os_error());
         }
@@ -209,7 +211,16 @@ impl Region {
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
         // SAFETY: ftruncate and mmap on that descriptor; a failed mmap is checked.
         unsafe {
-            if libc::ftruncate(raw, len as libc::off_t) != 0 {
+            // Sealed at its size: whatever the worker does with its descriptor, the region
+            // cannot shrink under this process's mapping (a read past a file's end would
+            // be SIGBUS here, killing the fuzzer instead of the worker).
+            if libc::ftruncate(raw, len as libc::off_t) != 0
+                || libc::fcntl(
+                    raw,
+                    libc::F_ADD_SEALS,
+                    libc::F_SEAL_SHRINK | libc::F_SEAL_GROW,
+                ) != 0
+            {
                 return Err(std::io::Error::last_os_error());
             }
             let ptr = libc::mmap(
