@@ -215,6 +215,15 @@ pub fn framework_bug(
         {
             return Some("missing-validation-AdaptivePooling2D-rank-3-runs-1d");
         }
+        // RNN checks no input rank: a rank-4 input runs (another shape than declared) or
+        // fails inside the cell's kernel. LSTM, GRU and SimpleRNN have an input spec.
+        Kind::MissingValidation | Kind::LateError
+            if class == "RNN"
+                && v.detail.contains(": input[0]=rank ")
+                && v.detail.contains(" has the wrong rank (expected rank 3") =>
+        {
+            return Some("missing-validation-RNN-rank-4-input");
+        }
         // PReLU takes a negative shared axis as a Python index into the non-batch shape,
         // one place off: `shared_axes=[-1]` shares the second-to-last axis.
         Kind::MissingValidation
@@ -882,6 +891,37 @@ mod tests {
         );
         assert_eq!(
             framework_bug(&case, DType::Float32, &differ(plain), None),
+            None
+        );
+    }
+
+    /// Only the generic RNN lacks the rank check; the same violation at an LSTM is not it.
+    #[test]
+    fn an_rnn_of_the_wrong_rank_is_the_rnn_bug_only_for_the_generic_layer() {
+        let detail = "TensorFlow runs a model the reference calls invalid (semantic): RNN 'l': \
+                      input[0]=rank 4 has the wrong rank (expected rank 3 (batch, time, features))";
+        let v = |class: &str| Verdict {
+            kind: Kind::MissingValidation,
+            signature: format!("missing-validation/{class}/rank"),
+            layer: Some("l".into()),
+            mode: None,
+            detail: detail.into(),
+            known: None,
+        };
+        let case = |class: &str| {
+            one_layer_case(
+                class,
+                json!({"units": 2}),
+                json!([null, 1, 1, 1]),
+                json!([]),
+            )
+        };
+        assert_eq!(
+            framework_bug(&case("RNN"), DType::Float64, &v("RNN"), None),
+            Some("missing-validation-RNN-rank-4-input")
+        );
+        assert_eq!(
+            framework_bug(&case("LSTM"), DType::Float64, &v("LSTM"), None),
             None
         );
     }
