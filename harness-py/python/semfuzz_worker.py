@@ -16,6 +16,7 @@ in a real worker. Nothing else in the worker reads it.
 
 import gc
 import json
+import math
 import os
 import site
 import sys
@@ -114,27 +115,15 @@ def _tensors_in(request, payload):
 
 
 def _tensors_out(named):
-    """(header entries, payload) for a list of (name, array) pairs, as float64. The payload
-    is written into the shared region when it fits there, and is then its length."""
-    np = _env["numpy"]
-    arrays = [(name, np.asarray(value)) for name, value in named]
-    total = 8 * sum(a.size for _, a in arrays)
-    out = _shared.get("out")
-    if out is not None and total <= len(out):
-        flat = np.frombuffer(out, dtype="<f8", count=total // 8)
-        entries, at = [], 0
-        for name, a in arrays:
-            flat[at:at + a.size] = a.reshape(-1)
-            entries.append({"name": name, "shape": list(a.shape), "offset": 8 * at, "size": int(a.size)})
-            at += a.size
-        return entries, total
-    entries, chunks, offset = [], [], 0
-    for name, value in arrays:
-        a = np.ascontiguousarray(np.asarray(value), dtype="<f8")
-        entries.append({"name": name, "shape": list(a.shape), "offset": offset, "size": int(a.size)})
-        chunks.append(a.tobytes())
-        offset += a.nbytes
-    return entries, b"".join(chunks)
+    """(header entries, payload) for a list of (name, array) pairs, as float64 (see
+    `_arrays_out`), each entry naming its array's place in the payload."""
+    shapes, data = _arrays_out([value for _, value in named])
+    entries, offset = [], 0
+    for (name, _), shape in zip(named, shapes):
+        size = math.prod(shape)
+        entries.append({"name": name, "shape": shape, "offset": offset, "size": size})
+        offset += 8 * size
+    return entries, data
 
 
 def _arrays_out(arrays):
