@@ -323,13 +323,19 @@ fn fixtures_agree_in_every_mode_and_dtype() {
 /// TF returns. A case a campaign reported as a mismatch for that agrees now.
 #[test]
 fn xla_recomputing_a_layers_producers_is_not_a_mismatch() {
-    let case =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/xla_recomputed_merge.case.json");
-    let (code, reports, stderr) = run(&[case.as_path()], &["--modes", "xla"]);
-    assert_eq!(code, Some(0), "{stderr}");
+    assert_agrees("xla_recomputed_merge.case.json", "xla");
+}
+
+/// Runs `tests/data/<file>` in `modes` and requires agreement with the reference.
+fn assert_agrees(file: &str, modes: &str) {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(file);
+    let (code, reports, stderr) = run(&[case.as_path()], &["--modes", modes]);
+    assert_eq!(code, Some(0), "{file}: {stderr}");
     assert_eq!(
         reports[0]["verdicts"][0]["kind"], "agree",
-        "{:#}",
+        "{file}: {:#}",
         reports[0]
     );
 }
@@ -341,20 +347,8 @@ fn xla_recomputing_a_layers_producers_is_not_a_mismatch() {
 /// cases were reported by a campaign as mismatches.
 #[test]
 fn recomputed_producers_are_allowed_their_own_rounding() {
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
-    for (case, modes) in [
-        ("graph_recomputed_layer_norm.case.json", "eager,graph"),
-        ("xla_recomputed_producer_chain.case.json", "eager,xla"),
-    ] {
-        let case = data.join(case);
-        let (code, reports, stderr) = run(&[case.as_path()], &["--modes", modes]);
-        assert_eq!(code, Some(0), "{stderr}");
-        assert_eq!(
-            reports[0]["verdicts"][0]["kind"], "agree",
-            "{:#}",
-            reports[0]
-        );
-    }
+    assert_agrees("graph_recomputed_layer_norm.case.json", "eager,graph");
+    assert_agrees("xla_recomputed_producer_chain.case.json", "eager,xla");
 }
 
 /// A float32 ConvLSTM1D with an `exponential` recurrent activation and huge recurrent
@@ -364,14 +358,9 @@ fn recomputed_producers_are_allowed_their_own_rounding() {
 /// reported it as `unexpected-nan/ConvLSTM1D`; this is its minimized case.
 #[test]
 fn a_recurrent_intermediate_that_underflows_is_flushed_as_in_tf() {
-    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/conv_lstm_underflowing_cell_activation.case.json");
-    let (code, reports, stderr) = run(&[case.as_path()], &["--modes", "eager,graph"]);
-    assert_eq!(code, Some(0), "{stderr}");
-    assert_eq!(
-        reports[0]["verdicts"][0]["kind"], "agree",
-        "{:#}",
-        reports[0]
+    assert_agrees(
+        "conv_lstm_underflowing_cell_activation.case.json",
+        "eager,graph",
     );
 }
 
