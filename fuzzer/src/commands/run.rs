@@ -260,7 +260,7 @@ fn print_human(report: &Value) {
                 .unwrap_or_default();
             let known = v["known"]
                 .as_str()
-                .map(|k| format!(" (known limitation: {k})"))
+                .map(|k| format!(" (known framework bug or limitation: {k})"))
                 .unwrap_or_default();
             println!(
                 "  {}{mode}: {}{known}",
