@@ -598,26 +598,38 @@ pub(crate) fn decode_tensors(
     let mut arrays = HashMap::new();
     for t in body["tensors"].as_array().ok_or("no tensors")? {
         let name = t["name"].as_str().ok_or("tensor name")?;
-        let shape: Vec<usize> = t["shape"]
-            .as_array()
-            .ok_or("shape")?
-            .iter()
-            .filter_map(|d| d.as_u64().map(|d| d as usize))
-            .collect();
         let offset = t["offset"].as_u64().ok_or("offset")? as usize;
-        let size = t["size"].as_u64().ok_or("size")? as usize;
-        let bytes = size
-            .checked_mul(8)
-            .and_then(|n| payload.get(offset..offset.checked_add(n)?))
-            .ok_or("payload too short")?;
-        let data: Vec<f64> = bytes
-            .chunks_exact(8)
-            .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
-            .collect();
-        let a = ArrayD::from_shape_vec(shape, data).map_err(|e| e.to_string())?;
+        let (a, _) = array_at(&t["shape"], payload, offset)?;
+        if Some(a.len() as u64) != t["size"].as_u64() {
+            return Err(format!("tensor {name}: size and shape differ"));
+        }
         arrays.insert(name.to_owned(), a);
     }
     Ok(arrays)
+}
+
+/// The array of this shape (a JSON list) at `offset` in a payload of little-endian f64, and
+/// the bytes it takes.
+fn array_at(shape: &Value, payload: &[u8], offset: usize) -> Result<(ArrayD<f64>, usize), String> {
+    let shape: Vec<usize> = shape
+        .as_array()
+        .ok_or("shape")?
+        .iter()
+        .map(|d| d.as_u64().map(|d| d as usize).ok_or("shape"))
+        .collect::<Result<_, _>>()?;
+    let bytes = shape
+        .iter()
+        .try_fold(8usize, |n, &d| n.checked_mul(d))
+        .ok_or("shape too large")?;
+    let data = offset
+        .checked_add(bytes)
+        .and_then(|end| payload.get(offset..end))
+        .ok_or("payload too short")?
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect();
+    let a = ArrayD::from_shape_vec(shape, data).map_err(|e| e.to_string())?;
+    Ok((a, bytes))
 }
 
 fn parse_answer(frame: Frame) -> Result<TfOutcome, WorkerError> {
@@ -627,29 +639,17 @@ fn parse_answer(frame: Frame) -> Result<TfOutcome, WorkerError> {
         let e: PyError = serde_json::from_value(e.clone()).map_err(|e| bad(&e.to_string()))?;
         return Ok(TfOutcome::Rejected(e));
     }
-    let shapes = body["shapes"].as_array().ok_or_else(|| bad("shapes"))?;
-    let mut shapes = shapes.iter();
-    let mut payload = &frame.payload[..];
+    // The outputs follow one another in the payload, their shapes in `shapes`.
+    let mut shapes = body["shapes"]
+        .as_array()
+        .ok_or_else(|| bad("shapes"))?
+        .iter();
+    let mut offset = 0;
     let mut next_array = || -> Result<ArrayD<f64>, WorkerError> {
-        let shape: Vec<usize> = shapes
-            .next()
-            .and_then(Value::as_array)
-            .ok_or_else(|| bad("missing output"))?
-            .iter()
-            .map(|d| d.as_u64().map(|d| d as usize).ok_or_else(|| bad("shape")))
-            .collect::<Result<_, _>>()?;
-        let size = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
-        let bytes = size
-            .and_then(|n| n.checked_mul(8))
-            .filter(|&n| n <= payload.len())
-            .ok_or_else(|| bad("payload too short"))?;
-        let (this, rest) = payload.split_at(bytes);
-        payload = rest;
-        let data = this
-            .chunks_exact(8)
-            .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
-            .collect();
-        ArrayD::from_shape_vec(shape, data).map_err(|e| bad(&e.to_string()))
+        let shape = shapes.next().ok_or_else(|| bad("missing output"))?;
+        let (a, bytes) = array_at(shape, &frame.payload, offset).map_err(|e| bad(&e))?;
+        offset += bytes;
+        Ok(a)
     };
     let mut modes = Vec::new();
     for entry in body["modes"].as_array().ok_or_else(|| bad("modes"))? {
