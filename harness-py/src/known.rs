@@ -854,15 +854,30 @@ mod tests {
         Case::from_json_str(&text.to_string(), "test.case.json").unwrap()
     }
 
-    fn nan_verdict(class: &str, detail: &str) -> Verdict {
+    /// A verdict at layer `l`, not yet explained.
+    pub(super) fn verdict_at_l(
+        kind: Kind,
+        signature: &str,
+        mode: Option<Mode>,
+        detail: &str,
+    ) -> Verdict {
         Verdict {
-            kind: Kind::UnexpectedNan,
-            signature: format!("unexpected-nan/{class}"),
+            kind,
+            signature: signature.into(),
             layer: Some("l".into()),
-            mode: Some(Mode::Eager),
+            mode,
             detail: detail.into(),
             known: None,
         }
+    }
+
+    fn nan_verdict(class: &str, detail: &str) -> Verdict {
+        verdict_at_l(
+            Kind::UnexpectedNan,
+            &format!("unexpected-nan/{class}"),
+            Some(Mode::Eager),
+            detail,
+        )
     }
 
     /// Eager max pooling drops a NaN that XLA's keeps: the modes differ on such inputs, and
@@ -875,13 +890,13 @@ mod tests {
             json!([null, 2, 2]),
             json!([]),
         );
-        let differ = |detail: String| Verdict {
-            kind: Kind::ModeMismatch,
-            signature: "mode-mismatch/MaxPooling1D/xla".into(),
-            layer: Some("l".into()),
-            mode: Some(Mode::Xla),
-            detail,
-            known: None,
+        let differ = |detail: String| {
+            verdict_at_l(
+                Kind::ModeMismatch,
+                "mode-mismatch/MaxPooling1D/xla",
+                Some(Mode::Xla),
+                &detail,
+            )
         };
         let plain = "'l' differs between eager and xla on identical inputs".to_owned();
         let on_nan = differ(format!("{plain}{}", crate::verdict::NONFINITE_INPUTS));
@@ -900,13 +915,13 @@ mod tests {
     fn an_rnn_of_the_wrong_rank_is_the_rnn_bug_only_for_the_generic_layer() {
         let detail = "TensorFlow runs a model the reference calls invalid (semantic): RNN 'l': \
                       input[0]=rank 4 has the wrong rank (expected rank 3 (batch, time, features))";
-        let v = |class: &str| Verdict {
-            kind: Kind::MissingValidation,
-            signature: format!("missing-validation/{class}/rank"),
-            layer: Some("l".into()),
-            mode: None,
-            detail: detail.into(),
-            known: None,
+        let v = |class: &str| {
+            verdict_at_l(
+                Kind::MissingValidation,
+                &format!("missing-validation/{class}/rank"),
+                None,
+                detail,
+            )
         };
         let case = |class: &str| {
             one_layer_case(
@@ -1024,7 +1039,7 @@ mod tests {
 
 #[cfg(test)]
 mod rms_normalization_tests {
-    use super::tests::{explained_with_shapes, one_layer_case};
+    use super::tests::{explained_with_shapes, one_layer_case, verdict_at_l};
     use super::*;
     use serde_json::json;
 
@@ -1038,14 +1053,7 @@ mod rms_normalization_tests {
     }
 
     fn verdict(kind: Kind, detail: &str) -> Verdict {
-        Verdict {
-            kind,
-            signature: "RMSNormalization".into(),
-            layer: Some("l".into()),
-            mode: Some(Mode::Eager),
-            detail: detail.into(),
-            known: None,
-        }
+        verdict_at_l(kind, "RMSNormalization", Some(Mode::Eager), detail)
     }
 
     #[test]
@@ -1099,7 +1107,7 @@ mod rms_normalization_tests {
 
 #[cfg(test)]
 mod merge_tests {
-    use super::tests::{explained_with_shapes, keras_tensor};
+    use super::tests::{explained_with_shapes, keras_tensor, verdict_at_l};
     use super::*;
     use serde_json::json;
 
@@ -1136,14 +1144,12 @@ mod merge_tests {
     fn a_broadcasting_average_moves_a_non_finite_value_between_samples() {
         // Measured (TF 2.21, generated model gen-006980 of seed 2026): sample 1's -inf came
         // out in sample 0, where every input is finite and the reference is 0.164.
-        let v = Verdict {
-            kind: Kind::UnexpectedNan,
-            signature: "unexpected-nan/Average".into(),
-            layer: Some("l".into()),
-            mode: Some(Mode::Eager),
-            detail: "'l' output 0 at [0, 1, 0]: TensorFlow -inf, reference 1.6e-1".into(),
-            known: None,
-        };
+        let v = verdict_at_l(
+            Kind::UnexpectedNan,
+            "unexpected-nan/Average",
+            Some(Mode::Eager),
+            "'l' output 0 at [0, 1, 0]: TensorFlow -inf, reference 1.6e-1",
+        );
         let judged = |case: &Case| explained_with_shapes(case, &v);
         let with_inf = average(json!([0.125, "-inf"]));
         assert_eq!(
@@ -1157,7 +1163,7 @@ mod merge_tests {
 
 #[cfg(test)]
 mod masked_pooling_tests {
-    use super::tests::{explained_with_shapes, keras_tensor};
+    use super::tests::{explained_with_shapes, keras_tensor, verdict_at_l};
     use super::*;
     use serde_json::json;
 
@@ -1190,14 +1196,12 @@ mod masked_pooling_tests {
 
     #[test]
     fn a_mask_broadcast_over_the_steps_makes_the_average_a_sum() {
-        let v = Verdict {
-            kind: Kind::Mismatch,
-            signature: "mismatch/GlobalAveragePooling1D".into(),
-            layer: Some("l".into()),
-            mode: Some(Mode::Eager),
-            detail: "'l' output 0 at [0, 0]: TensorFlow 1e0, reference 5e-1".into(),
-            known: None,
-        };
+        let v = verdict_at_l(
+            Kind::Mismatch,
+            "mismatch/GlobalAveragePooling1D",
+            Some(Mode::Eager),
+            "'l' output 0 at [0, 0]: TensorFlow 1e0, reference 5e-1",
+        );
         let judged = |case: &Case| explained_with_shapes(case, &v);
         assert_eq!(
             judged(&pooled("channels_first")),
