@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::env::PythonEnv;
-use crate::protocol::{Frame, Payload, read_frame_head, write_frame, write_shared_frame};
+use crate::protocol::{Frame, read_frame_with, write_frame, write_shared_frame};
 
 /// How many lines of the worker's stderr are kept for reports.
 const STDERR_TAIL: usize = 40;
@@ -492,28 +492,14 @@ impl Worker {
 
     /// Reads one answer frame, its payload from the pipe or from the shared region.
     fn read_answer(&mut self) -> std::io::Result<Option<Frame>> {
-        let Some((header, payload)) = read_frame_head(&mut self.stdout)? else {
-            return Ok(None);
-        };
-        let bad = |msg: String| std::io::Error::new(std::io::ErrorKind::InvalidData, msg);
-        let header = serde_json::from_slice(&header)
-            .map_err(|e| bad(format!("frame header is not JSON: {e}")))?;
-        let payload = match (payload, &self.shared) {
-            (Payload::Inline(len), _) => {
-                let mut payload = vec![0u8; len];
-                std::io::Read::read_exact(&mut self.stdout, &mut payload)?;
-                payload
-            }
-            (Payload::Shared(len), Some(shared)) if len <= shared.from_worker.len => {
-                shared.from_worker.read(len)
-            }
-            (Payload::Shared(len), _) => {
-                return Err(bad(format!(
-                    "an answer of {len} bytes in shared memory, past the region's end"
-                )));
-            }
-        };
-        Ok(Some(Frame { header, payload }))
+        let shared = self.shared.as_ref();
+        read_frame_with(&mut self.stdout, |len| match shared {
+            Some(shared) if len <= shared.from_worker.len => Ok(shared.from_worker.read(len)),
+            _ => Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("an answer of {len} bytes in shared memory, past the region's end"),
+            )),
+        })
     }
 
     /// Asks for the versions of Python, TensorFlow, Keras and NumPy in the worker.

@@ -91,30 +91,36 @@ fn write_parts(w: &mut impl Write, header: &[u8], flags: u32, rest: &[u8]) -> io
     w.flush()
 }
 
-/// Reads one frame; `Ok(None)` at a clean end of stream (between frames).
+/// Reads one frame; `Ok(None)` at a clean end of stream (between frames). A payload in the
+/// sender's shared memory is refused: this reader has none.
 pub fn read_frame(r: &mut impl Read) -> io::Result<Option<Frame>> {
-    let Some((header, payload)) = read_raw_frame(r)? else {
+    read_frame_with(r, |_| {
+        Err(invalid(
+            "a frame's payload is in shared memory, which this reader has none of".into(),
+        ))
+    })
+}
+
+/// Reads one frame, an inline payload from `r` and a shared one (given its length) from
+/// `shared`; `Ok(None)` at a clean end of stream (between frames).
+pub fn read_frame_with(
+    r: &mut impl Read,
+    shared: impl FnOnce(usize) -> io::Result<Vec<u8>>,
+) -> io::Result<Option<Frame>> {
+    let Some((header, payload)) = read_frame_head(r)? else {
         return Ok(None);
+    };
+    let payload = match payload {
+        Payload::Inline(len) => {
+            let mut payload = vec![0u8; len];
+            r.read_exact(&mut payload)?;
+            payload
+        }
+        Payload::Shared(len) => shared(len)?,
     };
     let header = serde_json::from_slice(&header)
         .map_err(|e| invalid(format!("frame header is not JSON: {e}")))?;
     Ok(Some(Frame { header, payload }))
-}
-
-/// Reads one frame as (header bytes, payload), the header not parsed; `Ok(None)` at a clean
-/// end of stream (between frames).
-pub fn read_raw_frame(r: &mut impl Read) -> io::Result<Option<(Vec<u8>, Vec<u8>)>> {
-    match read_frame_head(r)? {
-        None => Ok(None),
-        Some((header, Payload::Inline(len))) => {
-            let mut payload = vec![0u8; len];
-            r.read_exact(&mut payload)?;
-            Ok(Some((header, payload)))
-        }
-        Some((_, Payload::Shared(_))) => Err(invalid(
-            "a frame's payload is in shared memory, which this reader has none of".into(),
-        )),
-    }
 }
 
 /// Reads a frame's lengths and header, and says where its payload is: an inline payload the
@@ -227,7 +233,7 @@ mod tests {
         assert_eq!((&header[..], payload), (&b"{}"[..], Payload::Inline(5)));
         // A reader without shared memory refuses a shared payload instead of misreading it.
         let mut r = &buf[..];
-        let e = read_raw_frame(&mut r).unwrap_err();
+        let e = read_frame(&mut r).unwrap_err();
         assert!(e.to_string().contains("shared memory"), "{e}");
     }
 
