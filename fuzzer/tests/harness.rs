@@ -195,6 +195,64 @@ fn a_hang_is_a_timeout_at_its_layer() {
     assert_eq!(verdicts(&reports[1])[0].0, "agree");
 }
 
+/// The layer a worker dies or hangs in is known whichever way the worker announces it: in the
+/// memory it shares with the client, or on stderr when it shares none.
+#[test]
+fn a_crash_and_a_hang_are_located_with_and_without_shared_memory() {
+    use harness_py::{Harness, Limits, PythonEnv, RunOptions, TfOutcome, WorkerCommand};
+    let env = PythonEnv::probe(&PythonEnv::select(None).unwrap()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let case = |file: &str, name: &str| {
+        let path = chain_case(
+            dir.path(),
+            file,
+            &[4],
+            &[1, 4],
+            &[
+                ("Identity", "before_the_fault", json!({})),
+                ("Identity", name, json!({})),
+                ("Identity", "after_the_fault", json!({})),
+            ],
+        );
+        oracle::Case::read(&path).unwrap()
+    };
+    let abort = case("abort.case.json", "semfuzz_abort_in_the_middle");
+    let hang = case("hang.case.json", "semfuzz_hang_in_the_middle");
+    let opts = RunOptions {
+        limits: Limits {
+            timeout: std::time::Duration::from_secs(3),
+            ..Limits::default()
+        },
+        ..RunOptions::default()
+    };
+    for shared_bytes in [0, harness_py::client::SHARED_BYTES] {
+        let cmd = WorkerCommand {
+            program: PathBuf::from(env!("CARGO_BIN_EXE_semfuzz")),
+            args: vec!["__worker".into()],
+            env: vec![("SEMFUZZ_WORKER_PLANT".into(), plant().into())],
+            shared_bytes,
+        };
+        let mut harness = Harness::new(cmd, env.clone());
+        match harness.run(&abort, &opts).unwrap() {
+            TfOutcome::Crash { layer, .. } => assert_eq!(
+                layer.as_deref(),
+                Some("semfuzz_abort_in_the_middle"),
+                "{shared_bytes}"
+            ),
+            other => panic!("{shared_bytes}: {other:?}"),
+        }
+        match harness.run(&hang, &opts).unwrap() {
+            TfOutcome::Timeout { layer } => assert_eq!(
+                layer.as_deref(),
+                Some("semfuzz_hang_in_the_middle"),
+                "{shared_bytes}"
+            ),
+            other => panic!("{shared_bytes}: {other:?}"),
+        }
+        assert_eq!(harness.starts, 2, "{shared_bytes}");
+    }
+}
+
 #[test]
 fn unbounded_allocation_is_out_of_memory() {
     let dir = tempfile::tempdir().unwrap();

@@ -6,8 +6,11 @@ answers are JSON headers plus a binary payload; every answer has `"ok": true` or
 
 Environment: SEMFUZZ_TF_INTRA and SEMFUZZ_TF_INTER size TensorFlow's thread pools (default 1).
 SEMFUZZ_WORKER_SHM (set by the client) names the shared memory the payloads may travel in:
-`<fd the client writes>,<fd the worker writes>,<bytes each>`. A payload in shared memory
-reaches `handle` as its length; an answer's payload goes there when it fits.
+`<fd the client writes>,<fd the worker writes>,<payload bytes each>,<layer slot bytes>`. A
+payload in shared memory reaches `handle` as its length; an answer's payload goes there when
+it fits. The slot after the answers' payload holds the layer the worker is in (a
+little-endian u32 length, then the name); without shared memory, the layer is announced on
+stderr instead.
 
 Testing hook: when SEMFUZZ_WORKER_PLANT names a Python file, it is executed after TensorFlow
 is imported, so tests can plant faults (abort, hang, unbounded allocation, a patched layer)
@@ -24,7 +27,8 @@ import time
 
 _env = {}
 
-# The shared regions, as memoryviews: "in" (the client's requests), "out" (the answers).
+# The shared regions, as memoryviews: "in" (the client's requests), "out" (the answers),
+# "layer" (the layer slot).
 _shared = {}
 
 
@@ -63,9 +67,11 @@ def setup(python, sys_path):
     if shm:
         import mmap
 
-        fd_in, fd_out, size = (int(v) for v in shm.split(","))
+        fd_in, fd_out, size, slot = (int(v) for v in shm.split(","))
         _shared["in"] = memoryview(mmap.mmap(fd_in, size, prot=mmap.PROT_READ))
-        _shared["out"] = memoryview(mmap.mmap(fd_out, size))
+        out = memoryview(mmap.mmap(fd_out, size + slot))
+        _shared["out"] = out[:size]
+        _shared["layer"] = out[size:]
     plant = os.environ.get("SEMFUZZ_WORKER_PLANT")
     if plant:
         import importlib.util
@@ -243,15 +249,37 @@ _prepared = None
 _traced_scopes = {}
 
 
+def _announcer(name):
+    """A function that tells the client that layer `name` is entered: a store into the shared
+    layer slot, or a line on stderr when no memory is shared."""
+    slot = _shared.get("layer")
+    if slot is None:
+        line = _LAYER_MARK + name + "\n"
+
+        def announce():
+            sys.stderr.write(line)
+            sys.stderr.flush()
+
+        return announce
+    encoded = name.encode("utf-8")[: len(slot) - 4].decode("utf-8", "ignore").encode("utf-8")
+    mark = len(encoded).to_bytes(4, "little") + encoded
+    end = len(mark)
+
+    def announce():
+        slot[:end] = mark
+
+    return announce
+
+
 def _announcing(original, name):
-    """`original`, announcing on stderr that layer `name` is entered (closure variables, not
-    default arguments, so Keras's error messages show the layer's own arguments); while a
-    function is traced, it records the layer's name scope."""
+    """`original`, announcing that layer `name` is entered (closure variables, not default
+    arguments, so Keras's error messages show the layer's own arguments); while a function
+    is traced, it records the layer's name scope."""
     tf = _env["tensorflow"]
+    announce = _announcer(name)
 
     def call(*args, **kwargs):
-        sys.stderr.write(_LAYER_MARK + name + "\n")
-        sys.stderr.flush()
+        announce()
         if tf.inside_function():
             _traced_scopes[tf.get_current_name_scope()] = name
         return original(*args, **kwargs)

@@ -31,8 +31,15 @@ pub const SHARED_ENV_VAR: &str = "SEMFUZZ_WORKER_SHM";
 /// only used as payloads touch them.
 pub const SHARED_BYTES: usize = 16 << 20;
 
-/// The prefix of the stderr lines in which the worker announces the layer it enters.
+/// The prefix of the stderr lines in which the worker announces the layer it enters, when
+/// no memory is shared with it.
 pub const LAYER_MARK: &str = "\x1esemfuzz-layer:";
+
+/// Bytes at the end of the answers' region in which the worker announces the layer it
+/// enters: a little-endian u32 length, then that many bytes of the layer's name (UTF-8,
+/// cut to fit). A store to memory, where a line on stderr would be a system call and a
+/// wake-up of the client's reader thread, for every layer of every case.
+const LAYER_SLOT: usize = 256;
 
 /// How to start a worker process: normally the `semfuzz` binary itself with `__worker`.
 #[derive(Debug, Clone)]
@@ -243,19 +250,34 @@ impl Region {
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        assert!(bytes.len() <= self.len, "checked by the caller");
-        // SAFETY: in bounds of the mapping; the worker does not touch this region until it
-        // reads the frame sent after this copy.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr, bytes.len()) }
+        self.write_at(0, bytes);
     }
 
     fn read(&self, len: usize) -> Vec<u8> {
-        assert!(len <= self.len, "checked by the caller");
+        self.read_at(0, len)
+    }
+
+    fn read_at(&self, offset: usize, len: usize) -> Vec<u8> {
+        assert!(
+            offset.checked_add(len).is_some_and(|end| end <= self.len),
+            "checked by the caller"
+        );
         let mut out = vec![0u8; len];
         // SAFETY: in bounds of the mapping; the worker wrote it before sending its answer
-        // and touches it again only for the next request.
-        unsafe { std::ptr::copy_nonoverlapping(self.ptr, out.as_mut_ptr(), len) }
+        // (or before it was stopped) and touches it again only for the next request.
+        unsafe { std::ptr::copy_nonoverlapping(self.ptr.add(offset), out.as_mut_ptr(), len) }
         out
+    }
+
+    fn write_at(&mut self, offset: usize, bytes: &[u8]) {
+        assert!(
+            offset
+                .checked_add(bytes.len())
+                .is_some_and(|end| end <= self.len),
+            "checked by the caller"
+        );
+        // SAFETY: in bounds of the mapping; the worker is between requests.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr.add(offset), bytes.len()) }
     }
 }
 
@@ -269,10 +291,12 @@ impl Drop for Region {
 }
 
 /// The worker's two regions: one the client writes requests' payloads into, one the worker
-/// writes answers' payloads into.
+/// writes answers' payloads into, followed by the [`LAYER_SLOT`].
 struct Shared {
     to_worker: Region,
     from_worker: Region,
+    /// Bytes of each region a payload may take.
+    bytes: usize,
 }
 
 impl Shared {
@@ -282,18 +306,36 @@ impl Shared {
         }
         Ok(Some(Shared {
             to_worker: Region::new(c"semfuzz-requests", bytes)?,
-            from_worker: Region::new(c"semfuzz-answers", bytes)?,
+            from_worker: Region::new(c"semfuzz-answers", bytes + LAYER_SLOT)?,
+            bytes,
         }))
     }
 
-    /// The worker's view: `<fd it reads>,<fd it writes>,<bytes each>`.
+    /// The worker's view: `<fd it reads>,<fd it writes>,<payload bytes each>,<layer slot
+    /// bytes after the answers' payload>`.
     fn describe(&self) -> String {
         format!(
-            "{},{},{}",
+            "{},{},{},{LAYER_SLOT}",
             self.to_worker.fd.as_raw_fd(),
             self.from_worker.fd.as_raw_fd(),
-            self.to_worker.len
+            self.bytes
         )
+    }
+
+    /// Empties the layer slot, before a request.
+    fn clear_layer(&mut self) {
+        self.from_worker.write_at(self.bytes, &0u32.to_le_bytes());
+    }
+
+    /// The layer the worker last announced, read once it has stopped (answered, died or been
+    /// killed), so nothing writes the slot meanwhile.
+    fn layer(&self) -> Option<String> {
+        let len = self.from_worker.read_at(self.bytes, 4);
+        let len = u32::from_le_bytes(len.try_into().expect("4 bytes")) as usize;
+        let name = self
+            .from_worker
+            .read_at(self.bytes + 4, len.min(LAYER_SLOT - 4));
+        (len > 0).then(|| String::from_utf8_lossy(&name).into_owned())
     }
 
     fn fds(&self) -> [RawFd; 2] {
@@ -424,9 +466,12 @@ impl Worker {
     /// gone: start a new one.
     pub fn request_within(&mut self, frame: &Frame, limits: Limits) -> Result<Frame, WorkerError> {
         self.lock_stderr().layer = None;
+        if let Some(shared) = &mut self.shared {
+            shared.clear_layer();
+        }
         let t0 = Instant::now();
         let sent = match &mut self.shared {
-            Some(shared) if frame.payload.len() <= shared.to_worker.len => {
+            Some(shared) if frame.payload.len() <= shared.bytes => {
                 shared.to_worker.write(&frame.payload);
                 let header = serde_json::to_vec(&frame.header).expect("JSON values serialize");
                 write_shared_frame(&mut self.stdin, &header, frame.payload.len())
@@ -459,8 +504,8 @@ impl Worker {
                 )));
             }
             if start.elapsed() > limits.timeout {
-                let layer = self.current_layer();
                 self.kill();
+                let layer = self.current_layer();
                 return Err(WorkerError::Timeout {
                     limit: limits.timeout,
                     layer,
@@ -469,8 +514,8 @@ impl Worker {
             if let Some(rss_mib) = self.rss_mib()
                 && rss_mib > limits.memory_mib
             {
-                let layer = self.current_layer();
                 self.kill();
+                let layer = self.current_layer();
                 return Err(WorkerError::OutOfMemory {
                     rss_mib,
                     limit_mib: limits.memory_mib,
@@ -494,7 +539,7 @@ impl Worker {
     fn read_answer(&mut self) -> std::io::Result<Option<Frame>> {
         let shared = self.shared.as_ref();
         read_frame_with(&mut self.stdout, |len| match shared {
-            Some(shared) if len <= shared.from_worker.len => Ok(shared.from_worker.read(len)),
+            Some(shared) if len <= shared.bytes => Ok(shared.from_worker.read(len)),
             _ => Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
                 format!("an answer of {len} bytes in shared memory, past the region's end"),
@@ -526,9 +571,13 @@ impl Worker {
             .join("\n")
     }
 
-    /// The layer the worker last announced entering during the current request.
+    /// The layer the worker last announced entering during the current request; read once
+    /// the worker has stopped.
     pub fn current_layer(&self) -> Option<String> {
-        self.lock_stderr().layer.clone()
+        match &self.shared {
+            Some(shared) => shared.layer(),
+            None => self.lock_stderr().layer.clone(),
+        }
     }
 
     /// The worker's resident memory, from /proc.
