@@ -110,14 +110,25 @@ class CaseError(Exception):
         self.layer = layer
 
 
-def _tensors_in(request, payload):
-    """The arrays of a request, by name: raw little-endian float64 in the payload."""
+def _arrays_in(request, payload):
+    """The arrays of a request, in order: raw little-endian float64 laid end to end in the
+    payload, their shapes in `shapes` (the inputs, then each layer's weights as listed in
+    `weights`)."""
     np = _env["numpy"]
-    out = {}
-    for t in request.get("tensors", []):
-        a = np.frombuffer(payload, dtype="<f8", count=t["size"], offset=t["offset"])
-        out[t["name"]] = a.reshape(t["shape"])
+    out, offset = [], 0
+    for shape in request.get("shapes", []):
+        size = math.prod(shape)
+        out.append(np.frombuffer(payload, dtype="<f8", count=size, offset=offset).reshape(shape))
+        offset += 8 * size
     return out
+
+
+def _set_weights(model, request, arrays):
+    """Sets each layer's weights listed in the request from `arrays` (what follows the
+    inputs, in order)."""
+    for name, count in request.get("weights", []):
+        model.get_layer(name).set_weights(arrays[:count])
+        arrays = arrays[count:]
 
 
 def _tensors_out(named):
@@ -322,8 +333,9 @@ def _run(request, payload):
     tf = _env["tensorflow"]
     case = request["case"]
     dtype = request["dtype"]
-    arrays = _tensors_in(request, payload)
+    arrays = _arrays_in(request, payload)
     input_dtypes = [t.get("dtype", dtype) for t in case.get("inputs", [])]
+    inputs, arrays = arrays[: len(input_dtypes)], arrays[len(input_dtypes) :]
     key = request.get("model_key")
     reused = _prepared is not None and key is not None and _prepared.key == key
     if not reused and "model" not in case:
@@ -340,12 +352,10 @@ def _run(request, payload):
         raise CaseError("build", e)
     prepared = _prepared
     try:
-        for name, count in request.get("weights", []):
-            layer = prepared.model.get_layer(name)
-            layer.set_weights([arrays["w/%s/%d" % (name, i)] for i in range(count)])
+        _set_weights(prepared.model, request, arrays)
     except Exception as e:
         raise CaseError("set_weights", e)
-    xs = [arrays["x/%d" % i].astype(d) for i, d in enumerate(input_dtypes)]
+    xs = [x.astype(d) for x, d in zip(inputs, input_dtypes)]
     xs = [tf.convert_to_tensor(x) for x in xs]
     feed = xs[0] if len(xs) == 1 else xs
     # Per mode, in the order asked: its error, or its calls as [layer, call index, outputs];
@@ -423,12 +433,10 @@ def _save_keras(request, payload):
         raise ValueError("a Keras file's name must end in .keras, not %r" % path)
     case = request["case"]
     dtype = request["dtype"]
-    arrays = _tensors_in(request, payload)
     input_dtypes = [t.get("dtype", dtype) for t in case.get("inputs", [])]
     _prepared = None  # _build clears the session: the held model goes with it
     model = _build(case["model"], dtype, input_dtypes)
-    for name, count in request.get("weights", []):
-        model.get_layer(name).set_weights([arrays["w/%s/%d" % (name, i)] for i in range(count)])
+    _set_weights(model, request, _arrays_in(request, payload))
     model.save(path)
     return {"path": path, "layers": len(model.layers)}, b""
 

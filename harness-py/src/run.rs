@@ -361,11 +361,12 @@ pub fn request(case: &Case, opts: &RunOptions) -> Frame {
     request_for(case, opts, None).0
 }
 
-/// A case's arrays as a request carries them: the tensor table, the weights' layout
-/// (`[layer, count]` pairs), the input dtypes and the payload (little-endian f64). Values of
-/// a float64 case run in float32 are rounded to float32 first.
+/// A case's arrays as a request carries them: their shapes in order (the inputs, then each
+/// layer's weights as `weights` lists them), the weights' layout (`[layer, count]` pairs),
+/// the input dtypes and the payload (the arrays end to end, little-endian f64). Values of a
+/// float64 case run in float32 are rounded to float32 first.
 pub(crate) struct Arrays {
-    pub tensors: Vec<Value>,
+    pub shapes: Vec<Value>,
     pub weights: Vec<Value>,
     pub input_dtypes: Vec<Value>,
     pub payload: Vec<u8>,
@@ -392,9 +393,8 @@ impl Arrays {
                 .map(|t| t.data.len())
                 .sum::<usize>();
         let mut payload: Vec<u8> = Vec::with_capacity(8 * elements);
-        let mut tensors = Vec::new();
-        let mut push = |name: String, a: &ArrayD<f64>, round: bool| {
-            let offset = payload.len();
+        let mut shapes = Vec::new();
+        let mut push = |a: &ArrayD<f64>, round: bool| {
             match a.as_slice() {
                 Some(xs) if !round => {
                     if cfg!(target_endian = "little") {
@@ -418,19 +418,18 @@ impl Arrays {
                     }
                 }
             }
-            tensors
-                .push(json!({"name": name, "shape": a.shape(), "offset": offset, "size": a.len()}));
+            shapes.push(json!(a.shape()));
         };
         let round = dtype == DType::Float32 && case.dtype == DType::Float64;
         if with_inputs {
-            for (i, t) in case.inputs.iter().enumerate() {
-                push(format!("x/{i}"), &t.data, round && t.dtype.is_none());
+            for t in &case.inputs {
+                push(&t.data, round && t.dtype.is_none());
             }
         }
         let mut weights = Vec::new();
         for (name, ts) in case.weights.iter().filter(|(name, _)| send(name)) {
-            for (i, t) in ts.iter().enumerate() {
-                push(format!("w/{name}/{i}"), &t.data, round);
+            for t in ts {
+                push(&t.data, round);
             }
             weights.push(json!([name, ts.len()]));
         }
@@ -440,7 +439,7 @@ impl Arrays {
             .map(|t| json!({"dtype": t.dtype.map_or(dtype, |d| d).name()}))
             .collect();
         Arrays {
-            tensors,
+            shapes,
             weights,
             input_dtypes,
             payload,
@@ -541,7 +540,7 @@ fn request_for(case: &Case, opts: &RunOptions, held: Option<Held>) -> (Frame, He
         .map(|(name, _)| name.as_str())
         .collect();
     let Arrays {
-        tensors,
+        shapes,
         weights,
         input_dtypes,
         payload,
@@ -566,7 +565,7 @@ fn request_for(case: &Case, opts: &RunOptions, held: Option<Held>) -> (Frame, He
             "dtype": dtype.name(),
             "modes": opts.modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
             "weights": weights,
-            "tensors": tensors,
+            "shapes": shapes,
             "model_key": next.key,
             "python_coverage": opts.python_coverage,
         }),
@@ -720,7 +719,7 @@ mod tests {
         assert_eq!(sent(&frame), (names.clone(), true));
         let (frame, held) = request_for(&base, &opts, Some(held));
         assert_eq!(sent(&frame), (vec![], false));
-        assert!(frame.header["tensors"].as_array().unwrap().len() == base.inputs.len());
+        assert!(frame.header["shapes"].as_array().unwrap().len() == base.inputs.len());
 
         let mut one = base.clone();
         one.weights[1][0].data[[0, 0]] += 1.0;
