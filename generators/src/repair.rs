@@ -164,8 +164,8 @@ pub fn diagnose(case: &Case, opts: &RepairOptions) -> Diagnosis {
         (total - symbolic.0.calls.len()) + (total - known.0.calls.len()) + oversized.len();
     let (analysis, violation) = match (symbolic, known) {
         ((a, Some(v)), _) | (_, (a, Some(v))) => (a, v),
-        (_, (a, None)) => match oversized.first() {
-            None if opts.avoid_known_bugs => return known_bug_diagnosis(case, a),
+        ((s, None), (a, None)) => match oversized.first() {
+            None if opts.avoid_known_bugs => return known_bug_diagnosis(case, a, &s),
             None => {
                 return Diagnosis {
                     score: Score::Valid,
@@ -205,8 +205,19 @@ pub fn diagnose(case: &Case, opts: &RepairOptions) -> Diagnosis {
 /// The diagnosis of a case valid on its shapes (`analysis`, at the repair's batch): valid, or
 /// invalid by the least of margins where some layer triggers a kept framework bug. Such a
 /// case keeps every call checked (nothing unreached), so any real violation scores worse.
-fn known_bug_diagnosis(case: &Case, analysis: ModelAnalysis) -> Diagnosis {
-    let triggers = known_bugs::in_model(&case.model, Some(&analysis));
+///
+/// A layer counts when it triggers on the concrete shapes or on the declared ones
+/// (`symbolic`): an unknown length runs at whatever length the inputs get, which need not
+/// be the one the repair checks, so there the conservative answer stands.
+fn known_bug_diagnosis(
+    case: &Case,
+    analysis: ModelAnalysis,
+    symbolic: &ModelAnalysis,
+) -> Diagnosis {
+    let mut triggers = known_bugs::in_model(&case.model, Some(&analysis));
+    triggers.extend(known_bugs::in_model(&case.model, Some(symbolic)));
+    triggers.sort_unstable_by_key(|&(li, _)| li);
+    triggers.dedup_by_key(|&mut (li, _)| li);
     let Some(&(li, bug)) = triggers.first() else {
         return Diagnosis {
             score: Score::Valid,
@@ -245,6 +256,8 @@ fn known_bug_diagnosis(case: &Case, analysis: ModelAnalysis) -> Diagnosis {
 fn trigger_parameter(bug: KnownBug) -> &'static str {
     match bug {
         KnownBug::RmsNormalizationAxisScale => "axis",
+        KnownBug::AdaptiveMaxPoolingWindowExceedsInput => "output_size",
+        KnownBug::MaxPoolingWindowExceedsInput => "padding",
     }
 }
 
@@ -254,28 +267,34 @@ fn trigger_parameter(bug: KnownBug) -> &'static str {
 /// RMSNormalization normalizes as many axes as before (at most all but the batch axis), the
 /// trailing ones, written from the end (`-1`, `[-2, -1]`: trailing at every rank, so a later
 /// change of rank keeps them so); its output shape stays.
+///
+/// AdaptiveMaxPooling pools its last spatial axis to 2 instead of 1, which keeps both
+/// windows within an axis of 2 or more elements (an axis of 1, or of unknown length, cannot
+/// be helped: the layer goes instead). MaxPooling pads `same`, which never leaves a window
+/// without an output, whatever length the inputs get. Both change the output shape, which
+/// the repair then checks like any other change.
 pub fn avoid_known_bug(
     case: &mut Case,
     li: usize,
     bug: KnownBug,
     analysis: Option<&ModelAnalysis>,
 ) -> edit::EditResult {
+    let shapes: Vec<Dims> = analysis
+        .map(|a| {
+            a.calls
+                .iter()
+                .filter(|c| c.layer == li)
+                .filter_map(|c| c.input_shapes.first().cloned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let layer = case
+        .model
+        .layers
+        .get_mut(li)
+        .ok_or(edit::Skipped("no such layer"))?;
     match bug {
         KnownBug::RmsNormalizationAxisScale => {
-            let shapes: Vec<Dims> = analysis
-                .map(|a| {
-                    a.calls
-                        .iter()
-                        .filter(|c| c.layer == li)
-                        .filter_map(|c| c.input_shapes.first().cloned())
-                        .collect()
-                })
-                .unwrap_or_default();
-            let layer = case
-                .model
-                .layers
-                .get_mut(li)
-                .ok_or(edit::Skipped("no such layer"))?;
             let listed = match layer.config.get("axis") {
                 Some(Value::Array(a)) => Some(a.len()),
                 _ => None,
@@ -287,11 +306,38 @@ pub fn avoid_known_bug(
                 None => json!(-1),
             };
             layer.config.insert("axis".into(), axis);
-            let name = layer.name.clone();
-            case.weights.shift_remove(&name);
-            Ok(())
+        }
+        KnownBug::AdaptiveMaxPoolingWindowExceedsInput => {
+            let first =
+                layer.config.get("data_format").and_then(Value::as_str) == Some("channels_first");
+            // The last spatial axis: before the channels, or last.
+            let long_enough = !shapes.is_empty()
+                && shapes.iter().all(|x| {
+                    let last = x.len().checked_sub(if first { 1 } else { 2 });
+                    last.and_then(|a| x[a]).is_some_and(|n| n >= 2)
+                });
+            if !long_enough {
+                return Err(edit::Skipped(
+                    "the last pooled axis is not known to be 2 or longer",
+                ));
+            }
+            let n = shapes[0].len().saturating_sub(2).max(1);
+            let mut sizes: Vec<Value> = match layer.config.get("output_size") {
+                Some(Value::Array(a)) => a.clone(),
+                Some(k) => vec![k.clone(); n],
+                None => return Err(edit::Skipped("no output_size")),
+            };
+            let last = sizes.last_mut().ok_or(edit::Skipped("no output size"))?;
+            *last = json!(2);
+            layer.config.insert("output_size".into(), json!(sizes));
+        }
+        KnownBug::MaxPoolingWindowExceedsInput => {
+            layer.config.insert("padding".into(), json!("same"));
         }
     }
+    let name = layer.name.clone();
+    case.weights.shift_remove(&name);
+    Ok(())
 }
 
 /// What a repair did.

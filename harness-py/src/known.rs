@@ -732,36 +732,14 @@ fn conv3d_same_window_shifts(
     })
 }
 
-/// Whether Keras's TF backend builds a pool longer than its input for this adaptive pooling
-/// layer: the second window, `ceil(n / output_size) + 1`, exceeds some pooled axis of length
-/// `n` (an output size of 1, or an axis of length 1).
+/// [`known_bugs::adaptive_window_exceeds_input`] on a call's first input.
 fn adaptive_window_exceeds_input(
     layer: &oracle::case::Layer,
     inputs: &[oracle::case::Dims],
 ) -> bool {
-    let Some(n) = ["1D", "2D", "3D"]
-        .iter()
-        .position(|r| layer.class_name.ends_with(r))
-        .map(|i| i + 1)
-        .filter(|_| {
-            layer.class_name.starts_with("Adaptive") && layer.class_name.contains("Pooling")
-        })
-    else {
-        return false;
-    };
-    let Some(x) = inputs.first().filter(|x| x.len() == n + 2) else {
-        return false;
-    };
-    let sizes: Vec<u64> = match layer.config.get("output_size") {
-        Some(Value::Number(k)) => k.as_u64().map(|k| vec![k; n]).unwrap_or_default(),
-        Some(Value::Array(ks)) => ks.iter().filter_map(Value::as_u64).collect(),
-        _ => return false,
-    };
-    let first = layer.config.get("data_format").and_then(Value::as_str) == Some("channels_first");
-    let axes = if first { 2..n + 2 } else { 1..n + 1 };
-    axes.zip(&sizes).any(|(axis, &out)| {
-        x[axis].is_some_and(|len| out > 0 && (len as u64).div_ceil(out) >= len as u64)
-    })
+    inputs
+        .first()
+        .is_some_and(|x| known_bugs::adaptive_window_exceeds_input(layer, x))
 }
 
 #[cfg(test)]
