@@ -93,6 +93,101 @@ fn generated_models_hold_no_trigger_unless_asked_to_keep_them() {
     assert_eq!(a.repair.tries, k.repair.tries);
 }
 
+#[test]
+fn generated_models_avoid_the_adaptive_max_pooling_crash() {
+    // AdaptiveMaxPooling with an output size of 1 is drawn often; generated lengths are
+    // known, so MaxPooling's crash (an unknown length) never is.
+    let count = |bug: KnownBug, gs: &[generators::Generated]| {
+        gs.iter()
+            .filter(|g| g.repair.valid)
+            .filter(|g| triggers(&g.case).iter().any(|&(_, b)| b == bug))
+            .count()
+    };
+    let kept = generated(false, 7, 150);
+    let avoided = generated(true, 7, 150);
+    let crash = KnownBug::AdaptiveMaxPoolingWindowExceedsInput;
+    assert!(count(crash, &kept) >= 5, "{} of 150", count(crash, &kept));
+    assert_eq!(count(crash, &avoided), 0);
+    assert!(avoided.iter().filter(|g| g.repair.valid).count() >= 145);
+}
+
+/// A one-layer case: `class` with this config on an input of this batch shape.
+fn one_layer_case(class: &str, config: Value, batch_shape: Value) -> Case {
+    let mut config = config;
+    config["name"] = json!("l");
+    let text = json!({
+        "format": "semfuzz-case/1",
+        "dtype": "float32",
+        "model": {
+            "name": "functional",
+            "layers": [
+                {"module": "keras.layers", "class_name": "InputLayer", "name": "x",
+                 "config": {"batch_shape": batch_shape, "name": "x"}, "inbound_nodes": []},
+                {"module": "keras.layers", "class_name": class, "name": "l",
+                 "config": config,
+                 "inbound_nodes": [{"args": [{"class_name": "__keras_tensor__",
+                    "config": {"keras_history": ["x", 0, 0]}}], "kwargs": {}}]}
+            ],
+            "input_layers": [["x", 0, 0]],
+            "output_layers": [["l", 0, 0]]
+        },
+        "weights": {},
+        "inputs": []
+    });
+    Case::from_json_str(&text.to_string(), "l.case.json").unwrap()
+}
+
+#[test]
+fn repair_steers_max_pooling_away_from_an_empty_window() {
+    // An unknown length: some length (1) crashes `valid` pooling of 2 by 1, whatever the
+    // length the repair checks (the batch size, 2: long enough); `same` never crashes.
+    let config = json!({"pool_size": 2, "strides": 1, "padding": "valid"});
+    let mut case = one_layer_case("MaxPooling1D", config.clone(), json!([null, null, 2]));
+    assert_eq!(
+        diagnose(&case, &RepairOptions::default()).known_bug,
+        Some(KnownBug::MaxPoolingWindowExceedsInput)
+    );
+    let stats = repair(&mut case, &RepairOptions::default(), &mut rng(1));
+    assert_eq!((stats.valid, stats.known_bugs_avoided), (true, 1));
+    assert_eq!(case.model.layers[1].config["padding"], "same");
+    // A known length the window fits: left alone.
+    let mut case = one_layer_case("MaxPooling1D", config, json!([null, 5, 2]));
+    let stats = repair(&mut case, &RepairOptions::default(), &mut rng(1));
+    assert_eq!((stats.valid, stats.known_bugs_avoided), (true, 0));
+    assert_eq!(case.model.layers[1].config["padding"], "valid");
+}
+
+#[test]
+fn repair_pools_the_last_adaptive_axis_to_two() {
+    let mut case = one_layer_case(
+        "AdaptiveMaxPooling2D",
+        json!({"output_size": [3, 1], "data_format": "channels_last"}),
+        json!([null, 4, 4, 2]),
+    );
+    assert_eq!(
+        triggers(&case),
+        vec![(1, KnownBug::AdaptiveMaxPoolingWindowExceedsInput)]
+    );
+    let stats = repair(&mut case, &RepairOptions::default(), &mut rng(1));
+    assert_eq!((stats.valid, stats.known_bugs_avoided), (true, 1));
+    assert_eq!(case.model.layers[1].config["output_size"], json!([3, 2]));
+    assert_eq!(triggers(&case), vec![]);
+    // A last axis of one element cannot be helped: the layer goes.
+    let mut case = one_layer_case(
+        "AdaptiveMaxPooling1D",
+        json!({"output_size": 2}),
+        json!([null, 1, 2]),
+    );
+    let stats = repair(&mut case, &RepairOptions::default(), &mut rng(1));
+    assert!(stats.valid);
+    assert!(
+        case.model
+            .layers
+            .iter()
+            .all(|l| l.class_name != "AdaptiveMaxPooling1D")
+    );
+}
+
 /// A one-layer case: RMSNormalization with this axis on an input of this batch shape.
 fn rms_case(axis: Value, batch_shape: Value) -> Case {
     let text = json!({
