@@ -422,6 +422,15 @@ fn a_recurrent_intermediate_that_underflows_is_flushed_as_in_tf() {
     );
 }
 
+/// `squareplus` of a large negative cell state cancels in float32 (TF gives 0 where the
+/// exact value is 1e-4), and an unbounded `log_sigmoid` output gate of -1e3 scales that up:
+/// the reference allows the cancellation's rounding. A campaign reported it as
+/// `mismatch/ConvLSTM1D`; this is the layer alone, fed what TF fed it.
+#[test]
+fn squareplus_cancelling_in_a_recurrent_cell_is_allowed_its_rounding() {
+    assert_agrees("conv_lstm_squareplus_cancellation.case.json", "eager");
+}
+
 /// The masked golden models (Embedding(mask_zero)/Masking in front of merges, Concatenate,
 /// recurrent layers, Softmax, pooling), with the mask operations Keras writes into their
 /// configs, agree with TF in every mode and dtype, or TF refuses the invalid ones clearly.
