@@ -7,7 +7,10 @@
 //!   stream with the same model reuse: the worker reports the seconds each case spent inside
 //!   Keras/TF, so that ceiling is executions / TF seconds, measured in the same run, and the
 //!   ratio of the two is the share of wall time spent inside TF.
-//! - Scaling from 1 to 2 jobs: the same campaign with `--jobs 2`.
+//! - Scaling from 1 to 2 jobs: the same campaign with `--jobs 2`, next to the machine's own
+//!   ceiling for this work: one `semfuzz run` of a fixed stream of generated models alone,
+//!   against two of them at once (TensorFlow alone, no fuzzer). Where the cores share a
+//!   physical core or memory bandwidth, no fuzzer can scale past that.
 //! - Both over the whole campaign and in its steady state: from the first `plot_data` line
 //!   with an execution to the last one, so the start (importing TensorFlow, the first
 //!   corpus) is left out, as it is from a night-long campaign.
@@ -155,6 +158,53 @@ fn campaign(jobs: usize, minutes: f64, work: &Path) -> Campaign {
     }
 }
 
+/// Seconds `semfuzz run` takes on the cases in `dir`, for `copies` processes started at
+/// once (the slowest of them).
+fn run_stream(dir: &Path, copies: usize) -> f64 {
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("generated cases")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".case.json"))
+        .collect();
+    cases.sort();
+    let start = std::time::Instant::now();
+    let children: Vec<_> = (0..copies)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_semfuzz"))
+                .args(["run", "--json", "--modes", "eager", "--dtype", "float64"])
+                .args(&cases)
+                .env_remove("SEMFUZZ_WORKER_PLANT")
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .expect("semfuzz runs")
+        })
+        .collect();
+    for mut child in children {
+        child.wait().expect("semfuzz runs");
+    }
+    start.elapsed().as_secs_f64()
+}
+
+/// The machine's scaling ceiling for TensorFlow's work: `count` generated ~10-layer models
+/// run by one process, then by two at once; (one, two, ceiling).
+fn machine_ceiling(work: &Path, count: usize) -> (f64, f64, f64) {
+    let dir = work.join("ceiling");
+    let status = Command::new(env!("CARGO_BIN_EXE_semfuzz"))
+        .args(["gen", "--seed", "2026", "--layers", "10", "--count"])
+        .arg(count.to_string())
+        .arg("--out")
+        .arg(&dir)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("semfuzz gen runs");
+    assert!(status.success(), "semfuzz gen failed");
+    let one = run_stream(&dir, 1);
+    let two = run_stream(&dir, 2);
+    (one, two, 2.0 * one / two)
+}
+
 fn main() {
     let minutes: f64 = std::env::var("SEMFUZZ_BENCH_FUZZ_MINUTES")
         .ok()
@@ -174,6 +224,14 @@ fn main() {
     let work = tempfile::tempdir().expect("temp dir");
     say(format!(
         "# fuzz bench ({minutes} min per campaign; eager, float64, 10 layers, no invalid cases)"
+    ));
+    let count: usize = std::env::var("SEMFUZZ_BENCH_CEILING_CASES")
+        .ok()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(400);
+    let (alone, together, ceiling_scaling) = machine_ceiling(work.path(), count);
+    say(format!(
+        "machine ceiling: {count} generated models in `semfuzz run`, one process {alone:.1} s, two at once {together:.1} s: TF alone scales {ceiling_scaling:.2}x from 1 to 2 processes"
     ));
     let one = campaign(1, minutes, work.path());
     let rate1 = one.execs / one.seconds;
@@ -199,9 +257,10 @@ fn main() {
     let steady1 = one.steady.execs / one.steady.seconds.max(1e-9);
     let steady2 = two.steady.execs / two.steady.seconds.max(1e-9);
     say(format!(
-        "2 jobs, {}; scaling 1 -> 2 jobs in the steady state: {:.2}x",
+        "2 jobs, {}; scaling 1 -> 2 jobs in the steady state: {:.2}x ({:.0}% of the machine's ceiling of {ceiling_scaling:.2}x)",
         two.steady.describe(2.0),
-        steady2 / steady1.max(1e-9)
+        steady2 / steady1.max(1e-9),
+        100.0 * steady2 / steady1.max(1e-9) / ceiling_scaling
     ));
     say(format!("2 jobs, {}", two.parts.describe(2.0)));
 }
