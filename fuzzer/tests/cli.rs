@@ -308,16 +308,26 @@ fn layers_lists_the_supported_classes() {
 fn exported_scripts_run_standalone_and_report_agreement() {
     let dir = tempfile::tempdir().unwrap();
     let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python");
-    for name in [
+    // Wrappers and recurrent layers take their inner layer or cells as Keras objects.
+    let data = |name: &str| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(format!("{name}.case.json"))
+    };
+    for (name, case) in [
         "dense_chain",
         "shared_layer",
         "nested_sequential",
         "multi_io",
-    ] {
+    ]
+    .map(|n| (n, fixture(&format!("{n}.case.json"))))
+    .into_iter()
+    .chain(["rnn_stacked_cells", "graph_recomputed_layer_norm"].map(|n| (n, data(n))))
+    {
         let script = dir.path().join(format!("{name}.py"));
         let out = semfuzz(&[
             "export",
-            fixture(&format!("{name}.case.json")).to_str().unwrap(),
+            case.to_str().unwrap(),
             "--format",
             "py",
             "-o",

@@ -116,6 +116,19 @@ fn snake(s: &str) -> String {
     out
 }
 
+/// A constructor argument as Python: a serialized Keras object (a wrapper's `layer`, an
+/// `RNN`'s `cell`, each of a list of cells) is deserialized into the object the constructor
+/// wants; anything else is a literal.
+fn kwarg(v: &Value) -> String {
+    match v {
+        Value::Object(o) if o.contains_key("class_name") && o.contains_key("config") => {
+            format!("keras.saving.deserialize_keras_object({})", py(v))
+        }
+        Value::Array(a) => format!("[{}]", a.iter().map(kwarg).collect::<Vec<_>>().join(", ")),
+        _ => py(v),
+    }
+}
+
 /// The constructor (or operation) call of one layer entry.
 fn constructor(l: &Layer) -> String {
     if l.nested.is_some()
@@ -147,7 +160,7 @@ fn constructor(l: &Layer) -> String {
         .config
         .iter()
         .filter(|(k, v)| !inert(k, v))
-        .map(|(k, v)| format!("{k}={}", py(v)))
+        .map(|(k, v)| format!("{k}={}", kwarg(v)))
         .collect();
     let mut all = kwargs;
     all.push(format!("name={}", Value::String(l.name.clone())));
