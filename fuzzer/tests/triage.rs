@@ -293,6 +293,57 @@ fn a_bug_that_shows_every_other_run_is_flaky() {
     );
 }
 
+/// A bug that shows only after another layer ran in the same process: minimising in one
+/// worker would drop that layer (the worker is primed already), leaving a case that does not
+/// reproduce alone. The minimal case is confirmed in a fresh worker, and minimised again with
+/// a fresh worker per variant when it fails, so it keeps the primer.
+#[test]
+fn a_bug_that_needs_an_earlier_layer_in_the_process_keeps_it_when_minimized() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = dir.path().join("cases");
+    std::fs::create_dir_all(&cases).unwrap();
+    let mut case: Value = serde_json::from_str(RELU_CASE).unwrap();
+    let primer = serde_json::json!({"module": "keras.layers", "class_name": "Identity", "name": "semfuzz_primer",
+        "config": {"name": "semfuzz_primer", "trainable": true},
+        "inbound_nodes": [{"args": [{"class_name": "__keras_tensor__", "config": {"shape": [null, 3], "dtype": "float64", "keras_history": ["input_layer", 0, 0]}}], "kwargs": {}}]});
+    let layers = case["model"]["layers"].as_array_mut().unwrap();
+    layers[1]["inbound_nodes"][0]["args"][0]["config"]["keras_history"][0] =
+        Value::from("semfuzz_primer");
+    layers.insert(1, primer);
+    let file = cases.join("primed.case.json");
+    std::fs::write(&file, case.to_string()).unwrap();
+    let out = semfuzz(
+        &[
+            "triage",
+            "--minimize",
+            "--time-per-finding",
+            "90",
+            cases.to_str().unwrap(),
+        ],
+        "plant_primed.py",
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let min = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("minimized mismatch/ReLU: "))
+        .and_then(|l| l.rsplit_once(": "))
+        .map(|(_, dir)| Path::new(dir).join("case.case.json"))
+        .unwrap_or_else(|| panic!("{}", show(&out)));
+    let classes: Vec<String> = json(&min)["model"]["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["class_name"].as_str().unwrap().to_owned())
+        .filter(|c| c != "InputLayer")
+        .collect();
+    assert_eq!(classes, ["Identity", "ReLU"], "{}", show(&out));
+    // Alone, in a fresh worker, the minimal case still shows the bug.
+    let run = semfuzz(&["run", min.to_str().unwrap()], "plant_primed.py");
+    assert_eq!(run.status.code(), Some(1), "{}", show(&run));
+    assert!(text(&run.stdout).contains("mismatch"), "{}", show(&run));
+}
+
 /// Without a planted fault TensorFlow computes the ReLU as the reference does: a plain case of
 /// it agrees, while a saved finding of it (an `outcome.json` recording a mismatch) no longer
 /// reproduces. Neither is a finding: exit 0.

@@ -202,6 +202,13 @@ impl Harness {
         Ok(self.worker.as_mut().expect("just started"))
     }
 
+    /// Stops the current worker: the next request goes to a fresh one (the spare, when one is
+    /// kept), with nothing left from the cases run before.
+    pub fn restart(&mut self) {
+        self.worker = None;
+        self.held_model = None;
+    }
+
     /// The spare worker's resident memory in MiB, when there is one.
     pub fn spare_rss_mib(&self) -> Option<u64> {
         self.spare.as_ref().and_then(Worker::rss_mib)
