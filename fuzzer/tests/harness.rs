@@ -431,6 +431,16 @@ fn squareplus_cancelling_in_a_recurrent_cell_is_allowed_its_rounding() {
     assert_agrees("conv_lstm_squareplus_cancellation.case.json", "eager");
 }
 
+/// XLA contracts a cell update `f·c + i·g` into a fused multiply-add: where `f·c` overflows
+/// and `i·g` is the other infinity, eager mode (and the reference) give NaN and XLA -inf. From
+/// that step on, the outputs depend on how TF evaluates the update, and either is accepted. A
+/// campaign reported it as `mode-mismatch/ConvLSTM1D/xla` (float64); this is its minimized
+/// case.
+#[test]
+fn an_overflowing_cell_update_may_be_contracted_under_xla() {
+    assert_agrees("conv_lstm_xla_contracted_overflow.case.json", "eager,xla");
+}
+
 /// The masked golden models (Embedding(mask_zero)/Masking in front of merges, Concatenate,
 /// recurrent layers, Softmax, pooling), with the mask operations Keras writes into their
 /// configs, agree with TF in every mode and dtype, or TF refuses the invalid ones clearly.

@@ -540,6 +540,13 @@ struct ErrorBound {
     c: f64,
     /// The largest error of any output so far.
     worst: f64,
+    /// The dtype's largest finite magnitude.
+    max: f64,
+    /// Steps run so far.
+    steps: usize,
+    /// The first step at which a product of the cell update (`f·c` or `i·g`) of finite
+    /// factors overflows the dtype (see [`Spec::order_dependent_overflow`]).
+    overflowed_at: Option<usize>,
 }
 
 /// How far `act` may move `p` known within `±e`, plus its own rounding: the change over
@@ -599,6 +606,10 @@ impl ErrorBound {
             );
             let [gi, gf, gc, go] = v.gates.map(|g| g[k].abs());
             let c_prev = v.c_prev[k].abs();
+            let overflows = |a: f64, b: f64| a.is_finite() && b.is_finite() && a * b > self.max;
+            if self.overflowed_at.is_none() && (overflows(gf, c_prev) || overflows(gi, gc)) {
+                self.overflowed_at = Some(self.steps);
+            }
             // Two products and their sum, each rounded or flushed.
             let c_err = gf * self.c
                 + c_prev * ef
@@ -629,6 +640,7 @@ impl ErrorBound {
         if spec.return_state {
             self.worst = self.worst.max(self.c);
         }
+        self.steps += 1;
     }
 }
 
@@ -883,6 +895,60 @@ impl Spec for ConvLstmSpec {
         inputs: &[&ArrayD<f64>],
         weights: &[&ArrayD<f64>],
     ) -> Tolerance {
+        let (_, bound) = self.bounded(dtype, inputs, weights);
+        let base = Tolerance::elementwise(dtype);
+        let abs = if bound.worst.is_nan() {
+            f64::INFINITY
+        } else {
+            bound.worst
+        };
+        Tolerance {
+            abs: base.abs + abs,
+            ..base
+        }
+    }
+
+    /// From the first step whose cell update has a product of finite factors that overflows,
+    /// every output depends on how TF evaluates `f·c + i·g`: rounded product by product (eager
+    /// and graph mode), `inf - inf` is NaN; contracted into a fused multiply-add (XLA on CPU),
+    /// the overflowing product is exact and the sum is the other term's infinity. A float64
+    /// `ConvLSTM1D` with `celu` gates reaching 1.7e183 gives NaN in eager mode and -inf under
+    /// XLA. The recurrent kernel carries that to every later output and to the states.
+    fn order_dependent_overflow(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        weights: &[&ArrayD<f64>],
+    ) -> Option<Vec<ArrayD<bool>>> {
+        let (outputs, bound) = self.bounded(self.dtype, inputs, weights);
+        let from = bound.overflowed_at?;
+        Some(
+            outputs
+                .iter()
+                .enumerate()
+                .map(|(i, o)| {
+                    if i == 0 && self.return_sequences {
+                        ArrayD::from_shape_fn(o.raw_dim(), |ix| ix[1] >= from)
+                    } else {
+                        ArrayD::from_elem(o.raw_dim(), true)
+                    }
+                })
+                .collect(),
+        )
+    }
+
+    fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {
+        self.form.build_config(inputs)
+    }
+}
+
+impl ConvLstmSpec {
+    /// The outputs, and the bound on TF's rounding of them in `dtype` ([`ErrorBound`]).
+    fn bounded(
+        &self,
+        dtype: DType,
+        inputs: &[&ArrayD<f64>],
+        weights: &[&ArrayD<f64>],
+    ) -> (Vec<ArrayD<f64>>, ErrorBound) {
         let recurrent = weights[1];
         let f = self.filters;
         let mut norm = 0.0f64;
@@ -900,23 +966,11 @@ impl Spec for ConvLstmSpec {
             eps: Tolerance::eps(dtype),
             tiny: Tolerance::smallest_normal(dtype),
             recurrent_norm: norm,
+            max: max_finite(dtype),
             ..ErrorBound::default()
         };
-        self.run(inputs[0], &inputs[1..], None, weights, Some(&mut bound));
-        let base = Tolerance::elementwise(dtype);
-        let abs = if bound.worst.is_nan() {
-            f64::INFINITY
-        } else {
-            bound.worst
-        };
-        Tolerance {
-            abs: base.abs + abs,
-            ..base
-        }
-    }
-
-    fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {
-        self.form.build_config(inputs)
+        let outputs = self.run(inputs[0], &inputs[1..], None, weights, Some(&mut bound));
+        (outputs, bound)
     }
 }
 
