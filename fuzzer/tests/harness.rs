@@ -441,6 +441,28 @@ fn an_overflowing_cell_update_may_be_contracted_under_xla() {
     assert_agrees("conv_lstm_xla_contracted_overflow.case.json", "eager,xla");
 }
 
+/// A float64 Conv3DTranspose with `dilation_rate=2` is refused by TF's CPU kernel when it
+/// runs, not by Keras when it builds: Keras gives it the output shape dilation gives, and the
+/// Reshape after it, made for the undilated shape, refuses that first. The case cannot show
+/// how TF treats the dilation: no finding (a campaign had reported it as
+/// `unclear-error/Conv3DTranspose`).
+#[test]
+fn a_later_layer_refusing_first_leaves_a_kernel_refusal_untested() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/conv3d_transpose_float64_dilation_reshaped_after.case.json");
+    let (code, reports, stderr) = run(&[case.as_path()], &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let v = &reports[0]["verdicts"][0];
+    assert_eq!(v["kind"], "agree", "{:#}", reports[0]);
+    assert!(
+        v["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("inconclusive: Keras builds it"),
+        "{v:#}"
+    );
+}
+
 /// The masked golden models (Embedding(mask_zero)/Masking in front of merges, Concatenate,
 /// recurrent layers, Softmax, pooling), with the mask operations Keras writes into their
 /// configs, agree with TF in every mode and dtype, or TF refuses the invalid ones clearly.

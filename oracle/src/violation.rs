@@ -130,6 +130,10 @@ pub struct Violation {
     pub badness: f64,
     /// The rest of the sentence after `parameter=actual`, e.g. `exceeds padded input width 4`.
     pub detail: String,
+    /// Refused by TF's kernels when the layer runs, not by Keras when it builds: a kernel TF
+    /// lacks on CPU for this dtype or data format. Keras builds such a layer as it would for
+    /// a device that has the kernel, so its output shape is what that device computes.
+    pub at_run: bool,
 }
 
 impl Violation {
@@ -152,7 +156,14 @@ impl Violation {
                 _ => badness::argument(1.0),
             },
             detail: String::new(),
+            at_run: false,
         }
+    }
+
+    /// Marks the violation as one TF's kernels refuse when they run ([`Violation::at_run`]).
+    pub fn refused_at_run(mut self) -> Self {
+        self.at_run = true;
+        self
     }
 
     pub fn parameter(mut self, p: impl Into<String>) -> Self {

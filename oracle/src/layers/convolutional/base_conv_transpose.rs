@@ -178,7 +178,8 @@ impl Spec for ConvTransposeSpec {
                         .actual(d)
                         .expected("1 in float64/float16 on CPU")
                         .detail("is refused by TF's float64/float16 CPU kernels for transposed convolutions")
-                        .badness(badness::argument((d - 1) as f64)),
+                        .badness(badness::argument((d - 1) as f64))
+                        .refused_at_run(),
                 );
             }
         }

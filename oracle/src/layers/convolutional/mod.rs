@@ -477,7 +477,8 @@ pub fn depthwise_strides_refused(common: &Common) -> Result<(), Violation> {
                 .actual(format!("{s:?}"))
                 .expected("equal strides in float64/float16 on CPU")
                 .detail("are refused by TF's float64/float16 depthwise kernel (unequal row and column strides)")
-                .badness(badness::argument(s[0].abs_diff(s[1]) as f64)),
+                .badness(badness::argument(s[0].abs_diff(s[1]) as f64))
+                .refused_at_run(),
         );
     }
     Ok(())
@@ -493,6 +494,7 @@ pub fn channels_first_refused(what: &str) -> Violation {
             "is refused by TF's float64/float16 CPU kernels for {what} (NHWC only)"
         ))
         .badness(badness::argument(1.0))
+        .refused_at_run()
 }
 
 // ---------------------------------------------------------------------------------------
