@@ -243,10 +243,10 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
             (!class.is_empty() && class != v.class).then(|| format!("a {class} layer"))
         }
     };
-    if v.at_run
+    let mut verdict = if v.at_run
         && let Some(other) = other
     {
-        let verdict = Verdict::new(
+        Verdict::new(
             Kind::Agree,
             &v.class,
             "",
@@ -256,13 +256,8 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
                 e.kind,
                 first_line(&e.message)
             ),
-        );
-        return vec![match mode {
-            Some(m) => verdict.in_mode(m),
-            None => verdict,
-        }];
-    }
-    let mut verdict = if v.category == oracle::Category::InputValue {
+        )
+    } else if v.category == oracle::Category::InputValue {
         // Only the kernel sees values: any error is the expected refusal.
         Verdict::new(
             Kind::Agree,
