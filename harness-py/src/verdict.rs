@@ -233,78 +233,47 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
             ),
         )];
     };
+    let said = format!("{}: {}", e.kind, first_line(&e.message));
     // Keras builds a layer whose violation only TF's kernels refuse, with the output shape a
     // device that has the kernel computes; a later layer, made for the shape the case's
     // author expected, may then refuse that shape first. The case says nothing about how TF
     // treats the violation.
-    let other = match blamed(case, e) {
+    let refused_first = || match blamed(case, e) {
         (_, Some(name)) => (name != v.layer).then(|| format!("layer '{name}'")),
         (class, None) => {
             (!class.is_empty() && class != v.class).then(|| format!("a {class} layer"))
         }
     };
-    let mut verdict = if v.at_run
-        && let Some(other) = other
-    {
-        Verdict::new(
+    let (kind, error_kind, detail) = if let Some(other) = v.at_run.then(refused_first).flatten() {
+        (
             Kind::Agree,
-            &v.class,
             "",
-            Some(&v.layer),
             format!(
-                "inconclusive: Keras builds it (TF's kernels refuse it when they run), and {other} refused first: {}: {}",
-                e.kind,
-                first_line(&e.message)
+                "inconclusive: Keras builds it (TF's kernels refuse it when they run), and {other} refused first: {said}"
             ),
         )
     } else if v.category == oracle::Category::InputValue {
         // Only the kernel sees values: any error is the expected refusal.
-        Verdict::new(
-            Kind::Agree,
-            &v.class,
-            "",
-            Some(&v.layer),
-            format!(
-                "rejected when it ran: {}: {}",
-                e.kind,
-                first_line(&e.message)
-            ),
-        )
+        (Kind::Agree, "", format!("rejected when it ran: {said}"))
     } else if KERNEL_ERRORS.contains(&e.kind.as_str()) {
-        Verdict::new(
+        (
             Kind::LateError,
-            &v.class,
-            &e.kind,
-            Some(&v.layer),
-            format!(
-                "rejected only inside a kernel ({}: {}); the reference says: {v}",
-                e.kind,
-                first_line(&e.message)
-            ),
+            e.kind.as_str(),
+            format!("rejected only inside a kernel ({said}); the reference says: {v}"),
         )
     } else if names_the_problem(e, v) {
-        Verdict::new(
-            Kind::Agree,
-            &v.class,
-            "",
-            Some(&v.layer),
-            format!("rejected clearly: {}: {}", e.kind, first_line(&e.message)),
-        )
+        (Kind::Agree, "", format!("rejected clearly: {said}"))
     } else {
-        Verdict::new(
+        (
             Kind::UnclearError,
-            &v.class,
-            &e.kind,
-            Some(&v.layer),
+            e.kind.as_str(),
             format!(
-                "the error names neither layer '{}' nor `{}`: {}: {}",
-                v.layer,
-                v.parameter,
-                e.kind,
-                first_line(&e.message)
+                "the error names neither layer '{}' nor `{}`: {said}",
+                v.layer, v.parameter
             ),
         )
     };
+    let mut verdict = Verdict::new(kind, &v.class, error_kind, Some(&v.layer), detail);
     if verdict.kind == Kind::LateError {
         // A kernel TF does not have for this dtype (float64 3D pooling) is a known limitation.
         verdict.known = known::limitation(e);

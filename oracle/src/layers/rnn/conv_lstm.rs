@@ -121,6 +121,37 @@ fn unknown_size(x: &Dims, what: &str) -> Violation {
 }
 
 impl ConvLstmSpec {
+    /// The outputs, and the bound on TF's rounding of them in `dtype` ([`ErrorBound`]).
+    fn bounded(
+        &self,
+        dtype: DType,
+        inputs: &[&ArrayD<f64>],
+        weights: &[&ArrayD<f64>],
+    ) -> (Vec<ArrayD<f64>>, ErrorBound) {
+        let recurrent = weights[1];
+        let f = self.filters;
+        let mut norm = 0.0f64;
+        for j in 0..4 * f {
+            let col: f64 = recurrent
+                .iter()
+                .skip(j)
+                .step_by(4 * f)
+                .filter(|v| v.is_finite())
+                .map(|v| v.abs())
+                .sum();
+            norm = norm.max(col);
+        }
+        let mut bound = ErrorBound {
+            eps: Tolerance::eps(dtype),
+            tiny: Tolerance::smallest_normal(dtype),
+            recurrent_norm: norm,
+            max: max_finite(dtype),
+            ..ErrorBound::default()
+        };
+        let outputs = self.run(inputs[0], &inputs[1..], None, weights, Some(&mut bound));
+        (outputs, bound)
+    }
+
     fn geom(&self) -> &Geometry {
         &self.common.geom
     }
@@ -938,39 +969,6 @@ impl Spec for ConvLstmSpec {
 
     fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {
         self.form.build_config(inputs)
-    }
-}
-
-impl ConvLstmSpec {
-    /// The outputs, and the bound on TF's rounding of them in `dtype` ([`ErrorBound`]).
-    fn bounded(
-        &self,
-        dtype: DType,
-        inputs: &[&ArrayD<f64>],
-        weights: &[&ArrayD<f64>],
-    ) -> (Vec<ArrayD<f64>>, ErrorBound) {
-        let recurrent = weights[1];
-        let f = self.filters;
-        let mut norm = 0.0f64;
-        for j in 0..4 * f {
-            let col: f64 = recurrent
-                .iter()
-                .skip(j)
-                .step_by(4 * f)
-                .filter(|v| v.is_finite())
-                .map(|v| v.abs())
-                .sum();
-            norm = norm.max(col);
-        }
-        let mut bound = ErrorBound {
-            eps: Tolerance::eps(dtype),
-            tiny: Tolerance::smallest_normal(dtype),
-            recurrent_norm: norm,
-            max: max_finite(dtype),
-            ..ErrorBound::default()
-        };
-        let outputs = self.run(inputs[0], &inputs[1..], None, weights, Some(&mut bound));
-        (outputs, bound)
     }
 }
 
