@@ -237,6 +237,9 @@ class _Prepared:
         outputs = [t for _, _, ts in self.calls for t in ts]
         self.probe = keras.Model(model.inputs, outputs) if outputs else model
         self.functions = {}
+        # By (modes, whether reused, output shapes): the answer's JSON up to its time, and
+        # each output's place in the shared region.
+        self.answers = {}
 
     def function(self, mode):
         tf = _env["tensorflow"]
@@ -250,6 +253,37 @@ class _Prepared:
             else:
                 raise ValueError("unknown mode %r" % mode)
         return self.functions[mode]
+
+    def answer(self, modes, reused, arrays, tf_seconds):
+        """The answer to a run in which every mode ran, as (JSON text, payload length), with
+        the arrays copied into the shared region; None where they do not fit there. What
+        depends only on the modes and the outputs' shapes (most of the header, where each
+        array goes) is worked out once: value mutations keep both."""
+        np = _env["numpy"]
+        key = (tuple(modes), reused, tuple(a.shape for a in arrays))
+        known = self.answers.get(key)
+        if known is None:
+            out = _shared.get("out")
+            shapes = [list(shape) for shape in key[2]]
+            total = 8 * sum(math.prod(shape) for shape in shapes)
+            if out is None or not arrays or total > len(out):
+                return None
+            region = np.frombuffer(out, dtype="<f8", count=total // 8)
+            views, offset = [], 0
+            for shape in shapes:
+                size = math.prod(shape)
+                views.append(region[offset : offset + size].reshape(shape))
+                offset += size
+            header = json.dumps(
+                {"ok": True, "modes": [[m, {"calls": self.call_table}] for m in modes], "shapes": shapes, "reused": reused}
+            )
+            known = (header[:-1] + ', "tf_seconds": ', views, total)
+            self.answers[key] = known
+        header, views, total = known
+        copy = np.copyto
+        for view, a in zip(views, arrays):
+            copy(view, a, casting="unsafe")
+        return header + repr(tf_seconds) + "}", total
 
 
 _prepared = None
@@ -363,6 +397,7 @@ def _run(request, payload):
     # `shapes`.
     results = []
     arrays = []
+    failed = False
     for mode in request["modes"]:
         try:
             outs = prepared.function(mode)(feed)
@@ -370,10 +405,15 @@ def _run(request, payload):
             values = [np.asarray(o) for o in outs]
         except Exception as e:
             results.append([mode, {"error": _describe(e, "call")}])
+            failed = True
             continue
         results.append([mode, {"calls": prepared.call_table}])
         arrays.extend(values)
     tf_seconds = time.perf_counter() - started
+    if not failed and not request.get("python_coverage"):
+        answer = prepared.answer(request["modes"], reused, arrays, tf_seconds)
+        if answer is not None:
+            return answer
     shapes, data = _arrays_out(arrays)
     return {"modes": results, "shapes": shapes, "reused": reused, "tf_seconds": tf_seconds}, data
 
@@ -531,6 +571,8 @@ def handle(header, payload):
             body["python_lines"] = coverage.hashes()
         else:
             body, data = op(request, payload)
+            if isinstance(body, str):  # the op wrote the whole answer
+                return body, data
         body["ok"] = True
         return json.dumps(body), data
     except CaseError as e:  # TF refused or failed on the case: an answer, not a failure
