@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, BufWriter};
+use std::io::{BufRead, BufReader, BufWriter, Read};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
@@ -16,7 +16,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::env::PythonEnv;
-use crate::protocol::{Frame, read_frame_with, write_frame, write_shared_frame};
+use crate::protocol::{
+    Frame, Payload, parse_header, read_frame_head, write_raw_frame, write_shared_frame,
+};
 
 /// How many lines of the worker's stderr are kept for reports.
 const STDERR_TAIL: usize = 40;
@@ -249,12 +251,20 @@ impl Region {
         }
     }
 
-    fn write(&mut self, bytes: &[u8]) {
-        self.write_at(0, bytes);
+    /// The first `len` bytes, to write a request's payload in place.
+    fn start_mut(&mut self, len: usize) -> &mut [u8] {
+        assert!(len <= self.len, "checked by the caller");
+        // SAFETY: in bounds of the mapping; the worker is between requests, and `&mut self`
+        // keeps this process's other uses off it.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, len) }
     }
 
-    fn read(&self, len: usize) -> Vec<u8> {
-        self.read_at(0, len)
+    /// The first `len` bytes, to read an answer's payload where it lies.
+    fn start(&self, len: usize) -> &[u8] {
+        assert!(len <= self.len, "checked by the caller");
+        // SAFETY: in bounds of the mapping; the worker wrote it before sending its answer and
+        // touches it again only for the next request, which needs `&mut self`.
+        unsafe { std::slice::from_raw_parts(self.ptr, len) }
     }
 
     fn read_at(&self, offset: usize, len: usize) -> Vec<u8> {
@@ -465,18 +475,45 @@ impl Worker {
     /// long or grows too large is killed and reported so. After any of these the worker is
     /// gone: start a new one.
     pub fn request_within(&mut self, frame: &Frame, limits: Limits) -> Result<Frame, WorkerError> {
+        self.exchange(
+            &frame.header,
+            frame.payload.len(),
+            |buf| buf.copy_from_slice(&frame.payload),
+            limits,
+            |header, payload| Frame {
+                header,
+                payload: payload.to_vec(),
+            },
+        )
+    }
+
+    /// As [`Worker::request_within`], without copies of the payloads: `fill` writes the
+    /// request's payload, `len` bytes, where it travels from (the shared region when it fits
+    /// there), and `decode` reads the answer's payload where it arrived.
+    pub fn exchange<R>(
+        &mut self,
+        header: &Value,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]),
+        limits: Limits,
+        decode: impl FnOnce(Value, &[u8]) -> R,
+    ) -> Result<R, WorkerError> {
         self.lock_stderr().layer = None;
         if let Some(shared) = &mut self.shared {
             shared.clear_layer();
         }
         let t0 = Instant::now();
+        let header = serde_json::to_vec(header).expect("JSON values serialize");
         let sent = match &mut self.shared {
-            Some(shared) if frame.payload.len() <= shared.bytes => {
-                shared.to_worker.write(&frame.payload);
-                let header = serde_json::to_vec(&frame.header).expect("JSON values serialize");
-                write_shared_frame(&mut self.stdin, &header, frame.payload.len())
+            Some(shared) if len <= shared.bytes => {
+                fill(shared.to_worker.start_mut(len));
+                write_shared_frame(&mut self.stdin, &header, len)
             }
-            _ => write_frame(&mut self.stdin, frame),
+            _ => {
+                let mut payload = vec![0u8; len];
+                fill(&mut payload);
+                write_raw_frame(&mut self.stdin, &header, &payload)
+            }
         };
         if sent.is_err() {
             return Err(self.died());
@@ -525,7 +562,7 @@ impl Worker {
         }
         let t1 = Instant::now();
         self.timing.wait = (t1 - start).as_secs_f64();
-        let answer = self.read_answer();
+        let answer = self.read_answer(decode);
         self.timing.read = t1.elapsed().as_secs_f64();
         match answer {
             Ok(Some(answer)) => Ok(answer),
@@ -535,16 +572,32 @@ impl Worker {
         }
     }
 
-    /// Reads one answer frame, its payload from the pipe or from the shared region.
-    fn read_answer(&mut self) -> std::io::Result<Option<Frame>> {
-        let shared = self.shared.as_ref();
-        read_frame_with(&mut self.stdout, |len| match shared {
-            Some(shared) if len <= shared.bytes => Ok(shared.from_worker.read(len)),
-            _ => Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!("an answer of {len} bytes in shared memory, past the region's end"),
-            )),
-        })
+    /// Reads one answer frame and decodes it, its payload where it lies: in the shared region
+    /// or, read from the pipe, in a buffer.
+    fn read_answer<R>(
+        &mut self,
+        decode: impl FnOnce(Value, &[u8]) -> R,
+    ) -> std::io::Result<Option<R>> {
+        let Some((header, payload)) = read_frame_head(&mut self.stdout)? else {
+            return Ok(None);
+        };
+        let header = parse_header(&header)?;
+        match payload {
+            Payload::Inline(len) => {
+                let mut payload = vec![0u8; len];
+                self.stdout.read_exact(&mut payload)?;
+                Ok(Some(decode(header, &payload)))
+            }
+            Payload::Shared(len) => match &self.shared {
+                Some(shared) if len <= shared.bytes => {
+                    Ok(Some(decode(header, shared.from_worker.start(len))))
+                }
+                _ => Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("an answer of {len} bytes in shared memory, past the region's end"),
+                )),
+            },
+        }
     }
 
     /// Asks for the versions of Python, TensorFlow, Keras and NumPy in the worker.

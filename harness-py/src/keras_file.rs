@@ -95,22 +95,17 @@ fn utf8(path: &Path) -> Result<String, KerasFileError> {
 /// The request that saves `case` to `path`: its model built in its own dtype, as `run`
 /// builds it, with its weights set.
 pub fn save_request(case: &Case, path: &Path) -> Result<Frame, KerasFileError> {
-    let Arrays {
-        shapes,
-        weights,
-        input_dtypes,
-        payload,
-    } = Arrays::of(case, case.dtype, false);
+    let arrays = Arrays::of(case, case.dtype, false);
     Ok(Frame {
         header: json!({
             "op": "save_keras",
             "path": utf8(path)?,
-            "case": {"model": case.model.to_json(&CheckedShapes::of(case), &[]), "inputs": input_dtypes},
+            "case": {"model": case.model.to_json(&CheckedShapes::of(case), &[]), "inputs": arrays.input_dtypes},
             "dtype": case.dtype.name(),
-            "weights": weights,
-            "shapes": shapes,
+            "weights": arrays.weights,
+            "shapes": arrays.shapes,
         }),
-        payload,
+        payload: arrays.payload(),
     })
 }
 

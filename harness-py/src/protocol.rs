@@ -118,9 +118,15 @@ pub fn read_frame_with(
         }
         Payload::Shared(len) => shared(len)?,
     };
-    let header = serde_json::from_slice(&header)
-        .map_err(|e| invalid(format!("frame header is not JSON: {e}")))?;
-    Ok(Some(Frame { header, payload }))
+    Ok(Some(Frame {
+        header: parse_header(&header)?,
+        payload,
+    }))
+}
+
+/// A frame's header, as read by [`read_frame_head`].
+pub fn parse_header(header: &[u8]) -> io::Result<Value> {
+    serde_json::from_slice(header).map_err(|e| invalid(format!("frame header is not JSON: {e}")))
 }
 
 /// Reads a frame's lengths and header, and says where its payload is: an inline payload the

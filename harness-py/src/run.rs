@@ -260,27 +260,37 @@ impl Harness {
         if self.worker.is_none() {
             self.held_model = None;
         }
-        let (frame, held) = request_for(case, opts, self.held_model.take());
+        let (header, arrays, held) = request_for(case, opts, self.held_model.take());
         let build = t0.elapsed().as_secs_f64();
         let mut limits = opts.limits;
         if opts.modes.contains(&Mode::Xla) {
             limits.timeout += opts.xla_budget;
         }
-        let answer = self.worker()?.request_within(&frame, limits);
+        // The payloads are written and read where they travel (the shared regions).
+        let answer = self.worker()?.exchange(
+            &header,
+            arrays.len(),
+            |buf| arrays.write(buf),
+            limits,
+            |header, payload| {
+                let t1 = std::time::Instant::now();
+                let lines: Vec<u32> = header["python_lines"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|h| h.as_u64().map(|h| h as u32))
+                    .collect();
+                (parse_answer(header, payload), lines, t1.elapsed())
+            },
+        );
         self.python_lines.clear();
         let outcome = match answer {
-            Ok(frame) => {
-                if let Some(lines) = frame.header["python_lines"].as_array() {
-                    self.python_lines = lines
-                        .iter()
-                        .filter_map(|h| h.as_u64().map(|h| h as u32))
-                        .collect();
-                }
-                let t1 = std::time::Instant::now();
-                let outcome = parse_answer(frame)?;
+            Ok((outcome, lines, parse)) => {
+                self.python_lines = lines;
+                let outcome = outcome?;
                 if let Some(w) = self.worker.as_mut() {
                     w.timing.build = build;
-                    w.timing.parse = t1.elapsed().as_secs_f64();
+                    w.timing.parse = parse.as_secs_f64();
                 }
                 self.held_model = match &outcome {
                     TfOutcome::Ran { .. } => Some(held),
@@ -365,79 +375,51 @@ pub enum TimeoutCheck {
 /// The request frame for a case: the model config (derived shapes regenerated), the input
 /// dtypes, the weights' layout, and all arrays as little-endian f64 in the payload.
 pub fn request(case: &Case, opts: &RunOptions) -> Frame {
-    request_for(case, opts, None).0
+    let (header, arrays, _) = request_for(case, opts, None);
+    Frame {
+        header,
+        payload: arrays.payload(),
+    }
 }
 
 /// A case's arrays as a request carries them: their shapes in order (the inputs, then each
 /// layer's weights as `weights` lists them), the weights' layout (`[layer, count]` pairs),
-/// the input dtypes and the payload (the arrays end to end, little-endian f64). Values of a
-/// float64 case run in float32 are rounded to float32 first.
-pub(crate) struct Arrays {
+/// the input dtypes, and the arrays themselves, which [`Arrays::write`] lays end to end as
+/// little-endian f64 wherever the payload goes. Values of a float64 case run in float32 are
+/// rounded to float32 on the way.
+pub(crate) struct Arrays<'a> {
     pub shapes: Vec<Value>,
     pub weights: Vec<Value>,
     pub input_dtypes: Vec<Value>,
-    pub payload: Vec<u8>,
+    /// In payload order, each with whether it is rounded to float32.
+    data: Vec<(&'a ArrayD<f64>, bool)>,
 }
 
-impl Arrays {
+impl<'a> Arrays<'a> {
     /// The case's weights, and its inputs when `with_inputs`.
-    pub(crate) fn of(case: &Case, dtype: DType, with_inputs: bool) -> Arrays {
+    pub(crate) fn of(case: &'a Case, dtype: DType, with_inputs: bool) -> Arrays<'a> {
         Arrays::of_layers(case, dtype, with_inputs, |_| true)
     }
 
     /// As [`Arrays::of`], with the weights of the layers `send` accepts only.
     fn of_layers(
-        case: &Case,
+        case: &'a Case,
         dtype: DType,
         with_inputs: bool,
         send: impl Fn(&str) -> bool,
-    ) -> Arrays {
-        let elements: usize = case.inputs.iter().map(|t| t.data.len()).sum::<usize>()
-            + case
-                .weights
-                .values()
-                .flatten()
-                .map(|t| t.data.len())
-                .sum::<usize>();
-        let mut payload: Vec<u8> = Vec::with_capacity(8 * elements);
-        let mut shapes = Vec::new();
-        let mut push = |a: &ArrayD<f64>, round: bool| {
-            match a.as_slice() {
-                Some(xs) if !round => {
-                    if cfg!(target_endian = "little") {
-                        // SAFETY: an f64 slice viewed as its bytes (same memory, 8 times the
-                        // length, alignment 1); on a little-endian target these are the
-                        // little-endian bytes the protocol wants.
-                        let bytes = unsafe {
-                            std::slice::from_raw_parts(xs.as_ptr().cast::<u8>(), size_of_val(xs))
-                        };
-                        payload.extend_from_slice(bytes);
-                    } else {
-                        for x in xs {
-                            payload.extend_from_slice(&x.to_le_bytes());
-                        }
-                    }
-                }
-                _ => {
-                    for &x in a.iter() {
-                        let x = if round { x as f32 as f64 } else { x };
-                        payload.extend_from_slice(&x.to_le_bytes());
-                    }
-                }
-            }
-            shapes.push(json!(a.shape()));
-        };
+    ) -> Arrays<'a> {
         let round = dtype == DType::Float32 && case.dtype == DType::Float64;
+        let mut data = Vec::new();
         if with_inputs {
-            for t in &case.inputs {
-                push(&t.data, round && t.dtype.is_none());
-            }
+            data.extend(
+                case.inputs
+                    .iter()
+                    .map(|t| (&t.data, round && t.dtype.is_none())),
+            );
         }
         let mut weights = Vec::new();
         for (name, ts) in case.weights.iter().filter(|(name, _)| send(name)) {
-            for t in ts {
-                push(&t.data, round);
-            }
+            data.extend(ts.iter().map(|t| (&t.data, round)));
             weights.push(json!([name, ts.len()]));
         }
         let input_dtypes = case
@@ -446,11 +428,49 @@ impl Arrays {
             .map(|t| json!({"dtype": t.dtype.map_or(dtype, |d| d).name()}))
             .collect();
         Arrays {
-            shapes,
+            shapes: data.iter().map(|(a, _)| json!(a.shape())).collect(),
             weights,
             input_dtypes,
-            payload,
+            data,
         }
+    }
+
+    /// The payload's length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        8 * self.data.iter().map(|(a, _)| a.len()).sum::<usize>()
+    }
+
+    /// Writes the payload into `out`, which is [`Arrays::len`] bytes long.
+    pub(crate) fn write(&self, out: &mut [u8]) {
+        let mut rest = out;
+        for &(a, round) in &self.data {
+            let (here, after) = std::mem::take(&mut rest).split_at_mut(8 * a.len());
+            rest = after;
+            match a.as_slice() {
+                Some(xs) if !round && cfg!(target_endian = "little") => {
+                    // SAFETY: an f64 slice viewed as its bytes (same memory, 8 times the
+                    // length, alignment 1); on a little-endian target these are the
+                    // little-endian bytes the protocol wants.
+                    let bytes = unsafe {
+                        std::slice::from_raw_parts(xs.as_ptr().cast::<u8>(), size_of_val(xs))
+                    };
+                    here.copy_from_slice(bytes);
+                }
+                _ => {
+                    for (to, &x) in here.chunks_exact_mut(8).zip(a.iter()) {
+                        let x = if round { x as f32 as f64 } else { x };
+                        to.copy_from_slice(&x.to_le_bytes());
+                    }
+                }
+            }
+        }
+    }
+
+    /// The payload, in a buffer of its own.
+    pub(crate) fn payload(&self) -> Vec<u8> {
+        let mut out = vec![0u8; self.len()];
+        self.write(&mut out);
+        out
     }
 }
 
@@ -528,11 +548,15 @@ fn same_bits(a: &ArrayD<f64>, b: &ArrayD<f64>) -> bool {
     }
 }
 
-/// The request frame, and what the worker will hold once it has run it. When the worker
-/// holds this model (`held` fits the case), the config does not travel, and of the weights
-/// only the layers whose values differ from those last set. The checker runs only when the
-/// config travels.
-fn request_for(case: &Case, opts: &RunOptions, held: Option<Held>) -> (Frame, Held) {
+/// The request's header and arrays, and what the worker will hold once it has run it. When
+/// the worker holds this model (`held` fits the case), the config does not travel, and of
+/// the weights only the layers whose values differ from those last set. The checker runs
+/// only when the config travels.
+fn request_for<'a>(
+    case: &'a Case,
+    opts: &RunOptions,
+    held: Option<Held>,
+) -> (Value, Arrays<'a>, Held) {
     let dtype = opts.dtype.unwrap_or(case.dtype);
     let held = held.filter(|held| held.model.fits(case, dtype));
     let changed: Vec<&str> = case
@@ -546,12 +570,8 @@ fn request_for(case: &Case, opts: &RunOptions, held: Option<Held>) -> (Frame, He
         })
         .map(|(name, _)| name.as_str())
         .collect();
-    let Arrays {
-        shapes,
-        weights,
-        input_dtypes,
-        payload,
-    } = Arrays::of_layers(case, dtype, true, |name| changed.contains(&name));
+    let mut arrays = Arrays::of_layers(case, dtype, true, |name| changed.contains(&name));
+    let input_dtypes = std::mem::take(&mut arrays.input_dtypes);
     let case_header = if held.is_some() {
         json!({"inputs": input_dtypes})
     } else {
@@ -565,19 +585,16 @@ fn request_for(case: &Case, opts: &RunOptions, held: Option<Held>) -> (Frame, He
             weights: HashMap::new(),
         }
     });
-    let frame = Frame {
-        header: json!({
-            "op": "run",
-            "case": case_header,
-            "dtype": dtype.name(),
-            "modes": opts.modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
-            "weights": weights,
-            "shapes": shapes,
-            "model_key": next.key,
-            "python_coverage": opts.python_coverage,
-        }),
-        payload,
-    };
+    let header = json!({
+        "op": "run",
+        "case": case_header,
+        "dtype": dtype.name(),
+        "modes": opts.modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
+        "weights": std::mem::take(&mut arrays.weights),
+        "shapes": std::mem::take(&mut arrays.shapes),
+        "model_key": next.key,
+        "python_coverage": opts.python_coverage,
+    });
     for name in changed {
         let now = &case.weights[name];
         match next.weights.get_mut(name) {
@@ -593,7 +610,7 @@ fn request_for(case: &Case, opts: &RunOptions, held: Option<Held>) -> (Frame, He
             }
         }
     }
-    (frame, next)
+    (header, arrays, next)
 }
 
 /// The arrays of an answer, by name: its `tensors` table over the payload (little-endian f64).
@@ -638,8 +655,8 @@ fn array_at(shape: &Value, payload: &[u8], offset: usize) -> Result<(ArrayD<f64>
     Ok((a, bytes))
 }
 
-fn parse_answer(frame: Frame) -> Result<TfOutcome, WorkerError> {
-    let body = ok_body(frame.header)?;
+fn parse_answer(header: Value, payload: &[u8]) -> Result<TfOutcome, WorkerError> {
+    let body = ok_body(header)?;
     let bad = |what: &str| WorkerError::Protocol(format!("bad run answer: {what}"));
     if let Some(e) = body.get("case_error").filter(|e| !e.is_null()) {
         let e: PyError = serde_json::from_value(e.clone()).map_err(|e| bad(&e.to_string()))?;
@@ -653,7 +670,7 @@ fn parse_answer(frame: Frame) -> Result<TfOutcome, WorkerError> {
     let mut offset = 0;
     let mut next_array = || -> Result<ArrayD<f64>, WorkerError> {
         let shape = shapes.next().ok_or_else(|| bad("missing output"))?;
-        let (a, bytes) = array_at(shape, &frame.payload, offset).map_err(|e| bad(&e))?;
+        let (a, bytes) = array_at(shape, payload, offset).map_err(|e| bad(&e))?;
         offset += bytes;
         Ok(a)
     };
@@ -706,14 +723,61 @@ mod tests {
     }
 
     /// The layers whose weights a request carries, and whether it carries the config.
-    fn sent(frame: &Frame) -> (Vec<String>, bool) {
-        let layers = frame.header["weights"]
+    fn sent(header: &Value) -> (Vec<String>, bool) {
+        let layers = header["weights"]
             .as_array()
             .unwrap()
             .iter()
             .map(|w| w[0].as_str().unwrap().to_owned())
             .collect();
-        (layers, frame.header["case"].get("model").is_some())
+        (layers, header["case"].get("model").is_some())
+    }
+
+    /// The payload's f64 values, read back.
+    fn values(payload: &[u8]) -> Vec<f64> {
+        payload
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+
+    #[test]
+    fn a_payload_holds_the_inputs_then_the_weights_rounded_as_they_run() {
+        let mut case = fixture();
+        case.dtype = DType::Float64;
+        let third = 1.0 / 3.0;
+        case.inputs[0].data.fill(third);
+        for ts in case.weights.values_mut() {
+            for t in ts {
+                t.data.fill(-third);
+            }
+        }
+        let expected = |x: f64, round: bool| if round { x as f32 as f64 } else { x };
+        for (dtype, round) in [(DType::Float64, false), (DType::Float32, true)] {
+            let opts = RunOptions {
+                dtype: Some(dtype),
+                ..RunOptions::default()
+            };
+            let frame = request(&case, &opts);
+            let got = values(&frame.payload);
+            let n_in = case.inputs[0].data.len();
+            let n_w: usize = case.weights.values().flatten().map(|t| t.data.len()).sum();
+            assert_eq!(got.len(), n_in + n_w);
+            assert!(got[..n_in].iter().all(|&x| x == expected(third, round)));
+            assert!(got[n_in..].iter().all(|&x| x == expected(-third, round)));
+            let shapes = frame.header["shapes"].as_array().unwrap();
+            assert_eq!(shapes[0], json!(case.inputs[0].data.shape()));
+            assert_eq!(shapes.len(), 1 + case.weights.values().flatten().count());
+        }
+        // An input with its own dtype keeps its values.
+        case.inputs[0].dtype = Some(DType::Float64);
+        let opts = RunOptions {
+            dtype: Some(DType::Float32),
+            ..RunOptions::default()
+        };
+        let got = values(&request(&case, &opts).payload);
+        assert_eq!(got[0], third);
+        assert_eq!(*got.last().unwrap(), -third as f32 as f64);
     }
 
     #[test]
@@ -722,34 +786,34 @@ mod tests {
         let base = fixture();
         let names: Vec<String> = base.weights.keys().cloned().collect();
         assert!(names.len() >= 2, "{names:?}");
-        let (frame, held) = request_for(&base, &opts, None);
+        let (frame, _, held) = request_for(&base, &opts, None);
         assert_eq!(sent(&frame), (names.clone(), true));
-        let (frame, held) = request_for(&base, &opts, Some(held));
+        let (frame, _, held) = request_for(&base, &opts, Some(held));
         assert_eq!(sent(&frame), (vec![], false));
-        assert!(frame.header["shapes"].as_array().unwrap().len() == base.inputs.len());
+        assert!(frame["shapes"].as_array().unwrap().len() == base.inputs.len());
 
         let mut one = base.clone();
         one.weights[1][0].data[[0, 0]] += 1.0;
-        let (frame, held) = request_for(&one, &opts, Some(held));
+        let (frame, _, held) = request_for(&one, &opts, Some(held));
         assert_eq!(sent(&frame), (vec![names[1].clone()], false));
         // NaN equals itself bit for bit: setting the same NaN again is not a change.
         let mut nan = one.clone();
         nan.weights[0][0].data[[0, 0]] = f64::NAN;
-        let (_, held) = request_for(&nan, &opts, Some(held));
-        let (frame, held) = request_for(&nan, &opts, Some(held));
+        let (_, _, held) = request_for(&nan, &opts, Some(held));
+        let (frame, _, held) = request_for(&nan, &opts, Some(held));
         assert_eq!(sent(&frame), (vec![], false));
 
         // Back to the first weights: the held model has the changed ones.
-        let (frame, held) = request_for(&base, &opts, Some(held));
+        let (frame, _, held) = request_for(&base, &opts, Some(held));
         assert_eq!(sent(&frame), (names.clone(), false));
 
         // A layer left to its initial values needs a fresh model, not the held one.
         let mut fewer = base.clone();
         fewer.weights.shift_remove(&names[0]);
-        let (frame, _) = request_for(&fewer, &opts, Some(held));
+        let (frame, _, _) = request_for(&fewer, &opts, Some(held));
         assert_eq!(sent(&frame), (vec![names[1].clone()], true));
         assert_ne!(
-            frame.header["model_key"],
+            frame["model_key"],
             request(&base, &opts).header["model_key"]
         );
     }
