@@ -360,6 +360,21 @@ def _mark_layers(model):
             pass
 
 
+# The pipe answers go through, set by the Rust side where the client stays awake for an
+# answer that a wake-up (a length word of 0) announces.
+_wake_fd = None
+_WAKE = b"\0\0\0\0"
+
+
+def _wake_client():
+    """Tells the client that the answer follows soon, so that it is awake when it comes."""
+    if _wake_fd is not None:
+        try:
+            os.write(_wake_fd, _WAKE)
+        except OSError:  # the client is gone; answering finds out
+            pass
+
+
 def _run(request, payload):
     global _prepared
     started = time.perf_counter()
@@ -410,6 +425,7 @@ def _run(request, payload):
         results.append([mode, {"calls": prepared.call_table}])
         arrays.extend(values)
     tf_seconds = time.perf_counter() - started
+    _wake_client()
     if not failed and not request.get("python_coverage"):
         answer = prepared.answer(request["modes"], reused, arrays, tf_seconds)
         if answer is not None:

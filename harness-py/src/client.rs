@@ -8,7 +8,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -17,7 +17,8 @@ use serde_json::{Value, json};
 
 use crate::env::PythonEnv;
 use crate::protocol::{
-    Frame, Payload, parse_header, read_frame_head, write_raw_frame, write_shared_frame,
+    Frame, Payload, WAKE, parse_header, read_frame_head, write_raw_frame, write_shared_frame,
+    write_wake,
 };
 
 /// How many lines of the worker's stderr are kept for reports.
@@ -42,6 +43,48 @@ pub const LAYER_MARK: &str = "\x1esemfuzz-layer:";
 /// cut to fit). A store to memory, where a line on stderr would be a system call and a
 /// wake-up of the client's reader thread, for every layer of every case.
 const LAYER_SLOT: usize = 256;
+
+/// How long a process that got a [`WAKE`] checks for the frame it announces before it
+/// sleeps (see [`stay_awake`]).
+const STAY_AWAKE: Duration = Duration::from_micros(500);
+
+/// Whether this process may keep its CPU busy for a moment while the other side finishes a
+/// frame: not when it may run on one CPU only (a fuzzing job bound to a core, and its
+/// worker), where the other side needs that CPU to finish it.
+pub(crate) fn may_stay_awake() -> bool {
+    static MAY: OnceLock<bool> = OnceLock::new();
+    *MAY.get_or_init(|| {
+        // SAFETY: a zeroed cpu_set_t is a valid empty set, which sched_getaffinity fills.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set) == 0
+                && libc::CPU_COUNT(&set) > 1
+        }
+    })
+}
+
+/// After a [`WAKE`] on `fd`: checks, for up to [`STAY_AWAKE`], whether the frame is coming
+/// in (or `buffered` says it has), without going to sleep; a frame that arrives meanwhile
+/// finds this process running instead of having to wake it. Returns at once where
+/// [`may_stay_awake`] says no.
+pub(crate) fn stay_awake(fd: RawFd, buffered: impl Fn() -> bool) {
+    if !may_stay_awake() {
+        return;
+    }
+    let until = Instant::now() + STAY_AWAKE;
+    while !buffered() && Instant::now() < until {
+        let mut pfd = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd for the duration of the call.
+        if unsafe { libc::poll(&mut pfd, 1, 0) } != 0 {
+            return;
+        }
+        std::hint::spin_loop();
+    }
+}
 
 /// How to start a worker process: normally the `semfuzz` binary itself with `__worker`.
 #[derive(Debug, Clone)]
@@ -521,7 +564,21 @@ impl Worker {
         let start = Instant::now();
         self.timing.write = (start - t0).as_secs_f64();
         let fd = self.stdout.get_ref().as_raw_fd();
-        while self.stdout.buffer().is_empty() {
+        loop {
+            // The worker announces its answer with a wake-up once TF is done: stay awake for
+            // the answer. A wake-up is written whole before the answer, so the buffer, empty
+            // when the request went out, starts with it.
+            let mut woken = false;
+            while self.stdout.buffer().starts_with(&WAKE) {
+                self.stdout.consume(WAKE.len());
+                woken = true;
+            }
+            if !self.stdout.buffer().is_empty() {
+                break;
+            }
+            if woken {
+                stay_awake(fd, || false);
+            }
             let mut pfd = libc::pollfd {
                 fd,
                 events: libc::POLLIN,
@@ -530,7 +587,13 @@ impl Worker {
             // SAFETY: one valid pollfd for the duration of the call.
             let ready = unsafe { libc::poll(&mut pfd, 1, 25) };
             if ready > 0 {
-                break;
+                match self.stdout.fill_buf() {
+                    // The pipe closed: reading the answer finds out how the worker ended.
+                    Ok([]) => break,
+                    Ok(_) => continue,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(WorkerError::Protocol(format!("read: {e}"))),
+                }
             }
             if ready < 0
                 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
@@ -597,6 +660,15 @@ impl Worker {
                     format!("an answer of {len} bytes in shared memory, past the region's end"),
                 )),
             },
+        }
+    }
+
+    /// Tells the worker that a request follows soon (while its payload is being written), so
+    /// that it is awake when the request comes. A worker that is gone is found out by that
+    /// request.
+    pub fn wake(&mut self) {
+        if may_stay_awake() {
+            let _ = write_wake(&mut self.stdin);
         }
     }
 

@@ -257,8 +257,10 @@ impl Harness {
         let t0 = std::time::Instant::now();
         // When the worker has this model built, only weights and inputs travel.
         // A worker that died took its model along: the next one needs the config.
-        if self.worker.is_none() {
-            self.held_model = None;
+        match self.worker.as_mut() {
+            // It wakes up while the request is being built.
+            Some(w) => w.wake(),
+            None => self.held_model = None,
         }
         let (header, arrays, held) = request_for(case, opts, self.held_model.take());
         let build = t0.elapsed().as_secs_f64();

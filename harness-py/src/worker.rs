@@ -7,17 +7,17 @@
 use std::ffi::CString;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
-use std::os::fd::FromRawFd;
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::process::ExitCode;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyModule};
 use serde_json::{Value, json};
 
-use crate::client::WORKER_ENV_VAR;
+use crate::client::{WORKER_ENV_VAR, may_stay_awake, stay_awake};
 use crate::env::PythonEnv;
 use crate::protocol::{
-    Frame, Payload, read_frame_head, write_frame, write_raw_frame, write_shared_frame,
+    Frame, Payload, read_frame_head_waking, write_frame, write_raw_frame, write_shared_frame,
 };
 
 /// The Python half of the worker, compiled into the binary.
@@ -44,8 +44,20 @@ pub fn main() -> ExitCode {
     Python::initialize();
     Python::attach(|py| {
         let module = env.and_then(|env| load(py, &env).map_err(|e| describe(py, &e)));
+        // Where the Python side announces an answer with a wake-up, once TF is done with a
+        // case (see `crate::protocol`); only where the client may stay awake for it.
+        if let Ok(m) = &module
+            && may_stay_awake()
+            && let Err(e) = m.setattr("_wake_fd", output.get_ref().as_raw_fd())
+        {
+            eprintln!("semfuzz worker: {}", describe(py, &e));
+        }
         loop {
-            let (header, payload_len) = match read_frame_head(&mut input) {
+            // A wake-up says the client is writing a request: stay awake for it.
+            let (header, payload_len) = match read_frame_head_waking(&mut input, |input| {
+                let fd = input.get_ref().as_raw_fd();
+                stay_awake(fd, || !input.buffer().is_empty());
+            }) {
                 Ok(Some(f)) => f,
                 Ok(None) => return ExitCode::SUCCESS,
                 Err(e) => {
