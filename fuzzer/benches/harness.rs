@@ -9,6 +9,7 @@
 //!   a stream where every value changes, and one where one array changes per case);
 //! - reference (check + evaluation) time against TF eager time for the same cases, at 10 and
 //!   50 layers with ~4 KB inputs;
+//! - the cost of the optional Python coverage (`--python-coverage`), in time per case;
 //! - worker resident memory after 100 cases and after SEMFUZZ_BENCH_CASES (default 10,000).
 
 use std::fmt::Write as _;
@@ -231,6 +232,33 @@ fn main() {
             "{label} no reuse: {:.1} cases/s, harness overhead {:.1}% of TF time",
             (n / 4) as f64 / wall,
             100.0 * (wall - tf) / tf
+        ));
+    }
+
+    // The optional Python coverage (`--python-coverage`): the same cases with and without it,
+    // back to back, with reuse and without.
+    let opts = RunOptions::default();
+    let traced = RunOptions {
+        python_coverage: true,
+        ..RunOptions::default()
+    };
+    let same: Vec<Case> = (0..n / 2).map(|s| chain(10, 0, s as u64)).collect();
+    let fresh: Vec<Case> = (0..n / 8).map(|s| chain(10, s + 1, s as u64)).collect();
+    for (cases, what) in [(&same, "reuse"), (&fresh, "no reuse")] {
+        let (plain, _) = stream(&mut harness, cases, &opts);
+        let mut lines = std::collections::HashSet::new();
+        let start = Instant::now();
+        for case in cases {
+            harness.run(case, &traced).expect("the worker runs");
+            lines.extend(harness.python_lines.iter().copied());
+        }
+        let with = start.elapsed().as_secs_f64();
+        report.line(format!(
+            "eager {what}, Python coverage: {:.1} cases/s against {:.1} without ({:.2}x the time), {} distinct lines of Keras/TF",
+            cases.len() as f64 / with,
+            cases.len() as f64 / plain,
+            with / plain,
+            lines.len()
         ));
     }
 
