@@ -217,8 +217,9 @@ fn main() {
             let (wall, tf) = stream(&mut harness, cases, &opts);
             let worker = WORKER.with(|w| w.get());
             report.line(format!(
-                "{label} {what}: {:.1} cases/s, harness overhead {:.1}% of TF time (worker outside TF {:.1}%, client and pipe {:.1}%)",
+                "{label} {what}: {:.1} cases/s, TF {:.3} ms/case, harness overhead {:.1}% of TF time (worker outside TF {:.1}%, client and pipe {:.1}%)",
                 n as f64 / wall,
+                1e3 * tf / n as f64,
                 100.0 * (wall - tf) / tf,
                 100.0 * (worker - tf) / tf,
                 100.0 * (wall - worker) / tf
