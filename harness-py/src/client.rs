@@ -89,9 +89,9 @@ pub(crate) fn stay_awake(fd: RawFd, buffered: impl Fn() -> bool) {
 /// How often a client waiting for an answer checks the worker's time and memory.
 const POLL_EVERY: Duration = Duration::from_millis(25);
 
-/// How long before an answer's earliest expected time a client stops sleeping, and how long
-/// after its latest (plus a twentieth of that time, up to four times as long again) it goes
-/// back to sleep (see [`Worker::expect_answer_in`]).
+/// How long before an answer's expected time a client stops sleeping, and how long after it
+/// (plus a twentieth of the expected time, up to four times as long again) it goes back to
+/// sleep (see [`Worker::expect_answer_in`]).
 const AWAKE_MARGIN: Duration = Duration::from_micros(150);
 
 /// How to start a worker process: normally the `semfuzz` binary itself with `__worker`.
@@ -419,7 +419,7 @@ pub struct Worker {
     /// Shared memory for payloads; without it (no `memfd` here) they go through the pipe.
     shared: Option<Shared>,
     /// When the next answer is expected (see [`Worker::expect_answer_in`]).
-    expected: Option<(Duration, Duration)>,
+    expected: Option<Duration>,
 }
 
 impl Worker {
@@ -575,13 +575,13 @@ impl Worker {
         let start = Instant::now();
         self.timing.write = (start - t0).as_secs_f64();
         let fd = self.stdout.get_ref().as_raw_fd();
-        // When the answer is expected within a certain time (the same model as before), sleep
+        // When the answer is expected at a certain time (the same model as last time), sleep
         // until shortly before it, then check without sleeping until shortly after: an answer
         // that comes then finds this process running, and the worker need not wake it.
         let (awake_from, awake_until) = match self.expected.take().filter(|_| may_stay_awake()) {
-            Some((earliest, latest)) => (
-                start + earliest.saturating_sub(AWAKE_MARGIN),
-                start + latest + AWAKE_MARGIN + (latest / 20).min(4 * AWAKE_MARGIN),
+            Some(d) => (
+                start + d.saturating_sub(AWAKE_MARGIN),
+                start + d + AWAKE_MARGIN + (d / 20).min(4 * AWAKE_MARGIN),
             ),
             None => (start, start),
         };
@@ -705,11 +705,11 @@ impl Worker {
         }
     }
 
-    /// Says when the answer to the next request is expected, between `earliest` and `latest`
-    /// after it is sent (the worker's times on the same model before): the client then stays
-    /// awake around that time (see [`may_stay_awake`]).
-    pub fn expect_answer_in(&mut self, earliest: Duration, latest: Duration) {
-        self.expected = Some((earliest, latest.max(earliest)));
+    /// Says when the answer to the next request is expected (the worker's time on the same
+    /// model last time): the client then stays awake around that time (see
+    /// [`may_stay_awake`]).
+    pub fn expect_answer_in(&mut self, time: Duration) {
+        self.expected = Some(time);
     }
 
     /// Tells the worker that a request follows soon (while its payload is being written), so

@@ -2,7 +2,7 @@
 //! the answer (every layer's output per mode, or the exception), and a [`Harness`] that keeps
 //! one worker alive across cases and replaces it after a crash, hang or memory blow-up.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::hash::{Hash, Hasher as _};
 use std::time::Duration;
 
@@ -269,12 +269,11 @@ impl Harness {
             limits.timeout += opts.xla_budget;
         }
         let worker = self.worker()?;
-        let times = held
+        if let Some(time) = held
             .seconds
-            .iter()
-            .filter_map(|&s| Duration::try_from_secs_f64(s).ok());
-        if let (Some(earliest), Some(latest)) = (times.clone().min(), times.max()) {
-            worker.expect_answer_in(earliest, latest);
+            .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        {
+            worker.expect_answer_in(time);
         }
         // The payloads are written and read where they travel (the shared regions).
         let answer = worker.exchange(
@@ -307,18 +306,10 @@ impl Harness {
                         reused,
                         worker_seconds,
                         ..
-                    } => {
-                        let mut held = held;
-                        if !reused {
-                            held.seconds.clear();
-                        } else {
-                            if held.seconds.len() == EXPECT_FROM {
-                                held.seconds.pop_front();
-                            }
-                            held.seconds.push_back(*worker_seconds);
-                        }
-                        Some(held)
-                    }
+                    } => Some(Held {
+                        seconds: reused.then_some(*worker_seconds),
+                        ..held
+                    }),
                     _ => None,
                 };
                 outcome
@@ -382,9 +373,6 @@ impl Harness {
         })
     }
 }
-
-/// How many of a held model's last times say when the next answer is expected.
-const EXPECT_FROM: usize = 4;
 
 /// How many times the timeout a case that timed out gets when it runs again.
 pub const PATIENCE: u32 = 3;
@@ -509,9 +497,9 @@ struct Held {
     key: String,
     model: Built,
     weights: HashMap<String, Vec<ArrayD<f64>>>,
-    /// The worker's times on the last cases that reused this model, the latest last: when the
-    /// next answer is expected.
-    seconds: VecDeque<f64>,
+    /// The worker's time on the last case that reused this model: when the next answer is
+    /// expected.
+    seconds: Option<f64>,
 }
 
 /// What decides the model a worker builds: the config as parsed (derived shapes are not part
@@ -614,7 +602,7 @@ fn request_for<'a>(
             key: model.key(),
             model,
             weights: HashMap::new(),
-            seconds: VecDeque::new(),
+            seconds: None,
         }
     });
     let header = json!({
