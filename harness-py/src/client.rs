@@ -86,14 +86,6 @@ pub(crate) fn stay_awake(fd: RawFd, buffered: impl Fn() -> bool) {
     }
 }
 
-/// How often a client waiting for an answer checks the worker's time and memory.
-const POLL_EVERY: Duration = Duration::from_millis(25);
-
-/// How long before an answer's expected time a client stops sleeping, and how long after it
-/// (plus a twentieth of the expected time, up to four times as long again) it goes back to
-/// sleep (see [`Worker::expect_answer_in`]).
-const AWAKE_MARGIN: Duration = Duration::from_micros(150);
-
 /// How to start a worker process: normally the `semfuzz` binary itself with `__worker`.
 #[derive(Debug, Clone)]
 pub struct WorkerCommand {
@@ -418,8 +410,6 @@ pub struct Worker {
     stderr_thread: Option<thread::JoinHandle<()>>,
     /// Shared memory for payloads; without it (no `memfd` here) they go through the pipe.
     shared: Option<Shared>,
-    /// When the next answer is expected (see [`Worker::expect_answer_in`]).
-    expected: Option<Duration>,
 }
 
 impl Worker {
@@ -514,7 +504,6 @@ impl Worker {
             stderr,
             stderr_thread: Some(stderr_thread),
             shared,
-            expected: None,
         })
     }
 
@@ -575,17 +564,6 @@ impl Worker {
         let start = Instant::now();
         self.timing.write = (start - t0).as_secs_f64();
         let fd = self.stdout.get_ref().as_raw_fd();
-        // When the answer is expected at a certain time (the same model as last time), sleep
-        // until shortly before it, then check without sleeping until shortly after: an answer
-        // that comes then finds this process running, and the worker need not wake it.
-        let (awake_from, awake_until) = match self.expected.take().filter(|_| may_stay_awake()) {
-            Some(d) => (
-                start + d.saturating_sub(AWAKE_MARGIN),
-                start + d + AWAKE_MARGIN + (d / 20).min(4 * AWAKE_MARGIN),
-            ),
-            None => (start, start),
-        };
-        let mut memory_checked = start;
         loop {
             // The worker announces its answer with a wake-up once TF is done: stay awake for
             // the answer. A wake-up is written whole before the answer, so the buffer, empty
@@ -601,26 +579,13 @@ impl Worker {
             if woken {
                 stay_awake(fd, || false);
             }
-            let now = Instant::now();
-            let wait = if now < awake_from {
-                (awake_from - now).min(POLL_EVERY)
-            } else if now < awake_until {
-                Duration::ZERO
-            } else {
-                POLL_EVERY
-            };
             let mut pfd = libc::pollfd {
                 fd,
                 events: libc::POLLIN,
                 revents: 0,
             };
-            let timeout = libc::timespec {
-                tv_sec: wait.as_secs() as libc::time_t,
-                tv_nsec: wait.subsec_nanos() as libc::c_long,
-            };
-            // SAFETY: one valid pollfd and timespec for the duration of the call, and no signal
-            // mask.
-            let ready = unsafe { libc::ppoll(&mut pfd, 1, &timeout, std::ptr::null()) };
+            // SAFETY: one valid pollfd for the duration of the call.
+            let ready = unsafe { libc::poll(&mut pfd, 1, 25) };
             if ready > 0 {
                 match self.stdout.fill_buf() {
                     // The pipe closed: reading the answer finds out how the worker ended.
@@ -638,9 +603,6 @@ impl Worker {
                     std::io::Error::last_os_error()
                 )));
             }
-            if wait.is_zero() {
-                std::hint::spin_loop();
-            }
             if start.elapsed() > limits.timeout {
                 self.kill();
                 let layer = self.current_layer();
@@ -649,10 +611,6 @@ impl Worker {
                     layer,
                 });
             }
-            if memory_checked.elapsed() < POLL_EVERY {
-                continue;
-            }
-            memory_checked = Instant::now();
             if let Some(rss_mib) = self.rss_mib()
                 && rss_mib > limits.memory_mib
             {
@@ -703,13 +661,6 @@ impl Worker {
                 )),
             },
         }
-    }
-
-    /// Says when the answer to the next request is expected (the worker's time on the same
-    /// model last time): the client then stays awake around that time (see
-    /// [`may_stay_awake`]).
-    pub fn expect_answer_in(&mut self, time: Duration) {
-        self.expected = Some(time);
     }
 
     /// Tells the worker that a request follows soon (while its payload is being written), so

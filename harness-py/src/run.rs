@@ -268,15 +268,8 @@ impl Harness {
         if opts.modes.contains(&Mode::Xla) {
             limits.timeout += opts.xla_budget;
         }
-        let worker = self.worker()?;
-        if let Some(time) = held
-            .seconds
-            .and_then(|s| Duration::try_from_secs_f64(s).ok())
-        {
-            worker.expect_answer_in(time);
-        }
         // The payloads are written and read where they travel (the shared regions).
-        let answer = worker.exchange(
+        let answer = self.worker()?.exchange(
             &header,
             arrays.len(),
             |buf| arrays.write(buf),
@@ -302,14 +295,7 @@ impl Harness {
                     w.timing.parse = parse.as_secs_f64();
                 }
                 self.held_model = match &outcome {
-                    TfOutcome::Ran {
-                        reused,
-                        worker_seconds,
-                        ..
-                    } => Some(Held {
-                        seconds: reused.then_some(*worker_seconds),
-                        ..held
-                    }),
+                    TfOutcome::Ran { .. } => Some(held),
                     _ => None,
                 };
                 outcome
@@ -497,9 +483,6 @@ struct Held {
     key: String,
     model: Built,
     weights: HashMap<String, Vec<ArrayD<f64>>>,
-    /// The worker's time on the last case that reused this model: when the next answer is
-    /// expected.
-    seconds: Option<f64>,
 }
 
 /// What decides the model a worker builds: the config as parsed (derived shapes are not part
@@ -602,7 +585,6 @@ fn request_for<'a>(
             key: model.key(),
             model,
             weights: HashMap::new(),
-            seconds: None,
         }
     });
     let header = json!({
