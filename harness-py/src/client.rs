@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, BufWriter, Read};
+use std::io::{BufRead, BufReader, BufWriter};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
@@ -17,8 +17,7 @@ use serde_json::{Value, json};
 
 use crate::env::PythonEnv;
 use crate::protocol::{
-    Frame, Payload, WAKE, parse_header, read_frame_head, write_raw_frame, write_shared_frame,
-    write_wake,
+    Frame, WAKE, read_frame_with, write_raw_frame, write_shared_frame, write_wake,
 };
 
 /// How many lines of the worker's stderr are kept for reports.
@@ -641,26 +640,18 @@ impl Worker {
         &mut self,
         decode: impl FnOnce(Value, &[u8]) -> R,
     ) -> std::io::Result<Option<R>> {
-        let Some((header, payload)) = read_frame_head(&mut self.stdout)? else {
-            return Ok(None);
-        };
-        let header = parse_header(&header)?;
-        match payload {
-            Payload::Inline(len) => {
-                let mut payload = vec![0u8; len];
-                self.stdout.read_exact(&mut payload)?;
-                Ok(Some(decode(header, &payload)))
-            }
-            Payload::Shared(len) => match &self.shared {
-                Some(shared) if len <= shared.bytes => {
-                    Ok(Some(decode(header, shared.from_worker.start(len))))
-                }
+        let shared = self.shared.as_ref();
+        read_frame_with(
+            &mut self.stdout,
+            |len| match shared {
+                Some(shared) if len <= shared.bytes => Ok(shared.from_worker.start(len)),
                 _ => Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidData,
                     format!("an answer of {len} bytes in shared memory, past the region's end"),
                 )),
             },
-        }
+            decode,
+        )
     }
 
     /// Tells the worker that a request follows soon (while its payload is being written), so

@@ -108,38 +108,44 @@ fn write_parts(w: &mut impl Write, header: &[u8], flags: u32, rest: &[u8]) -> io
 /// Reads one frame; `Ok(None)` at a clean end of stream (between frames). A payload in the
 /// sender's shared memory is refused: this reader has none.
 pub fn read_frame(r: &mut impl Read) -> io::Result<Option<Frame>> {
-    read_frame_with(r, |_| {
-        Err(invalid(
-            "a frame's payload is in shared memory, which this reader has none of".into(),
-        ))
-    })
+    read_frame_with(
+        r,
+        |_| {
+            Err(invalid(
+                "a frame's payload is in shared memory, which this reader has none of".into(),
+            ))
+        },
+        |header, payload| Frame {
+            header,
+            payload: payload.to_vec(),
+        },
+    )
 }
 
-/// Reads one frame, an inline payload from `r` and a shared one (given its length) from
-/// `shared`; `Ok(None)` at a clean end of stream (between frames).
-pub fn read_frame_with(
-    r: &mut impl Read,
-    shared: impl FnOnce(usize) -> io::Result<Vec<u8>>,
-) -> io::Result<Option<Frame>> {
+/// Reads one frame and hands its header and payload to `decode`, the payload where it lies:
+/// an inline one read from `r` into a buffer, a shared one as `shared` gives it for its
+/// length. `Ok(None)` at a clean end of stream (between frames).
+pub fn read_frame_with<'s, R: Read, T>(
+    r: &mut R,
+    shared: impl FnOnce(usize) -> io::Result<&'s [u8]>,
+    decode: impl FnOnce(Value, &[u8]) -> T,
+) -> io::Result<Option<T>> {
     let Some((header, payload)) = read_frame_head(r)? else {
         return Ok(None);
     };
-    let payload = match payload {
+    let header = parse_header(&header)?;
+    Ok(Some(match payload {
         Payload::Inline(len) => {
             let mut payload = vec![0u8; len];
             r.read_exact(&mut payload)?;
-            payload
+            decode(header, &payload)
         }
-        Payload::Shared(len) => shared(len)?,
-    };
-    Ok(Some(Frame {
-        header: parse_header(&header)?,
-        payload,
+        Payload::Shared(len) => decode(header, shared(len)?),
     }))
 }
 
 /// A frame's header, as read by [`read_frame_head`].
-pub fn parse_header(header: &[u8]) -> io::Result<Value> {
+fn parse_header(header: &[u8]) -> io::Result<Value> {
     serde_json::from_slice(header).map_err(|e| invalid(format!("frame header is not JSON: {e}")))
 }
 
