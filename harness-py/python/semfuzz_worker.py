@@ -148,15 +148,15 @@ def _arrays_out(arrays):
     region when they fit there (the payload is then their length), else as bytes."""
     np = _env["numpy"]
     arrays = [np.asarray(a) for a in arrays]
-    flat = [a.reshape(-1) for a in arrays]
-    total = 8 * sum(a.size for a in flat)
-    out = _shared.get("out")
-    if not flat:
+    if not arrays:
         return [], b""
+    shapes = [list(a.shape) for a in arrays]
+    total = 8 * sum(a.size for a in arrays)
+    out = _shared.get("out")
     if out is not None and total <= len(out):
-        np.concatenate(flat, out=np.frombuffer(out, dtype="<f8", count=total // 8), casting="unsafe")
-        return [list(a.shape) for a in arrays], total
-    return [list(a.shape) for a in arrays], np.concatenate(flat).astype("<f8").tobytes()
+        np.concatenate(arrays, axis=None, out=np.frombuffer(out, dtype="<f8", count=total // 8), casting="unsafe")
+        return shapes, total
+    return shapes, np.concatenate(arrays, axis=None).astype("<f8").tobytes()
 
 
 def _fill_shapes(config):
