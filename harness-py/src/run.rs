@@ -449,14 +449,9 @@ impl<'a> Arrays<'a> {
             let (here, after) = std::mem::take(&mut rest).split_at_mut(8 * a.len());
             rest = after;
             match a.as_slice() {
+                // On a little-endian target, the native bytes are the ones the protocol wants.
                 Some(xs) if !round && cfg!(target_endian = "little") => {
-                    // SAFETY: an f64 slice viewed as its bytes (same memory, 8 times the
-                    // length, alignment 1); on a little-endian target these are the
-                    // little-endian bytes the protocol wants.
-                    let bytes = unsafe {
-                        std::slice::from_raw_parts(xs.as_ptr().cast::<u8>(), size_of_val(xs))
-                    };
-                    here.copy_from_slice(bytes);
+                    here.copy_from_slice(native_bytes(xs))
                 }
                 _ => {
                     for (to, &x) in here.chunks_exact_mut(8).zip(a.iter()) {
@@ -537,15 +532,21 @@ impl Built {
     }
 }
 
+/// An f64 slice as its bytes, in the target's order.
+fn native_bytes(xs: &[f64]) -> &[u8] {
+    // SAFETY: the same memory viewed as bytes: 8 times the length, alignment 1, and every
+    // byte of an f64 is initialised.
+    unsafe { std::slice::from_raw_parts(xs.as_ptr().cast::<u8>(), size_of_val(xs)) }
+}
+
 /// Whether two arrays hold the same shape and bits (NaNs included).
 fn same_bits(a: &ArrayD<f64>, b: &ArrayD<f64>) -> bool {
     if a.shape() != b.shape() {
         return false;
     }
     match (a.as_slice_memory_order(), b.as_slice_memory_order()) {
-        (Some(x), Some(y)) if a.strides() == b.strides() => {
-            x.iter().zip(y).all(|(x, y)| x.to_bits() == y.to_bits())
-        }
+        // Compared as bytes: one `memcmp`, where comparing value by value does not vectorise.
+        (Some(x), Some(y)) if a.strides() == b.strides() => native_bytes(x) == native_bytes(y),
         _ => a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
     }
 }
@@ -804,6 +805,14 @@ mod tests {
         let (_, _, held) = request_for(&nan, &opts, Some(held));
         let (frame, _, held) = request_for(&nan, &opts, Some(held));
         assert_eq!(sent(&frame), (vec![], false));
+        // 0.0 and -0.0 compare equal as numbers but differ in their bits: a change.
+        let mut zero = nan.clone();
+        zero.weights[0][0].data[[0, 1]] = 0.0;
+        let (_, _, held) = request_for(&zero, &opts, Some(held));
+        let mut negative = zero.clone();
+        negative.weights[0][0].data[[0, 1]] = -0.0;
+        let (frame, _, held) = request_for(&negative, &opts, Some(held));
+        assert_eq!(sent(&frame), (vec![names[0].clone()], false));
 
         // Back to the first weights: the held model has the changed ones.
         let (frame, _, held) = request_for(&base, &opts, Some(held));
