@@ -105,6 +105,11 @@ pub fn main() -> ExitCode {
             if written.is_err() {
                 return ExitCode::from(74);
             }
+            // A client running cases one after another sends the next request soon after an
+            // answer (or its wake-up): stay awake for it, so that it finds this process
+            // running instead of having to wake it.
+            let fd = input.get_ref().as_raw_fd();
+            stay_awake(fd, || !input.buffer().is_empty());
         }
     })
 }
