@@ -13,7 +13,9 @@
 //! A length word of 0 ([`WAKE`]) is no frame: it says that one follows soon (a request whose
 //! payload is being written, an answer being encoded). A reader that gets it may stay awake
 //! for a moment instead of going to sleep and being woken again by the frame, which costs
-//! tens of microseconds per wake-up on another core. Readers that do not care skip it.
+//! tens of microseconds per wake-up on another core. Readers that do not care skip it. For the
+//! same reason, the worker stays awake for a moment after each answer: a client running cases
+//! one after another sends the next request soon.
 
 use std::io::{self, IoSlice, Read, Write};
 
