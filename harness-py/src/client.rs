@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use crate::env::PythonEnv;
 use crate::protocol::{
-    Frame, WAKE, read_frame_with, write_raw_frame, write_shared_frame, write_wake,
+    Frame, WAKE, parse_header, read_frame_with, write_raw_frame, write_shared_frame, write_wake,
 };
 
 /// How many lines of the worker's stderr are kept for reports.
@@ -523,23 +523,27 @@ impl Worker {
             frame.payload.len(),
             |buf| buf.copy_from_slice(&frame.payload),
             limits,
-            |header, payload| Frame {
-                header,
-                payload: payload.to_vec(),
+            |header, payload| {
+                Ok(Frame {
+                    header: parse_header(header)
+                        .map_err(|e| WorkerError::Protocol(e.to_string()))?,
+                    payload: payload.to_vec(),
+                })
             },
-        )
+        )?
     }
 
     /// As [`Worker::request_within`], without copies of the payloads: `fill` writes the
     /// request's payload, `len` bytes, where it travels from (the shared region when it fits
-    /// there), and `decode` reads the answer's payload where it arrived.
+    /// there), and `decode` reads the answer's header (its JSON text) and payload where they
+    /// arrived.
     pub fn exchange<R>(
         &mut self,
         header: &Value,
         len: usize,
         fill: impl FnOnce(&mut [u8]),
         limits: Limits,
-        decode: impl FnOnce(Value, &[u8]) -> R,
+        decode: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<R, WorkerError> {
         self.lock_stderr().layer = None;
         if let Some(shared) = &mut self.shared {
@@ -639,7 +643,7 @@ impl Worker {
     /// or, read from the pipe, in a buffer.
     fn read_answer<R>(
         &mut self,
-        decode: impl FnOnce(Value, &[u8]) -> R,
+        decode: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> std::io::Result<Option<R>> {
         let shared = self.shared.as_ref();
         read_frame_with(

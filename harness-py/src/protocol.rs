@@ -117,37 +117,39 @@ pub fn read_frame(r: &mut impl Read) -> io::Result<Option<Frame>> {
                 "a frame's payload is in shared memory, which this reader has none of".into(),
             ))
         },
-        |header, payload| Frame {
-            header,
-            payload: payload.to_vec(),
+        |header, payload| {
+            Ok(Frame {
+                header: parse_header(header)?,
+                payload: payload.to_vec(),
+            })
         },
-    )
+    )?
+    .transpose()
 }
 
-/// Reads one frame and hands its header and payload to `decode`, the payload where it lies:
-/// an inline one read from `r` into a buffer, a shared one as `shared` gives it for its
-/// length. `Ok(None)` at a clean end of stream (between frames).
+/// Reads one frame and hands its header (the JSON text, unparsed) and payload to `decode`,
+/// the payload where it lies: an inline one read from `r` into a buffer, a shared one as
+/// `shared` gives it for its length. `Ok(None)` at a clean end of stream (between frames).
 pub fn read_frame_with<'s, R: Read, T>(
     r: &mut R,
     shared: impl FnOnce(usize) -> io::Result<&'s [u8]>,
-    decode: impl FnOnce(Value, &[u8]) -> T,
+    decode: impl FnOnce(&[u8], &[u8]) -> T,
 ) -> io::Result<Option<T>> {
     let Some((header, payload)) = read_frame_head(r)? else {
         return Ok(None);
     };
-    let header = parse_header(&header)?;
     Ok(Some(match payload {
         Payload::Inline(len) => {
             let mut payload = vec![0u8; len];
             r.read_exact(&mut payload)?;
-            decode(header, &payload)
+            decode(&header, &payload)
         }
-        Payload::Shared(len) => decode(header, shared(len)?),
+        Payload::Shared(len) => decode(&header, shared(len)?),
     }))
 }
 
 /// A frame's header, as read by [`read_frame_head`].
-fn parse_header(header: &[u8]) -> io::Result<Value> {
+pub fn parse_header(header: &[u8]) -> io::Result<Value> {
     serde_json::from_slice(header).map_err(|e| invalid(format!("frame header is not JSON: {e}")))
 }
 

@@ -12,7 +12,7 @@ use oracle::{Case, DType};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::client::{Limits, Worker, WorkerCommand, WorkerError, ok_body};
+use crate::client::{Limits, Worker, WorkerCommand, WorkerError};
 use crate::env::PythonEnv;
 use crate::protocol::Frame;
 
@@ -276,20 +276,14 @@ impl Harness {
             limits,
             |header, payload| {
                 let t1 = std::time::Instant::now();
-                let lines: Vec<u32> = header["python_lines"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|h| h.as_u64().map(|h| h as u32))
-                    .collect();
-                (parse_answer(header, payload), lines, t1.elapsed())
+                (parse_answer(header, payload), t1.elapsed())
             },
         );
         self.python_lines.clear();
         let outcome = match answer {
-            Ok((outcome, lines, parse)) => {
+            Ok((answer, parse)) => {
+                let (outcome, lines) = answer?;
                 self.python_lines = lines;
-                let outcome = outcome?;
                 if let Some(w) = self.worker.as_mut() {
                     w.timing.build = build;
                     w.timing.parse = parse.as_secs_f64();
@@ -625,7 +619,9 @@ pub(crate) fn decode_tensors(
     for t in body["tensors"].as_array().ok_or("no tensors")? {
         let name = t["name"].as_str().ok_or("tensor name")?;
         let offset = t["offset"].as_u64().ok_or("offset")? as usize;
-        let (a, _) = array_at(&t["shape"], payload, offset)?;
+        let shape: Vec<usize> = serde_json::from_value(t["shape"].clone())
+            .map_err(|e| format!("tensor {name}: shape: {e}"))?;
+        let (a, _) = array_at(shape, payload, offset)?;
         if Some(a.len() as u64) != t["size"].as_u64() {
             return Err(format!("tensor {name}: size and shape differ"));
         }
@@ -634,15 +630,13 @@ pub(crate) fn decode_tensors(
     Ok(arrays)
 }
 
-/// The array of this shape (a JSON list) at `offset` in a payload of little-endian f64, and
-/// the bytes it takes.
-fn array_at(shape: &Value, payload: &[u8], offset: usize) -> Result<(ArrayD<f64>, usize), String> {
-    let shape: Vec<usize> = shape
-        .as_array()
-        .ok_or("shape")?
-        .iter()
-        .map(|d| d.as_u64().map(|d| d as usize).ok_or("shape"))
-        .collect::<Result<_, _>>()?;
+/// The array of this shape at `offset` in a payload of little-endian f64, and the bytes it
+/// takes.
+fn array_at(
+    shape: Vec<usize>,
+    payload: &[u8],
+    offset: usize,
+) -> Result<(ArrayD<f64>, usize), String> {
     let bytes = shape
         .iter()
         .try_fold(8usize, |n, &d| n.checked_mul(d))
@@ -658,18 +652,64 @@ fn array_at(shape: &Value, payload: &[u8], offset: usize) -> Result<(ArrayD<f64>
     Ok((a, bytes))
 }
 
-fn parse_answer(header: Value, payload: &[u8]) -> Result<TfOutcome, WorkerError> {
-    let body = ok_body(header)?;
+/// A run's answer header, as the worker writes it (see `_run` in the worker's Python half):
+/// parsed straight into these types rather than through a `serde_json::Value`, since one
+/// comes back for every case.
+#[derive(Deserialize)]
+struct RunAnswer {
+    #[serde(default)]
+    ok: bool,
+    /// The worker's own failure (`ok` false).
+    error: Option<WorkerFailure>,
+    /// TF refused the case before running any mode.
+    case_error: Option<PyError>,
+    /// Per mode, in the order run: its error, or its calls.
+    modes: Option<Vec<(Mode, ModeAnswer)>>,
+    /// The outputs' shapes, in payload order.
+    shapes: Option<Vec<Vec<usize>>>,
+    #[serde(default)]
+    reused: bool,
+    #[serde(default)]
+    tf_seconds: f64,
+    #[serde(default)]
+    worker_seconds: f64,
+    #[serde(default)]
+    python_lines: Vec<u32>,
+}
+
+#[derive(Deserialize)]
+struct WorkerFailure {
+    #[serde(rename = "type")]
+    kind: String,
+    message: String,
+}
+
+#[derive(Deserialize)]
+struct ModeAnswer {
+    error: Option<PyError>,
+    /// (layer, call index, number of outputs), the outputs next in the payload.
+    calls: Option<Vec<(String, usize, usize)>>,
+}
+
+/// A run's outcome and the Python lines it covered, from the answer's header (JSON text) and
+/// payload.
+fn parse_answer(header: &[u8], payload: &[u8]) -> Result<(TfOutcome, Vec<u32>), WorkerError> {
     let bad = |what: &str| WorkerError::Protocol(format!("bad run answer: {what}"));
-    if let Some(e) = body.get("case_error").filter(|e| !e.is_null()) {
-        let e: PyError = serde_json::from_value(e.clone()).map_err(|e| bad(&e.to_string()))?;
-        return Ok(TfOutcome::Rejected(e));
+    let answer: RunAnswer = serde_json::from_slice(header).map_err(|e| bad(&e.to_string()))?;
+    if !answer.ok {
+        return Err(match answer.error {
+            Some(WorkerFailure { kind, message }) => WorkerError::Python { kind, message },
+            None => WorkerError::Protocol(format!(
+                "unexpected answer: {}",
+                String::from_utf8_lossy(header)
+            )),
+        });
+    }
+    if let Some(e) = answer.case_error {
+        return Ok((TfOutcome::Rejected(e), answer.python_lines));
     }
     // The outputs follow one another in the payload, their shapes in `shapes`.
-    let mut shapes = body["shapes"]
-        .as_array()
-        .ok_or_else(|| bad("shapes"))?
-        .iter();
+    let mut shapes = answer.shapes.ok_or_else(|| bad("shapes"))?.into_iter();
     let mut offset = 0;
     let mut next_array = || -> Result<ArrayD<f64>, WorkerError> {
         let shape = shapes.next().ok_or_else(|| bad("missing output"))?;
@@ -678,25 +718,13 @@ fn parse_answer(header: Value, payload: &[u8]) -> Result<TfOutcome, WorkerError>
         Ok(a)
     };
     let mut modes = Vec::new();
-    for entry in body["modes"].as_array().ok_or_else(|| bad("modes"))? {
-        let (Some(name), Some(result)) = (entry[0].as_str(), entry.get(1)) else {
-            return Err(bad("mode"));
-        };
-        let mode: Mode = name.parse().map_err(|e: String| bad(&e))?;
-        if let Some(e) = result.get("error") {
-            modes.push((
-                mode,
-                ModeOutcome::Error(
-                    serde_json::from_value(e.clone()).map_err(|e| bad(&e.to_string()))?,
-                ),
-            ));
+    for (mode, result) in answer.modes.ok_or_else(|| bad("modes"))? {
+        if let Some(e) = result.error {
+            modes.push((mode, ModeOutcome::Error(e)));
             continue;
         }
         let mut outputs = LayerOutputs::new();
-        for call in result["calls"].as_array().ok_or_else(|| bad("calls"))? {
-            let layer = call[0].as_str().ok_or_else(|| bad("layer"))?.to_owned();
-            let node = call[1].as_u64().ok_or_else(|| bad("node"))? as usize;
-            let n = call[2].as_u64().ok_or_else(|| bad("outputs"))? as usize;
+        for (layer, node, n) in result.calls.ok_or_else(|| bad("calls"))? {
             let outs = (0..n)
                 .map(|_| next_array())
                 .collect::<Result<Vec<_>, _>>()?;
@@ -705,12 +733,13 @@ fn parse_answer(header: Value, payload: &[u8]) -> Result<TfOutcome, WorkerError>
         modes.push((mode, ModeOutcome::Outputs(outputs)));
     }
     modes.sort_by_key(|(m, _)| *m);
-    Ok(TfOutcome::Ran {
+    let outcome = TfOutcome::Ran {
         modes,
-        reused: body["reused"].as_bool().unwrap_or(false),
-        tf_seconds: body["tf_seconds"].as_f64().unwrap_or(0.0),
-        worker_seconds: body["worker_seconds"].as_f64().unwrap_or(0.0),
-    })
+        reused: answer.reused,
+        tf_seconds: answer.tf_seconds,
+        worker_seconds: answer.worker_seconds,
+    };
+    Ok((outcome, answer.python_lines))
 }
 
 #[cfg(test)]
@@ -827,5 +856,76 @@ mod tests {
             frame["model_key"],
             request(&base, &opts).header["model_key"]
         );
+    }
+
+    #[test]
+    fn an_answer_gives_each_calls_outputs_in_payload_order_and_each_failure_its_kind() {
+        // Two modes: graph's calls, then eager's error; the layer name has a JSON escape.
+        let header = br#"{"ok": true, "modes": [["graph", {"calls": [["d\u00e9", 0, 2], ["e", 1, 1]]}],
+            ["eager", {"error": {"type": "ValueError", "message": "m", "phase": "call", "layer": null}}]],
+            "shapes": [[2], [], [1, 1]], "reused": true, "tf_seconds": 0.5, "python_lines": [7, 4294967295],
+            "worker_seconds": 0.75}"#;
+        let payload: Vec<u8> = [1.0f64, 2.0, 3.0, f64::NAN]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        let (outcome, lines) = parse_answer(header, &payload).unwrap();
+        assert_eq!(lines, [7, u32::MAX]);
+        let TfOutcome::Ran {
+            modes,
+            reused,
+            tf_seconds,
+            worker_seconds,
+        } = outcome
+        else {
+            panic!("{outcome:?}")
+        };
+        assert!(reused);
+        assert_eq!((tf_seconds, worker_seconds), (0.5, 0.75));
+        assert_eq!(modes.len(), 2);
+        let ModeOutcome::Error(e) = &modes[0].1 else {
+            panic!("{modes:?}")
+        };
+        assert_eq!(
+            (modes[0].0, e.kind.as_str(), e.layer.as_ref()),
+            (Mode::Eager, "ValueError", None)
+        );
+        let ModeOutcome::Outputs(outs) = &modes[1].1 else {
+            panic!("{modes:?}")
+        };
+        assert_eq!(modes[1].0, Mode::Graph);
+        let first = &outs[&("dé".to_owned(), 0)];
+        assert_eq!(first[0].as_slice().unwrap(), [1.0, 2.0]);
+        assert_eq!((first[1].shape(), first[1].sum()), (&[][..], 3.0));
+        assert!(outs[&("e".to_owned(), 1)][0][[0, 0]].is_nan());
+
+        // A payload shorter than the shapes say is a protocol error, not a panic.
+        assert!(matches!(
+            parse_answer(header, &payload[..24]),
+            Err(WorkerError::Protocol(_))
+        ));
+        // TF's refusal before any mode ran.
+        let rejected = br#"{"ok": true, "modes": [], "shapes": [],
+            "case_error": {"type": "TypeError", "message": "m", "phase": "build"}}"#;
+        assert!(matches!(
+            parse_answer(rejected, &[]),
+            Ok((TfOutcome::Rejected(PyError { ref phase, .. }), _)) if phase == "build"
+        ));
+        // The worker's own failure, and answers that are not what a run answers.
+        let failed = br#"{"ok": false, "error": {"type": "KeyError", "message": "'case'"}}"#;
+        assert!(matches!(
+            parse_answer(failed, &[]),
+            Err(WorkerError::Python { ref kind, .. }) if kind == "KeyError"
+        ));
+        for bad in [
+            &br#"{"ok": true, "shapes": []}"#[..],
+            b"{\"ok\": false}",
+            b"not json",
+        ] {
+            assert!(matches!(
+                parse_answer(bad, &[]),
+                Err(WorkerError::Protocol(_))
+            ));
+        }
     }
 }
