@@ -575,7 +575,8 @@ def _parsed(header):
     if request is None:
         request = json.loads(header)
         case = request.get("case") if isinstance(request, dict) else None
-        if len(header) <= _REQUEST_KEPT_CHARS and request.get("op") == "run" and isinstance(case, dict) and "model" not in case:
+        keep = isinstance(case, dict) and "model" not in case and request.get("op") == "run"
+        if keep and len(header) <= _REQUEST_KEPT_CHARS:
             if len(_requests) >= _REQUESTS_KEPT:
                 _requests.clear()
             _requests[header] = request

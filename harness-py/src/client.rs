@@ -64,9 +64,8 @@ pub(crate) fn may_stay_awake() -> bool {
 
 /// After a [`WAKE`] on `fd` (or, in the worker, after an answer): checks, for up to
 /// [`STAY_AWAKE`], whether a frame is coming in (or `buffered` says it has), without going
-/// to sleep; a frame that arrives meanwhile
-/// finds this process running instead of having to wake it. Returns at once where
-/// [`may_stay_awake`] says no.
+/// to sleep; a frame that arrives meanwhile finds this process running instead of having to
+/// wake it. Returns at once where [`may_stay_awake`] says no.
 pub(crate) fn stay_awake(fd: RawFd, buffered: impl Fn() -> bool) {
     if !may_stay_awake() {
         return;
