@@ -12,7 +12,7 @@ use oracle::{Case, DType};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::client::{Limits, Worker, WorkerCommand, WorkerError};
+use crate::client::{Limits, Worker, WorkerCommand, WorkerError, ok_body};
 use crate::env::PythonEnv;
 use crate::protocol::Frame;
 
@@ -619,7 +619,7 @@ pub(crate) fn decode_tensors(
     for t in body["tensors"].as_array().ok_or("no tensors")? {
         let name = t["name"].as_str().ok_or("tensor name")?;
         let offset = t["offset"].as_u64().ok_or("offset")? as usize;
-        let shape: Vec<usize> = serde_json::from_value(t["shape"].clone())
+        let shape = Vec::<usize>::deserialize(&t["shape"])
             .map_err(|e| format!("tensor {name}: shape: {e}"))?;
         let (a, _) = array_at(shape, payload, offset)?;
         if Some(a.len() as u64) != t["size"].as_u64() {
@@ -657,10 +657,9 @@ fn array_at(
 /// comes back for every case.
 #[derive(Deserialize)]
 struct RunAnswer {
+    /// False where the worker itself failed; [`ok_body`] reads its error.
     #[serde(default)]
     ok: bool,
-    /// The worker's own failure (`ok` false).
-    error: Option<WorkerFailure>,
     /// TF refused the case before running any mode.
     case_error: Option<PyError>,
     /// Per mode, in the order run: its error, or its calls.
@@ -678,13 +677,6 @@ struct RunAnswer {
 }
 
 #[derive(Deserialize)]
-struct WorkerFailure {
-    #[serde(rename = "type")]
-    kind: String,
-    message: String,
-}
-
-#[derive(Deserialize)]
 struct ModeAnswer {
     error: Option<PyError>,
     /// (layer, call index, number of outputs), the outputs next in the payload.
@@ -697,13 +689,9 @@ fn parse_answer(header: &[u8], payload: &[u8]) -> Result<(TfOutcome, Vec<u32>), 
     let bad = |what: &str| WorkerError::Protocol(format!("bad run answer: {what}"));
     let answer: RunAnswer = serde_json::from_slice(header).map_err(|e| bad(&e.to_string()))?;
     if !answer.ok {
-        return Err(match answer.error {
-            Some(WorkerFailure { kind, message }) => WorkerError::Python { kind, message },
-            None => WorkerError::Protocol(format!(
-                "unexpected answer: {}",
-                String::from_utf8_lossy(header)
-            )),
-        });
+        // A failure is rare: read it as every other answer's is.
+        let header: Value = serde_json::from_slice(header).map_err(|e| bad(&e.to_string()))?;
+        return Err(ok_body(header).err().unwrap_or_else(|| bad("not ok")));
     }
     if let Some(e) = answer.case_error {
         return Ok((TfOutcome::Rejected(e), answer.python_lines));

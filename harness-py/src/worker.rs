@@ -54,10 +54,7 @@ pub fn main() -> ExitCode {
         }
         loop {
             // A wake-up says the client is writing a request: stay awake for it.
-            let (header, payload_len) = match read_frame_head_waking(&mut input, |input| {
-                let fd = input.get_ref().as_raw_fd();
-                stay_awake(fd, || !input.buffer().is_empty());
-            }) {
+            let (header, payload_len) = match read_frame_head_waking(&mut input, awaiting) {
                 Ok(Some(f)) => f,
                 Ok(None) => return ExitCode::SUCCESS,
                 Err(e) => {
@@ -108,10 +105,15 @@ pub fn main() -> ExitCode {
             // A client running cases one after another sends the next request soon after an
             // answer (or its wake-up): stay awake for it, so that it finds this process
             // running instead of having to wake it.
-            let fd = input.get_ref().as_raw_fd();
-            stay_awake(fd, || !input.buffer().is_empty());
+            awaiting(&mut input);
         }
     })
+}
+
+/// Stays awake for a moment for the next frame from the client (see [`stay_awake`]).
+fn awaiting(input: &mut BufReader<File>) {
+    let fd = input.get_ref().as_raw_fd();
+    stay_awake(fd, || !input.buffer().is_empty());
 }
 
 /// A private reader of stdin and writer of the original stdout; fd 1 then goes to stderr.
