@@ -244,6 +244,57 @@ fn a_stopped_campaign_resumes_with_its_corpus_findings_and_counters() {
     assert_eq!(campaign["runs"].as_array().unwrap().len(), 2);
 }
 
+/// Ctrl-C (or SIGTERM) stops after the case in flight; a second one, later, stops at once:
+/// the case in flight (here one that sleeps for a minute) is dropped, its worker killed, and
+/// the campaign ends as cleanly as after the first.
+#[test]
+fn a_second_signal_stops_without_waiting_for_the_case_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let slow = dir.path().join("slow-once");
+    let done = dir.path().join("slow-done");
+    let mut child = fuzz_command(&out, &["--seed", "11", "--timeout", "600"], None)
+        .env("SEMFUZZ_PLANT_SLOW_ONCE", &slow)
+        .env("SEMFUZZ_PLANT_SLOW_DONE", &done)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The worker is asleep in a case.
+    while !slow.exists() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the campaign ended early"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // Two signals, further apart than one Ctrl-C reaching several processes.
+    for _ in 0..2 {
+        // SAFETY: a plain kill(2) of our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+    let output = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(!done.exists(), "the slow case ran to its end");
+    assert!(stdout.contains("stopped (interrupted)"), "{stdout}");
+    assert!(
+        stderr.contains("stopping after the case in flight")
+            && stderr.contains("stopping now; the case in flight is dropped"),
+        "{stderr}"
+    );
+    // The dropped case is no finding (the worker was killed by semfuzz, not by TF).
+    assert!(
+        !findings(&out)
+            .iter()
+            .any(|f| f.starts_with("crash/") || f.starts_with("timeout/")),
+        "{:?}",
+        findings(&out)
+    );
+    assert!(out.join("fuzzer_stats").exists());
+}
+
 #[test]
 fn two_jobs_both_execute_with_python_coverage() {
     let dir = tempfile::tempdir().unwrap();

@@ -8,6 +8,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -152,6 +153,9 @@ pub enum WorkerError {
     },
     #[error("the worker broke the protocol: {0}")]
     Protocol(String),
+    /// The request was abandoned (see [`Limits::cancel`]); the worker was killed.
+    #[error("the request was cancelled")]
+    Cancelled,
     #[error("{kind} in the worker: {message}")]
     Python { kind: String, message: String },
 }
@@ -207,6 +211,9 @@ pub struct Limits {
     pub timeout: Duration,
     /// Resident memory of the worker, in MiB.
     pub memory_mib: u64,
+    /// Once set (by a signal handler, say), the request in flight is abandoned: the worker is
+    /// killed, and the request ends in [`WorkerError::Cancelled`] within [`POLL`].
+    pub cancel: Option<&'static AtomicBool>,
 }
 
 impl Default for Limits {
@@ -214,9 +221,13 @@ impl Default for Limits {
         Limits {
             timeout: Duration::from_secs(10),
             memory_mib: 4096,
+            cancel: None,
         }
     }
 }
+
+/// How often a client waiting for an answer checks its limits.
+pub const POLL: Duration = Duration::from_millis(25);
 
 /// What the worker reports about itself.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -604,7 +615,7 @@ impl Worker {
                 revents: 0,
             };
             // SAFETY: one valid pollfd for the duration of the call.
-            let ready = unsafe { libc::poll(&mut pfd, 1, 25) };
+            let ready = unsafe { libc::poll(&mut pfd, 1, POLL.as_millis() as i32) };
             if ready > 0 {
                 match self.stdout.fill_buf() {
                     // The pipe closed: reading the answer finds out how the worker ended.
@@ -621,6 +632,10 @@ impl Worker {
                     "poll: {}",
                     std::io::Error::last_os_error()
                 )));
+            }
+            if limits.cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
+                self.kill();
+                return Err(WorkerError::Cancelled);
             }
             if start.elapsed() > limits.timeout {
                 self.kill();

@@ -22,6 +22,7 @@ const REFUSED: &str = "UnsafeKerasFile";
 pub const KERAS_FILE_LIMITS: Limits = Limits {
     timeout: Duration::from_secs(120),
     memory_mib: 4096,
+    cancel: None,
 };
 
 /// What was asked of Keras.

@@ -244,7 +244,8 @@ impl Harness {
             Err(WorkerError::Died { .. }
                 | WorkerError::Timeout { .. }
                 | WorkerError::OutOfMemory { .. }
-                | WorkerError::Protocol(_))
+                | WorkerError::Protocol(_)
+                | WorkerError::Cancelled)
         ) {
             self.worker = None;
         }
@@ -341,6 +342,7 @@ impl Harness {
         let mut patient = opts.clone();
         patient.limits.timeout *= PATIENCE;
         Ok(match self.run(case, &patient) {
+            Err(WorkerError::Cancelled) => return Err(WorkerError::Cancelled),
             Ok(TfOutcome::Timeout { .. }) | Err(_) => (first, TimeoutCheck::Confirmed),
             Ok(finished) => {
                 tracing::info!(

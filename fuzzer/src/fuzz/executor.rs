@@ -3,10 +3,11 @@
 
 use std::borrow::Cow;
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use harness_py::{
-    Harness, Kind, Mode, PATIENCE, RunOptions, TfOutcome, TimeoutCheck, Verdict, judge,
+    Harness, Kind, Mode, PATIENCE, RunOptions, TfOutcome, TimeoutCheck, Verdict, WorkerError, judge,
 };
 use libafl::Error;
 use libafl::events::{Event, EventFirer, EventWithStats};
@@ -68,6 +69,9 @@ pub struct ExecOptions {
     /// Share of runs that add one more mode from `modes`, for mode-mismatch verdicts.
     pub second_mode_share: f64,
     pub run: RunOptions,
+    /// Once set, no further case runs: the executor answers [`Error::ShuttingDown`]. (The
+    /// case in flight is abandoned only through `run.limits.cancel`.)
+    pub stop: Option<&'static AtomicBool>,
 }
 
 /// Counters a client reports to the monitor (as user stats, summed over clients).
@@ -255,6 +259,9 @@ where
         mgr: &mut EM,
         input: &CaseInput,
     ) -> Result<ExitKind, Error> {
+        if self.opts.stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
+            return Err(Error::ShuttingDown);
+        }
         *state.executions_mut() += 1;
         let started = Instant::now();
         let case = input
@@ -281,6 +288,8 @@ where
         }
         let (tf, timeout) = match self.harness.run_confirming_timeouts(&case, &opts) {
             Ok(tf) => tf,
+            // Abandoned by a signal: no verdict, and no further case.
+            Err(WorkerError::Cancelled) => return Err(Error::ShuttingDown),
             Err(e) => {
                 // The worker could not be started or the protocol broke: once is noise (the
                 // machine was short of memory), twice in a row is a failure of semfuzz.

@@ -14,7 +14,7 @@ pub mod objective;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use generators::RepairOptions;
@@ -58,25 +58,75 @@ const CORPUS_CACHE: usize = 64;
 /// Fresh models each client starts with (besides the seed corpus).
 const INITIAL_MODELS: usize = 8;
 
-/// Set by SIGINT/SIGTERM: every client finishes its current case and stops.
+/// Set by SIGINT/SIGTERM: every client finishes the case in flight and stops.
 static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Set by a second SIGINT/SIGTERM: the case in flight is abandoned (its worker killed, no
+/// verdict), and the client stops at once. A signal within [`SAME_SIGNAL`] of the first
+/// counts as the same one: a Ctrl-C reaches every process of the terminal's group, and the
+/// launcher then passes it on once more.
+static FORCE: AtomicBool = AtomicBool::new(false);
+
+/// When the first signal came, in milliseconds of the monotonic clock (0: none yet).
+static FIRST_SIGNAL_MS: AtomicU64 = AtomicU64::new(0);
+
+const SAME_SIGNAL: u64 = 500;
+
+/// The monotonic clock in milliseconds (async-signal-safe).
+fn monotonic_ms() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec; it is async-signal-safe.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1000 + t.tv_nsec as u64 / 1_000_000
+}
 
 /// Set in the launcher's process: a signal that reaches only it (a service manager's
 /// SIGTERM to the main process) is passed on to the clients, as a Ctrl-C at the terminal.
 static FORWARD: AtomicBool = AtomicBool::new(false);
 
+/// The process that tells the user, on stderr, what a signal does: the campaign's with one
+/// job, else the first client's (the launcher's own process ignores Ctrl-C).
+static ANNOUNCER: AtomicI32 = AtomicI32::new(0);
+
 extern "C" fn on_signal(_sig: libc::c_int) {
-    if !STOP.swap(true, Ordering::SeqCst) && FORWARD.load(Ordering::SeqCst) {
-        // SAFETY: kill is async-signal-safe; the group is this campaign's (workers have
-        // their own groups and die with their clients).
+    // SAFETY: getpid, write and kill are async-signal-safe; the rest are atomics.
+    let announce = |text: &str| unsafe {
+        if libc::getpid() == ANNOUNCER.load(Ordering::SeqCst) {
+            libc::write(2, text.as_ptr().cast(), text.len());
+        }
+    };
+    let now = monotonic_ms().max(1);
+    if let Err(first) = FIRST_SIGNAL_MS.compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst)
+    {
+        if now.saturating_sub(first) >= SAME_SIGNAL && !FORCE.swap(true, Ordering::SeqCst) {
+            announce("\n[semfuzz] stopping now; the case in flight is dropped\n");
+        }
+        return;
+    }
+    STOP.store(true, Ordering::SeqCst);
+    announce("\n[semfuzz] stopping after the case in flight (again to stop now)\n");
+    if FORWARD.load(Ordering::SeqCst) {
+        // SAFETY: the group is this campaign's (workers have their own groups and die with
+        // their clients).
         unsafe { libc::kill(0, libc::SIGINT) };
     }
 }
 
-fn install_stop_handler(forward: bool) {
+/// Installs [`on_signal`] for SIGINT and SIGTERM; `announce`: this process tells the user
+/// what a signal does.
+fn install_stop_handler(forward: bool, announce: bool) {
     FORWARD.store(forward, Ordering::SeqCst);
+    let pid = if announce {
+        std::process::id() as i32
+    } else {
+        0
+    };
+    ANNOUNCER.store(pid, Ordering::SeqCst);
     let handler = on_signal as extern "C" fn(libc::c_int);
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    // SAFETY: the handler only uses atomics and async-signal-safe calls.
     unsafe {
         libc::signal(libc::SIGINT, handler as libc::sighandler_t);
         libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
@@ -204,6 +254,7 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
         (None, None) => None,
     };
     let mut run = RunOptions::default();
+    run.limits.cancel = Some(&FORCE);
     run.limits.timeout = Duration::from_secs_f64(args.timeout);
     run.limits.memory_mib = args.memory_mib;
     run.python_coverage = args.python_coverage;
@@ -216,6 +267,7 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
             modes: args.modes.clone(),
             second_mode_share: args.second_mode_share,
             run,
+            stop: Some(&STOP),
         },
         mutate: MutateOptions {
             dtypes: args.dtype.clone(),
@@ -265,7 +317,7 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
     );
     let monitor = StatusMonitor::new(out, base, limit, !args.no_status);
     let main_pid = std::process::id();
-    install_stop_handler(args.jobs > 1);
+    install_stop_handler(args.jobs > 1, args.jobs == 1);
     let result = if args.jobs == 1 {
         run_client(&campaign, 0, None, SimpleEventManager::new(monitor))
     } else {
@@ -346,8 +398,8 @@ fn launch(campaign: &Campaign, args: &FuzzArgs, monitor: StatusMonitor) -> Resul
         .configuration(EventConfig::from_name("semfuzz"))
         .monitor(monitor)
         .run_client(|restored: Option<State>, mgr, desc: ClientDescription| {
-            install_stop_handler(false);
             // The launcher numbers its clients from 1.
+            install_stop_handler(false, desc.id() == 1);
             run_client(campaign, desc.id().saturating_sub(1), restored, mgr)
         })
         .cores(&cores)
@@ -443,21 +495,29 @@ where
     );
 
     if !resumed && state.corpus().count() == 0 {
-        if case_files(&corpus_dir).is_empty() {
-            add_initial(c, client, &mut state, &mut fuzzer, &mut executor, &mut mgr)?;
+        let initial = if case_files(&corpus_dir).is_empty() {
+            add_initial(c, client, &mut state, &mut fuzzer, &mut executor, &mut mgr)
         } else {
-            state.load_initial_inputs_forced(
-                &mut fuzzer,
-                &mut executor,
-                &mut mgr,
-                std::slice::from_ref(&corpus_dir),
-            )?;
-            tracing::info!(
-                client,
-                "loaded {} test cases from {}",
-                state.corpus().count(),
-                corpus_dir.display()
-            );
+            state
+                .load_initial_inputs_forced(
+                    &mut fuzzer,
+                    &mut executor,
+                    &mut mgr,
+                    std::slice::from_ref(&corpus_dir),
+                )
+                .inspect(|()| {
+                    tracing::info!(
+                        client,
+                        "loaded {} test cases from {}",
+                        state.corpus().count(),
+                        corpus_dir.display()
+                    );
+                })
+        };
+        match initial {
+            // Stopped on the way: the loop below stops at once, after the usual bookkeeping.
+            Ok(()) | Err(Error::ShuttingDown) => {}
+            Err(e) => return Err(e),
         }
     }
 
@@ -474,7 +534,9 @@ where
         mgr.maybe_report_progress(&mut state, Duration::from_secs(1))?;
         match fuzzer.fuzz_one(&mut stages, &mut executor, &mut state, &mut mgr) {
             Ok(_) => {}
-            // The broker went away (it got the Ctrl-C first): stop like everyone else.
+            // A signal stopped the executor, or the broker went away (it got the Ctrl-C
+            // first): stop like everyone else.
+            Err(Error::ShuttingDown) if STOP.load(Ordering::SeqCst) => break "interrupted",
             Err(Error::ShuttingDown) => break "the broker stopped",
             Err(e) => return Err(e),
         }

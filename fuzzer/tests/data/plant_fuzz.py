@@ -5,7 +5,8 @@ Every ReLU adds 0.25 to its output: a planted semantic bug that a campaign must 
 yet, the first ReLU call creates it and aborts the worker: a planted crash, once per campaign,
 that the campaign must record and survive. When SEMFUZZ_PLANT_SLOW_ONCE names a file that
 does not exist yet, the first ReLU call after that creates it and sleeps for a minute: a case
-that is only slow once, which the campaign must run again rather than report as a hang.
+that is only slow once, which the campaign must run again rather than report as a hang; when
+SEMFUZZ_PLANT_SLOW_DONE names a file, it is created once that minute is over.
 """
 
 import os
@@ -34,6 +35,8 @@ def _relu(self, inputs, *args, **kwargs):
         os.abort()
     if _first_time("SEMFUZZ_PLANT_SLOW_ONCE"):
         time.sleep(60)
+        if os.environ.get("SEMFUZZ_PLANT_SLOW_DONE"):
+            open(os.environ["SEMFUZZ_PLANT_SLOW_DONE"], "w").close()
     return _relu_call(self, inputs, *args, **kwargs) + 0.25
 
 
