@@ -244,6 +244,65 @@ fn a_stopped_campaign_resumes_with_its_corpus_findings_and_counters() {
     assert_eq!(campaign["runs"].as_array().unwrap().len(), 2);
 }
 
+/// A verdict a kept framework bug explains is no finding: the campaign counts it under the
+/// bug's name in `known.json`, and its summary says so.
+#[test]
+fn verdicts_of_known_bugs_are_counted_by_bug_not_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let seeds = dir.path().join("seeds");
+    std::fs::create_dir_all(&seeds).unwrap();
+    let bug = "mismatch-Activation-gelu-float64";
+    let kept = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../crashes")
+        .join(bug);
+    std::fs::copy(kept.join("case.case.json"), seeds.join("gelu.case.json")).unwrap();
+    let mut cmd = fuzz_command(&out, &["--runs", "6", "--seed", "13"], None);
+    cmd.arg("--seeds").arg(&seeds);
+    let output = cmd.output().unwrap();
+    let stdout = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        text(&output.stderr)
+    );
+
+    let known: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("known.json")).unwrap()).unwrap();
+    let gelu = &known[bug];
+    assert!(gelu["count"].as_u64().unwrap() >= 1, "{known}");
+    assert!(
+        gelu["example"]
+            .as_str()
+            .unwrap()
+            .starts_with("mismatch/Activation"),
+        "{known}"
+    );
+    assert!(gelu["first_seen"].as_u64().unwrap() <= gelu["last_seen"].as_u64().unwrap());
+    // Each execution counts once per bug it shows: the sum is at least the executions
+    // counted as known.
+    let sum: u64 = known
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|k| k["count"].as_u64().unwrap())
+        .sum();
+    let execs = stat(&out, "known_execs");
+    assert!(execs >= 1 && sum >= execs, "{sum} vs {execs}: {known}");
+    assert!(
+        !findings(&out)
+            .iter()
+            .any(|f| f.starts_with("mismatch/Activation")),
+        "{:?}",
+        findings(&out)
+    );
+    assert!(
+        stdout.contains("known framework bug") && stdout.contains(&format!("{bug} (")),
+        "{stdout}"
+    );
+}
+
 /// Ctrl-C (or SIGTERM) stops after the case in flight; a second one, later, stops at once:
 /// the case in flight (here one that sleeps for a minute) is dropped, its worker killed, and
 /// the campaign ends as cleanly as after the first.

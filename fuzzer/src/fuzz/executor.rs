@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::features::{Features, Observed, collect};
+use super::findings::KnownCounts;
 use super::input::CaseInput;
 
 /// What the last execution found, for the objective. It is not sent to other clients with
@@ -60,6 +61,9 @@ impl<I, S> Observer<I, S> for VerdictObserver {
 }
 
 pub type Observers = tuple_list_type!(OwnedMapObserver<u8>, VerdictObserver);
+
+/// How often the counts of known bugs and limitations are written.
+const KNOWN_FLUSH: Duration = Duration::from_secs(60);
 
 /// How executions sample modes.
 #[derive(Debug, Clone)]
@@ -151,6 +155,10 @@ pub struct CaseExecutor {
     python_lines: std::collections::HashSet<u32>,
     /// Where cases that made semfuzz itself fail (a panic of the reference) are kept.
     pub internal_errors: Option<std::path::PathBuf>,
+    /// Executions per known framework bug or limitation, flushed to the campaign's
+    /// `known.json` with the counters (at most every [`KNOWN_FLUSH`]) and at the end.
+    pub known_counts: Option<KnownCounts>,
+    last_known_flush: Option<Instant>,
     /// Where the case about to run is written first, so a crash of the whole process (or
     /// machine) loses nothing: overwritten in place, not fsynced (no rename or sync per
     /// execution; a case cut in half there only if semfuzz itself dies while writing it).
@@ -167,6 +175,8 @@ impl CaseExecutor {
             last_report: None,
             python_lines: Default::default(),
             internal_errors: None,
+            known_counts: None,
+            last_known_flush: None,
             journal: None,
         }
     }
@@ -219,6 +229,17 @@ impl CaseExecutor {
             return Ok(());
         }
         self.last_report = Some(Instant::now());
+        if let Some(known) = &mut self.known_counts
+            && (force
+                || self
+                    .last_known_flush
+                    .is_none_or(|t| t.elapsed() >= KNOWN_FLUSH))
+        {
+            self.last_known_flush = Some(Instant::now());
+            if let Err(e) = known.flush() {
+                tracing::warn!("cannot update the counts of known bugs and limitations: {e}");
+            }
+        }
         self.counters.worker_starts = self.harness.starts as u64;
         for (name, value) in STAT_NAMES.iter().zip(self.counters.values()) {
             mgr.fire(
@@ -338,6 +359,9 @@ where
         self.counters.execs += 1;
         self.counters.crashes += u64::from(matches!(tf, TfOutcome::Crash { .. }));
         self.counters.known += u64::from(verdicts.iter().any(|v| v.known.is_some()));
+        if let Some(known) = &mut self.known_counts {
+            known.record(&verdicts);
+        }
         match &oracle {
             Ok(_) => self.counters.valid += 1,
             Err(CheckError::Invalid(_)) => self.counters.invalid += 1,

@@ -3,6 +3,9 @@
 //! finding with a count, and keeps the smallest example seen. Many clients (and resumed
 //! campaigns) share the store: a finding's folder is created atomically by whoever finds it
 //! first, and updates to it happen under a lock on its `.lock` file.
+//!
+//! Verdicts a known framework bug or limitation explains are no findings; they are counted
+//! per bug or limitation in `<out>/known.json` ([`KnownCounts`]).
 
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
@@ -386,6 +389,77 @@ fn report(hit: &Hit, reproduce: &str, dir: &Path) -> String {
         dir.display()
     );
     s
+}
+
+/// Per known framework bug or limitation (by the name [`Verdict::known`] gives), the
+/// executions it explained: `<out>/known.json`, `{name: {"count", "first_seen", "last_seen",
+/// "example"}}` (`example`: the signature of a verdict it explained). Clients add what they
+/// counted since their last flush, under a lock on `<out>/.lock`.
+pub struct KnownCounts {
+    path: PathBuf,
+    unflushed: HashMap<&'static str, (u64, String)>,
+}
+
+impl KnownCounts {
+    pub fn new(out: &Path) -> Self {
+        KnownCounts {
+            path: out.join(KNOWN_FILE),
+            unflushed: HashMap::new(),
+        }
+    }
+
+    /// Counts one execution for each known bug or limitation among its verdicts.
+    pub fn record(&mut self, verdicts: &[Verdict]) {
+        let mut seen: Vec<&'static str> = Vec::new();
+        for v in verdicts {
+            if let Some(name) = v.known
+                && !seen.contains(&name)
+            {
+                seen.push(name);
+                self.unflushed
+                    .entry(name)
+                    .or_insert_with(|| (0, v.signature.clone()))
+                    .0 += 1;
+            }
+        }
+    }
+
+    /// Adds the counts since the last flush to the file.
+    pub fn flush(&mut self) -> io::Result<()> {
+        if self.unflushed.is_empty() {
+            return Ok(());
+        }
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let _lock = Lock::take(dir)?;
+        let mut all = read_known(&self.path);
+        let now = now();
+        for (name, (count, example)) in self.unflushed.drain() {
+            let entry = all
+                .entry(name.to_owned())
+                .or_insert_with(|| json!({"count": 0, "first_seen": now, "example": example}));
+            entry["count"] = json!(entry["count"].as_u64().unwrap_or(0) + count);
+            entry["last_seen"] = json!(now);
+        }
+        write_durable(
+            &self.path,
+            &serde_json::to_string_pretty(&all).expect("JSON values serialize"),
+        )
+    }
+}
+
+/// The file [`KnownCounts`] keeps, in a campaign's output folder.
+pub const KNOWN_FILE: &str = "known.json";
+
+/// The counts in a `known.json` (empty when there is none or it does not parse).
+pub fn read_known(path: &Path) -> serde_json::Map<String, Value> {
+    fs::read_to_string(path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|v| match v {
+            Value::Object(m) => Some(m),
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -479,6 +479,7 @@ where
         c.exec.clone(),
     );
     executor.internal_errors = Some(c.out.join("internal-errors"));
+    executor.known_counts = Some(findings::KnownCounts::new(&c.out));
     executor.journal = Some(
         c.out
             .join(".running")

@@ -399,6 +399,29 @@ pub fn summary(out: &Path, why: &str) -> String {
         t.valid_percent(),
         t.tf_percent()
     );
+    let known = super::findings::read_known(&out.join(super::findings::KNOWN_FILE));
+    if !known.is_empty() {
+        let mut counts: Vec<(&String, u64)> = known
+            .iter()
+            .map(|(name, k)| (name, k["count"].as_u64().unwrap_or(0)))
+            .collect();
+        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        let top: Vec<String> = counts
+            .iter()
+            .take(3)
+            .map(|(name, n)| format!("{name} ({n})"))
+            .collect();
+        s += &format!(
+            "[semfuzz] {} executions explained by {} known framework bug{} or limitation{}, counted, not reported: {}{} (all in {})\n",
+            t.known,
+            counts.len(),
+            if counts.len() == 1 { "" } else { "s" },
+            if counts.len() == 1 { "" } else { "s" },
+            top.join(", "),
+            if counts.len() > 3 { ", ..." } else { "" },
+            out.join(super::findings::KNOWN_FILE).display()
+        );
+    }
     if t.findings_total() > 0 {
         s += &format!(
             "[semfuzz] findings are in {}; triage them with: semfuzz triage {}\n",
