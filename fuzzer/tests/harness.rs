@@ -441,6 +441,20 @@ fn an_overflowing_cell_update_may_be_contracted_under_xla() {
     assert_agrees("conv_lstm_xla_contracted_overflow.case.json", "eager,xla");
 }
 
+/// A float64 Conv2D window whose products near the range have both signs: the reference's
+/// order sums them to -6e307, TF's Eigen kernel reaches both infinities on the way and gives
+/// NaN, and XLA's order yet another value. Which one a sum that overflows in some orders
+/// gives is the kernel's choice, so any is accepted at that element (and only there). A
+/// campaign reported it as `unexpected-nan/Conv2D`; this is the layer alone, fed what TF fed
+/// it.
+#[test]
+fn a_conv_sum_that_overflows_in_some_orders_only_may_be_non_finite() {
+    assert_agrees(
+        "conv2d_sum_overflowing_in_tf_order.case.json",
+        "eager,graph,xla",
+    );
+}
+
 /// A float64 Conv3DTranspose with `dilation_rate=2` is refused by TF's CPU kernel when it
 /// runs, not by Keras when it builds: Keras gives it the output shape dilation gives, and the
 /// Reshape after it, made for the undilated shape, refuses that first. The case cannot show

@@ -11,6 +11,7 @@ use super::{
     sum_bounds, sum_tolerance, transpose_input_len, transpose_output_len,
 };
 use crate::DType;
+use crate::activations::Activation;
 use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::{CallSite, Spec, WeightDomain, WeightSpec};
@@ -255,6 +256,31 @@ impl Spec for ConvTransposeSpec {
             &magnitudes,
             self.bias(weights),
             self.common.activation,
+        )
+    }
+
+    fn order_dependent_overflow(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        weights: &[&ArrayD<f64>],
+    ) -> Option<Vec<ArrayD<bool>>> {
+        let g = &self.common.geom;
+        let c = inputs[0].shape()[super::channel_axis(g.data_format, self.rank)];
+        super::order_decides_sum_overflow(
+            self.common.dtype,
+            self.taps_per_output() * c,
+            inputs[0],
+            weights[0],
+            self.bias(weights),
+            |x, kernel, bias| {
+                finish(
+                    self.convolve(x, kernel),
+                    bias,
+                    self.rank,
+                    g.data_format,
+                    Activation::Linear,
+                )
+            },
         )
     }
 

@@ -12,6 +12,7 @@ use super::{
     sum_bounds, sum_tolerance, zero_channels,
 };
 use crate::DType;
+use crate::activations::Activation;
 use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::{CallSite, Spec, WeightDomain, WeightSpec};
@@ -136,6 +137,30 @@ impl Spec for DepthwiseSpec {
             &magnitudes,
             self.bias(weights),
             self.common.activation,
+        )
+    }
+
+    fn order_dependent_overflow(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        weights: &[&ArrayD<f64>],
+    ) -> Option<Vec<ArrayD<bool>>> {
+        let g = &self.common.geom;
+        super::order_decides_sum_overflow(
+            self.common.dtype,
+            g.taps(),
+            inputs[0],
+            weights[0],
+            self.bias(weights),
+            |x, kernel, bias| {
+                finish(
+                    self.convolve(x, kernel),
+                    bias,
+                    self.rank,
+                    g.data_format,
+                    Activation::Linear,
+                )
+            },
         )
     }
 

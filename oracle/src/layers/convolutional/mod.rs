@@ -256,6 +256,8 @@ pub struct Common {
     pub activation: Activation,
     pub use_bias: bool,
     pub kernels: CpuKernels,
+    /// The dtype the layer computes in.
+    pub dtype: DType,
 }
 
 fn illegal(
@@ -347,6 +349,7 @@ pub fn parse_common(
         activation,
         use_bias,
         kernels: CpuKernels::of(dtype),
+        dtype,
     })
 }
 
@@ -883,6 +886,53 @@ pub fn sum_tolerance(
     Tolerance::reduction(dtype, n, magnitude).after(activation, dtype)
 }
 
+/// Per output element of a window sum of products plus a bias (before the activation):
+/// whether it overflows in some order of its terms and not in every order, so that TF's
+/// order, which is not modelled, decides between the reference's finite value and a
+/// non-finite one (partial sums of `+inf` and `-inf` give NaN). As
+/// [`crate::layers::Spec::order_dependent_overflow`] returns them: `None` where no element is.
+///
+/// A sum's partial sums lie between `-N` and `P`, the sums of its negative and its positive
+/// terms, and an order that adds the positive terms first reaches `P`; with `M` the sum of
+/// the terms' absolute values and `S` the sum, `max(P, N) = (M + |S|) / 2`. An element is
+/// flagged when that passes the range of TF's accumulator, allowing for the `terms` roundings,
+/// and the exact sum does not. `sum(x, kernel, bias)` is the layer's sum in its output's
+/// layout; it runs on the input and bias scaled by 1/4 (exact), so that `M` stays finite.
+pub fn order_decides_sum_overflow(
+    dtype: DType,
+    terms: usize,
+    x: &ArrayD<f64>,
+    kernel: &ArrayD<f64>,
+    bias: Option<&ArrayD<f64>>,
+    sum: impl Fn(&ArrayD<f64>, &ArrayD<f64>, Option<&ArrayD<f64>>) -> ArrayD<f64>,
+) -> Option<Vec<ArrayD<bool>>> {
+    let finite = |a: &ArrayD<f64>| a.iter().all(|v| v.is_finite());
+    if !finite(x) || !finite(kernel) || bias.is_some_and(|b| !finite(b)) {
+        return None;
+    }
+    let stats = crate::layers::normalization::stats_dtype(dtype);
+    let max = crate::layers::normalization::max_finite(stats);
+    let rounding = (1.0 + Tolerance::eps(stats)).powf(terms as f64 + 1.0);
+    // No sum can come near the range: the usual case, at the cost of three scans.
+    let bound = terms as f64 * max_abs(x) * max_abs(kernel) + bias.map_or(0.0, max_abs);
+    if bound * rounding <= max {
+        return None;
+    }
+    let quarter = |a: &ArrayD<f64>| a.mapv(|v| v * 0.25);
+    let abs_quarter = |a: &ArrayD<f64>| a.mapv(|v| v.abs() * 0.25);
+    let s = sum(&quarter(x), kernel, bias.map(quarter).as_ref());
+    let m = sum(
+        &abs_quarter(x),
+        &kernel.mapv(f64::abs),
+        bias.map(abs_quarter).as_ref(),
+    );
+    let limit = max * 0.25;
+    let flags = ndarray::Zip::from(&s).and(&m).map_collect(|&s, &m| {
+        (m + s.abs()) * 0.5 * rounding > limit && s.abs() / rounding <= limit
+    });
+    flags.iter().any(|&f| f).then(|| vec![flags])
+}
+
 /// Which terms of a window sum may be missing or zero.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Terms {
@@ -971,6 +1021,75 @@ mod tests {
         // same, n=3, k=3, s=2, out=6: forward padding (3-1)*2+3-6 = 1, none before.
         assert_eq!(transpose_pad_before(3, 6, 3, 2, 1, Padding::Same), 0);
         assert_eq!(transpose_pad_before(3, 3, 3, 1, 1, Padding::Same), 1);
+    }
+
+    /// A `Conv1D` of one filter, kernel 3, no bias, in `dtype`.
+    fn conv1d(dtype: DType) -> Box<dyn crate::layers::Spec> {
+        let config =
+            serde_json::json!({"name": "c", "filters": 1, "kernel_size": 3, "use_bias": false})
+                .as_object()
+                .unwrap()
+                .clone();
+        let node = crate::case::Node::default();
+        crate::layers::LayerKind::parse(
+            &conv1d::Conv1D,
+            &crate::layers::CallSite {
+                config: &config,
+                node: &node,
+                dtype,
+            },
+        )
+        .unwrap()
+    }
+
+    /// The flags of one window of three values (kernel of ones).
+    fn window_flags(dtype: DType, x: [f64; 3]) -> Option<bool> {
+        let s = conv1d(dtype);
+        let x = ArrayD::from_shape_vec(IxDyn(&[1, 3, 1]), x.to_vec()).unwrap();
+        let k = ArrayD::from_elem(IxDyn(&[3, 1, 1]), 1.0);
+        s.order_dependent_overflow(&[&x], &[&k])
+            .map(|f| f[0].iter().copied().collect::<Vec<_>>()[0])
+    }
+
+    #[test]
+    fn a_window_sum_that_overflows_in_some_order_only_is_flagged() {
+        let max = f64::MAX;
+        // 1e308 + 1e308 overflows, the exact sum (0.5e308) does not: TF's order decides.
+        assert_eq!(
+            window_flags(DType::Float64, [1e308, 1e308, -1.5e308]),
+            Some(true)
+        );
+        // No partial sum passes the range in any order (P = 1.5e308, N = 1e308).
+        assert_eq!(window_flags(DType::Float64, [1e308, -1e308, 0.5e308]), None);
+        // Every order overflows: the exact sum is past the range.
+        assert_eq!(window_flags(DType::Float64, [max, max, max]), None);
+        // Float32 accumulates in float32: 3e38 + 3e38 overflows there, not in float64.
+        assert_eq!(
+            window_flags(DType::Float32, [3e38, 3e38, -3e38]),
+            Some(true)
+        );
+        assert_eq!(window_flags(DType::Float64, [3e38, 3e38, -3e38]), None);
+        // A non-finite input decides on its own.
+        assert_eq!(
+            window_flags(DType::Float64, [f64::INFINITY, 1e308, -1.5e308]),
+            None
+        );
+    }
+
+    #[test]
+    fn the_reference_and_the_flags_agree_on_the_conv_that_tf_sums_to_nan() {
+        // Products of both signs near the range: the reference's order (0.9·MAX - 0.9·MAX +
+        // 0.9·MAX) stays finite, another (the two positive terms first) overflows, as TF's
+        // Eigen kernel did on a fuzzed float64 Conv2D, giving NaN. The element is flagged,
+        // so TF's NaN there is no finding.
+        let s = conv1d(DType::Float64);
+        let x =
+            ArrayD::from_shape_vec(IxDyn(&[1, 3, 1]), vec![f64::MAX, -f64::MAX, f64::MAX]).unwrap();
+        let k = ArrayD::from_elem(IxDyn(&[3, 1, 1]), 0.9);
+        let y = &s.eval(&[&x], &[&k])[0];
+        assert!(y.iter().all(|v| v.is_finite()), "{y}");
+        let flags = s.order_dependent_overflow(&[&x], &[&k]).unwrap();
+        assert_eq!(flags[0].iter().copied().collect::<Vec<_>>(), [true]);
     }
 
     fn canon(shape: &[usize], df: DataFormat) -> (ArrayD<f64>, Canonical) {

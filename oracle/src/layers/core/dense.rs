@@ -19,6 +19,7 @@ struct DenseSpec {
     units: usize,
     activation: Activation,
     use_bias: bool,
+    dtype: DType,
 }
 
 impl LayerKind for Dense {
@@ -51,6 +52,7 @@ impl LayerKind for Dense {
             units: units as usize,
             activation,
             use_bias,
+            dtype: call.dtype,
         }))
     }
 
@@ -103,26 +105,7 @@ impl Spec for DenseSpec {
     }
 
     fn eval(&self, inputs: &[&ArrayD<f64>], weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
-        let x = inputs[0];
-        let n = *x.shape().last().expect("rank >= 2");
-        let rows: usize = x.shape()[..x.ndim() - 1].iter().product();
-        let x2 = x.to_shape((rows, n)).expect("contiguous reshape");
-        let k = weights[0]
-            .view()
-            .into_dimensionality::<Ix2>()
-            .expect("kernel is 2-D");
-        let mut y = x2.dot(&k);
-        if self.use_bias {
-            y += &weights[1]
-                .view()
-                .into_dimensionality::<ndarray::Ix1>()
-                .expect("bias is 1-D");
-        }
-        let mut shape = x.shape().to_vec();
-        *shape.last_mut().expect("rank >= 2") = self.units;
-        let y = y
-            .into_shape_with_order(IxDyn(&shape))
-            .expect("same element count");
+        let y = self.affine(inputs[0], weights[0], self.bias(weights));
         vec![self.activation.apply(&y)]
     }
 
@@ -160,7 +143,88 @@ impl Spec for DenseSpec {
         Tolerance::reduction(dtype, n + 1, magnitude).after(self.activation, dtype)
     }
 
+    fn order_dependent_overflow(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        weights: &[&ArrayD<f64>],
+    ) -> Option<Vec<ArrayD<bool>>> {
+        let n = inputs[0].shape().last().copied().unwrap_or(1);
+        crate::layers::convolutional::order_decides_sum_overflow(
+            self.dtype,
+            n,
+            inputs[0],
+            weights[0],
+            self.bias(weights),
+            |x, k, b| self.affine(x, k, b),
+        )
+    }
+
     fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {
         crate::layers::util::input_shape_config(inputs)
+    }
+}
+
+impl DenseSpec {
+    fn bias<'a>(&self, weights: &[&'a ArrayD<f64>]) -> Option<&'a ArrayD<f64>> {
+        self.use_bias.then(|| weights[1])
+    }
+
+    /// `x @ kernel + bias`, before the activation.
+    fn affine(
+        &self,
+        x: &ArrayD<f64>,
+        kernel: &ArrayD<f64>,
+        bias: Option<&ArrayD<f64>>,
+    ) -> ArrayD<f64> {
+        let n = *x.shape().last().expect("rank >= 2");
+        let rows: usize = x.shape()[..x.ndim() - 1].iter().product();
+        let x2 = x.to_shape((rows, n)).expect("contiguous reshape");
+        let k = kernel
+            .view()
+            .into_dimensionality::<Ix2>()
+            .expect("kernel is 2-D");
+        let mut y = x2.dot(&k);
+        if let Some(b) = bias {
+            y += &b
+                .view()
+                .into_dimensionality::<ndarray::Ix1>()
+                .expect("bias is 1-D");
+        }
+        let mut shape = x.shape().to_vec();
+        *shape.last_mut().expect("rank >= 2") = self.units;
+        y.into_shape_with_order(IxDyn(&shape))
+            .expect("same element count")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::case::Node;
+
+    #[test]
+    fn a_dot_product_that_overflows_in_some_order_only_is_flagged() {
+        let config = serde_json::json!({"name": "d", "units": 1})
+            .as_object()
+            .unwrap()
+            .clone();
+        let node = Node::default();
+        let spec = Dense
+            .parse(&CallSite {
+                config: &config,
+                node: &node,
+                dtype: DType::Float64,
+            })
+            .unwrap();
+        let kernel = ArrayD::from_elem(IxDyn(&[3, 1]), 1.0);
+        let bias = ArrayD::from_elem(IxDyn(&[1]), 0.0);
+        let flags = |x: [f64; 3]| {
+            let x = ArrayD::from_shape_vec(IxDyn(&[1, 3]), x.to_vec()).unwrap();
+            spec.order_dependent_overflow(&[&x], &[&kernel, &bias])
+                .map(|f| f[0].iter().copied().collect::<Vec<_>>())
+        };
+        assert_eq!(flags([1e308, 1e308, -1.5e308]), Some(vec![true]));
+        assert_eq!(flags([1e308, -1e308, 0.5e308]), None);
+        assert_eq!(flags([1.0, 2.0, 3.0]), None);
     }
 }
