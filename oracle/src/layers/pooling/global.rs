@@ -26,6 +26,7 @@ pub struct GlobalSpec {
     reduce: Reduce,
     keepdims: bool,
     format: DataFormat,
+    dtype: DType,
 }
 
 static DEFS: [ParamDef; 2] = [
@@ -37,6 +38,21 @@ static DEFS: [ParamDef; 2] = [
 ];
 
 impl GlobalSpec {
+    /// One window over the whole of each spatial axis of `x`.
+    fn windows(&self, x: &ArrayD<f64>) -> Vec<Vec<std::ops::Range<usize>>> {
+        spatial_axes(self.n, self.format)
+            .map(|axis| std::iter::once(0..x.shape()[axis]).collect())
+            .collect()
+    }
+
+    /// The pooled array in the output's shape (the pooled axes dropped unless `keepdims`).
+    fn squeezed<T>(&self, pooled: ArrayD<T>, input: &[usize]) -> ArrayD<T> {
+        let shape = self.output_shape(input, 1);
+        pooled
+            .into_shape_with_order(IxDyn(&shape))
+            .expect("only size-1 axes are dropped")
+    }
+
     /// Whether `call` reads the mask (GlobalAveragePooling1D).
     fn reads_mask(&self) -> bool {
         self.n == 1 && self.reduce == Reduce::Average
@@ -84,6 +100,7 @@ pub fn parse(
         reduce,
         keepdims,
         format,
+        dtype: call.dtype,
     }))
 }
 
@@ -185,15 +202,22 @@ impl Spec for GlobalSpec {
 
     fn eval(&self, inputs: &[&ArrayD<f64>], _weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
         let x = inputs[0];
-        let windows: Vec<_> = spatial_axes(self.n, self.format)
-            .map(|axis| std::iter::once(0..x.shape()[axis]).collect())
-            .collect();
-        let pooled = super::pool(x, self.format, &windows, self.reduce);
-        let shape = self.output_shape(x.shape(), 1);
-        let out = pooled
-            .into_shape_with_order(IxDyn(&shape))
-            .expect("only size-1 axes are dropped");
-        vec![out]
+        let pooled = super::pool(x, self.format, &self.windows(x), self.reduce);
+        vec![self.squeezed(pooled, x.shape())]
+    }
+
+    fn order_dependent_overflow(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        _weights: &[&ArrayD<f64>],
+    ) -> Option<Vec<ArrayD<bool>>> {
+        let x = inputs[0];
+        if self.reduce != Reduce::Average {
+            return None;
+        }
+        let flags = super::average_order_flags(x, self.format, &self.windows(x), self.dtype)?;
+        let flags = flags.into_iter().next()?;
+        Some(vec![self.squeezed(flags, x.shape())])
     }
 
     fn intervals(

@@ -227,6 +227,65 @@ pub fn pool(
     windows: &[Vec<Range<usize>>],
     reduce: Reduce,
 ) -> ArrayD<f64> {
+    pool_with(x, format, windows, &|values| reduce_values(reduce, values))
+}
+
+/// Per output element of an average over windows (as [`pool`] takes them), whether its sum
+/// overflows in some order of its terms and not in every order, in the accumulator of TF's
+/// kernel for `dtype`: there TF's order, which is not modelled, decides between a finite
+/// average and a non-finite one. As [`crate::layers::Spec::order_dependent_overflow`] returns
+/// them (see [`crate::layers::convolutional::order_decides_sum_overflow`] for the bounds).
+pub fn average_order_flags(
+    x: &ArrayD<f64>,
+    format: DataFormat,
+    windows: &[Vec<Range<usize>>],
+    dtype: DType,
+) -> Option<Vec<ArrayD<bool>>> {
+    let stats = crate::layers::normalization::stats_dtype(dtype);
+    let max = crate::layers::normalization::max_finite(stats);
+    let largest = windows
+        .iter()
+        .map(|w| w.iter().map(|r| r.len()).max().unwrap_or(0))
+        .product::<usize>();
+    let magnitude = x
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, |m, v| m.max(v.abs()));
+    let rounding = |n: usize| (1.0 + Tolerance::eps(stats)).powf(n as f64);
+    // No window sum can come near the range: the usual case.
+    if largest as f64 * magnitude * rounding(largest) <= max {
+        return None;
+    }
+    let flags = pool_with(x, format, windows, &|values| {
+        let n = values.len();
+        if n == 0 || values.iter().any(|v| !v.is_finite()) {
+            return 0.0;
+        }
+        // The sums of the positive and the negative terms, and the sum, over n (no overflow).
+        let (mut p, mut q) = (0.0f64, 0.0f64);
+        for &v in values {
+            if v > 0.0 {
+                p += v / n as f64;
+            } else {
+                q -= v / n as f64;
+            }
+        }
+        let (limit, r) = (max / n as f64, rounding(n));
+        f64::from(p.max(q) * r > limit && (p - q).abs() / r <= limit)
+    });
+    flags
+        .iter()
+        .any(|&f| f != 0.0)
+        .then(|| vec![flags.mapv(|f| f != 0.0)])
+}
+
+/// As [`pool`], reducing each window's values with `reduce`.
+fn pool_with(
+    x: &ArrayD<f64>,
+    format: DataFormat,
+    windows: &[Vec<Range<usize>>],
+    reduce: &dyn Fn(&[f64]) -> f64,
+) -> ArrayD<f64> {
     let n = windows.len();
     // Work channels-last: [batch, spatial..., channels].
     let to_last: Vec<usize> = match format {
@@ -270,7 +329,7 @@ pub fn pool(
                 for_each_offset(&ranges, &strides, b * batch_stride + c, &mut |i| {
                     values.push(data[i])
                 });
-                out.push(reduce_values(reduce, &values));
+                out.push(reduce(&values));
             }
         }
     }
@@ -437,6 +496,48 @@ mod tests {
         assert_eq!(pooled_length(5, 2, 2, Padding::Same), 3);
         assert_eq!(pooled_length(0, 2, 2, Padding::Same), 0);
         assert_eq!(pooled_length(7, 2, 3, Padding::Same), 3);
+    }
+
+    #[test]
+    fn an_average_whose_sum_overflows_in_some_order_only_is_flagged() {
+        // One window per row of three values ([1, 3, 1], channels last).
+        let flags = |dtype: DType, rows: &[[f64; 3]]| {
+            let x = Array::from_shape_vec(
+                IxDyn(&[rows.len(), 3, 1]),
+                rows.iter().flatten().copied().collect(),
+            )
+            .unwrap();
+            average_order_flags(
+                &x,
+                DataFormat::ChannelsLast,
+                &[std::iter::once(0..3).collect()],
+                dtype,
+            )
+            .map(|f| f[0].iter().copied().collect::<Vec<_>>())
+        };
+        let max = f64::MAX;
+        // 1e308 + 1e308 overflows, the exact sum does not; the second row cannot overflow;
+        // the third overflows in every order.
+        assert_eq!(
+            flags(
+                DType::Float64,
+                &[
+                    [1e308, 1e308, -1.5e308],
+                    [1e308, -1e308, 0.5e308],
+                    [max, max, max]
+                ]
+            ),
+            Some(vec![true, false, false])
+        );
+        assert_eq!(flags(DType::Float64, &[[1.0, 2.0, 3.0]]), None);
+        // Float32 accumulates in float32.
+        assert_eq!(
+            flags(DType::Float32, &[[3e38, 3e38, -3e38]]),
+            Some(vec![true])
+        );
+        assert_eq!(flags(DType::Float64, &[[3e38, 3e38, -3e38]]), None);
+        // A window with a non-finite value decides on its own.
+        assert_eq!(flags(DType::Float64, &[[f64::NAN, 1e308, 1e308]]), None);
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub struct WindowedSpec {
     strides: Vec<usize>,
     padding: Padding,
     format: DataFormat,
+    dtype: DType,
 }
 
 const fn defs(n: usize) -> [ParamDef; 4] {
@@ -113,12 +114,23 @@ pub fn parse(
         strides,
         padding,
         format,
+        dtype: call.dtype,
     }))
 }
 
 impl WindowedSpec {
     fn n(&self) -> usize {
         self.pool.len()
+    }
+
+    /// The input range each output position reads, per spatial axis of `x`.
+    fn windows(&self, x: &ArrayD<f64>) -> Vec<Vec<std::ops::Range<usize>>> {
+        spatial_axes(self.n(), self.format)
+            .enumerate()
+            .map(|(d, axis)| {
+                strided_windows(x.shape()[axis], self.pool[d], self.strides[d], self.padding)
+            })
+            .collect()
     }
 }
 
@@ -153,13 +165,18 @@ impl Spec for WindowedSpec {
 
     fn eval(&self, inputs: &[&ArrayD<f64>], _weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
         let x = inputs[0];
-        let windows: Vec<_> = spatial_axes(self.n(), self.format)
-            .enumerate()
-            .map(|(d, axis)| {
-                strided_windows(x.shape()[axis], self.pool[d], self.strides[d], self.padding)
-            })
-            .collect();
-        vec![super::pool(x, self.format, &windows, self.reduce)]
+        vec![super::pool(x, self.format, &self.windows(x), self.reduce)]
+    }
+
+    fn order_dependent_overflow(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        _weights: &[&ArrayD<f64>],
+    ) -> Option<Vec<ArrayD<bool>>> {
+        let x = inputs[0];
+        (self.reduce == Reduce::Average)
+            .then(|| super::average_order_flags(x, self.format, &self.windows(x), self.dtype))
+            .flatten()
     }
 
     fn intervals(
