@@ -303,6 +303,20 @@ pub fn framework_bug(
         {
             return Some("unexpected-nan-Conv2DTranspose-xla-float32-nonfinite-kernel");
         }
+        // oneDNN's float32 1-D/2-D transposed convolution with strides above 1 multiplies a
+        // non-finite first or last kernel tap by the zeros between the strided inputs: NaN
+        // at outputs the weight never reaches (or what the activation makes of that NaN).
+        // XLA computes the scatter itself: only a mode mismatch involves it.
+        Kind::UnexpectedNan | Kind::Mismatch | Kind::ModeMismatch
+            if matches!(class, "Conv1DTranspose" | "Conv2DTranspose")
+                && (!xla || v.kind == Kind::ModeMismatch)
+                && dtype == DType::Float32
+                && nonfinite_kernel
+                && strided(config)
+                && (v.kind != Kind::UnexpectedNan || v.detail.contains(": TensorFlow NaN,")) =>
+        {
+            return Some("unexpected-nan-Conv1DTranspose-float32-onednn-strided-nonfinite-kernel");
+        }
         // TF's float64/float16 Conv3DTranspose kernel, given a batch of two or more, also
         // multiplies a non-finite kernel weight by the zeros around the input: NaN at outputs
         // the weight never reaches (or what the activation makes of that NaN).
@@ -560,6 +574,15 @@ fn tf_finite_reference_not(detail: &str) -> bool {
         && !nonfinite
             .iter()
             .any(|x| detail.contains(&format!(": TensorFlow {x}, ")))
+}
+
+/// Whether a layer's `strides` (an int or a list) has a stride above 1.
+fn strided(config: &serde_json::Map<String, Value>) -> bool {
+    match config.get("strides") {
+        Some(Value::Array(s)) => s.iter().any(|v| v.as_u64().is_some_and(|v| v > 1)),
+        Some(v) => v.as_u64().is_some_and(|v| v > 1),
+        None => false,
+    }
 }
 
 /// Whether a layer config (or a config nested in it) names this activation, as `activation`
@@ -874,6 +897,41 @@ mod tests {
             Some(Mode::Eager),
             detail,
         )
+    }
+
+    /// A float32 strided 1-D/2-D transposed conv with a non-finite kernel weight is the
+    /// oneDNN bug; unstrided, in float64, with finite weights or as a NaN of the reference's,
+    /// it is not.
+    #[test]
+    fn a_strided_float32_transposed_conv_with_a_nonfinite_weight_is_the_onednn_bug() {
+        let case = |class: &str, strides: Value, tap: Value| {
+            one_layer_case(
+                class,
+                json!({"filters": 1, "kernel_size": 3, "strides": strides, "use_bias": false}),
+                json!([null, 1, 1]),
+                json!([{"shape": [3, 1, 1], "data": [1.0, 1.0, tap]}]),
+            )
+        };
+        let bug = Some("unexpected-nan-Conv1DTranspose-float32-onednn-strided-nonfinite-kernel");
+        let nan = nan_verdict(
+            "Conv1DTranspose",
+            "'l' output 0 at [0, 0, 0]: TensorFlow NaN, reference 1e0",
+        );
+        let explained = |c: &Case, dtype: DType, v: &Verdict| framework_bug(c, dtype, v, None);
+        let strided = case("Conv1DTranspose", json!([2]), json!("-inf"));
+        assert_eq!(explained(&strided, DType::Float32, &nan), bug);
+        assert_eq!(explained(&strided, DType::Float64, &nan), None);
+        let unstrided = case("Conv1DTranspose", json!([1]), json!("-inf"));
+        assert_eq!(explained(&unstrided, DType::Float32, &nan), None);
+        let finite = case("Conv1DTranspose", json!(2), json!(5.0));
+        assert_eq!(explained(&finite, DType::Float32, &nan), None);
+        let reference_nan = nan_verdict(
+            "Conv1DTranspose",
+            "'l' output 0 at [0, 0, 0]: TensorFlow 1e0, reference NaN",
+        );
+        assert_eq!(explained(&strided, DType::Float32, &reference_nan), None);
+        let conv3d = case("Conv3DTranspose", json!([2, 1, 1]), json!("-inf"));
+        assert_eq!(explained(&conv3d, DType::Float32, &nan), None);
     }
 
     /// Eager max pooling drops a NaN that XLA's keeps: the modes differ on such inputs, and
