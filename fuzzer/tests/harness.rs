@@ -455,6 +455,16 @@ fn a_conv_sum_that_overflows_in_some_orders_only_may_be_non_finite() {
     );
 }
 
+/// A float32 GlobalAveragePooling2D of values at -MAX: the average is -MAX, but TF sums in
+/// float32 and every order of that sum overflows, so TF's average is -inf (eager and XLA).
+/// Any order of an average's sum that overflows makes a non-finite TF value acceptable at
+/// that element. A campaign reported it as `unexpected-nan/GlobalAveragePooling2D`; this is
+/// the layer alone, fed what TF fed it.
+#[test]
+fn an_average_whose_float32_sum_overflows_may_be_infinite() {
+    assert_agrees("global_average_float32_sum_overflowing.case.json", "eager,xla");
+}
+
 /// A float64 Conv3DTranspose with `dilation_rate=2` is refused by TF's CPU kernel when it
 /// runs, not by Keras when it builds: Keras gives it the output shape dilation gives, and the
 /// Reshape after it, made for the undilated shape, refuses that first. The case cannot show

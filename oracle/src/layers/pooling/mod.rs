@@ -231,10 +231,13 @@ pub fn pool(
 }
 
 /// Per output element of an average over windows (as [`pool`] takes them), whether its sum
-/// overflows in some order of its terms and not in every order, in the accumulator of TF's
-/// kernel for `dtype`: there TF's order, which is not modelled, decides between a finite
-/// average and a non-finite one. As [`crate::layers::Spec::order_dependent_overflow`] returns
-/// them (see [`crate::layers::convolutional::order_decides_sum_overflow`] for the bounds).
+/// overflows in some order of its terms in the accumulator of TF's kernel for `dtype`: there
+/// TF's order, which is not modelled, decides between a finite average and a non-finite one.
+/// Unlike a sum's, an average's exact value may lie in the range when its sum does not (the
+/// float32 mean of `-MAX` and `-MAX`): every order then overflows, and TF's average is
+/// infinite where the reference's is `-MAX`. As
+/// [`crate::layers::Spec::order_dependent_overflow`] returns them (see
+/// [`crate::layers::convolutional::order_decides_sum_overflow`] for the bounds).
 pub fn average_order_flags(
     x: &ArrayD<f64>,
     format: DataFormat,
@@ -270,8 +273,7 @@ pub fn average_order_flags(
                 q -= v / n as f64;
             }
         }
-        let (limit, r) = (max / n as f64, rounding(n));
-        f64::from(p.max(q) * r > limit && (p - q).abs() / r <= limit)
+        f64::from(p.max(q) * rounding(n) > max / n as f64)
     });
     flags
         .iter()
@@ -517,7 +519,7 @@ mod tests {
         };
         let max = f64::MAX;
         // 1e308 + 1e308 overflows, the exact sum does not; the second row cannot overflow;
-        // the third overflows in every order.
+        // the third overflows in every order, though its average is in the range.
         assert_eq!(
             flags(
                 DType::Float64,
@@ -527,7 +529,13 @@ mod tests {
                     [max, max, max]
                 ]
             ),
-            Some(vec![true, false, false])
+            Some(vec![true, false, true])
+        );
+        // The float32 mean of -MAX three times: -MAX exactly, but its sum overflows.
+        let f32_max = f32::MAX as f64;
+        assert_eq!(
+            flags(DType::Float32, &[[-f32_max, -f32_max, -f32_max]]),
+            Some(vec![true])
         );
         assert_eq!(flags(DType::Float64, &[[1.0, 2.0, 3.0]]), None);
         // Float32 accumulates in float32.
