@@ -275,6 +275,66 @@ fn unbounded_allocation_is_out_of_memory() {
     );
 }
 
+/// Memory a worker gathers over many cases is not blamed on the case that crosses the limit:
+/// that case runs again on a fresh worker, and only a blow-up there is `oom`. A worker grown
+/// past half the limit is replaced between cases.
+#[test]
+fn memory_a_worker_gathered_is_not_blamed_on_one_case() {
+    use harness_py::{Harness, Limits, PythonEnv, RunOptions, TfOutcome, WorkerCommand};
+    let env = PythonEnv::probe(&PythonEnv::select(None).unwrap()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let case = |file: &str, name: &str| {
+        let path = chain_case(
+            dir.path(),
+            file,
+            &[4],
+            &[1, 4],
+            &[("Identity", name, json!({}))],
+        );
+        oracle::Case::read(&path).unwrap()
+    };
+    let plain = case("plain.case.json", "plain");
+    let leak = case("leak.case.json", "semfuzz_leak_here");
+    let cmd = WorkerCommand {
+        program: PathBuf::from(env!("CARGO_BIN_EXE_semfuzz")),
+        args: vec!["__worker".into()],
+        env: vec![("SEMFUZZ_WORKER_PLANT".into(), plant().into())],
+        shared_bytes: harness_py::client::SHARED_BYTES,
+    };
+    let ran = |outcome: TfOutcome| assert!(matches!(outcome, TfOutcome::Ran { .. }), "{outcome:?}");
+
+    // Each leaking run keeps 200 MiB: the third passes a limit 500 MiB above a fresh
+    // worker's size, and runs again on a fresh worker, where it stays under it.
+    let mut harness = Harness::new(cmd.clone(), env.clone());
+    let opts = |memory_mib: u64| RunOptions {
+        limits: Limits {
+            memory_mib,
+            ..Limits::default()
+        },
+        ..RunOptions::default()
+    };
+    ran(harness.run(&plain, &RunOptions::default()).unwrap());
+    let base = harness.worker_rss_mib().unwrap();
+    let tight = opts(base + 500);
+    for _ in 0..3 {
+        let (outcome, _) = harness.run_confirming_timeouts(&leak, &tight).unwrap();
+        ran(outcome);
+    }
+    assert_eq!((harness.outgrown, harness.starts), (1, 2));
+
+    // A worker past half the limit is replaced at the next check.
+    let mut harness = Harness::new(cmd, env);
+    let roomy = opts(2 * (base + 50));
+    ran(harness.run(&leak, &roomy).unwrap());
+    for _ in 1..harness_py::run::RECYCLE_CHECK_EVERY {
+        ran(harness.run(&plain, &roomy).unwrap());
+    }
+    assert_eq!(harness.recycled, 1);
+    ran(harness.run(&plain, &roomy).unwrap());
+    assert_eq!(harness.starts, 2);
+    assert!(harness.worker_rss_mib().unwrap() < base + 100);
+}
+
 #[test]
 fn invalid_cases_are_judged_by_how_tf_refuses_them() {
     let dir = tempfile::tempdir().unwrap();
@@ -462,7 +522,10 @@ fn a_conv_sum_that_overflows_in_some_orders_only_may_be_non_finite() {
 /// the layer alone, fed what TF fed it.
 #[test]
 fn an_average_whose_float32_sum_overflows_may_be_infinite() {
-    assert_agrees("global_average_float32_sum_overflowing.case.json", "eager,xla");
+    assert_agrees(
+        "global_average_float32_sum_overflowing.case.json",
+        "eager,xla",
+    );
 }
 
 /// A float64 Conv3DTranspose with `dilation_rate=2` is refused by TF's CPU kernel when it

@@ -155,7 +155,17 @@ pub struct Harness {
     spare: Option<Worker>,
     /// The Python lines (hashes of `file:line`) the last case ran, when coverage was asked for.
     pub python_lines: Vec<u32>,
+    /// Cases the current worker has run.
+    served: usize,
+    /// Workers replaced because they had grown past half the memory limit over many cases
+    /// (TF's caches grow with every model traced or compiled), and memory blow-ups that did
+    /// not happen again on a fresh worker.
+    pub recycled: usize,
+    pub outgrown: usize,
 }
+
+/// Every this many cases, the worker's memory is checked against half the memory limit.
+pub const RECYCLE_CHECK_EVERY: usize = 16;
 
 impl Harness {
     pub fn new(command: WorkerCommand, env: PythonEnv) -> Self {
@@ -168,6 +178,9 @@ impl Harness {
             keep_spare: false,
             spare: None,
             python_lines: Vec::new(),
+            served: 0,
+            recycled: 0,
+            outgrown: 0,
         }
     }
 
@@ -194,6 +207,7 @@ impl Harness {
             self.starts += 1;
             self.worker = Some(w);
             self.held_model = None;
+            self.served = 0;
         }
         if self.keep_spare && self.spare.is_none() {
             // Started now, it imports TF while the active worker runs cases.
@@ -281,6 +295,7 @@ impl Harness {
             },
         );
         self.python_lines.clear();
+        self.served += 1;
         let outcome = match answer {
             Ok((answer, parse)) => {
                 let (outcome, lines) = answer?;
@@ -324,18 +339,54 @@ impl Harness {
                 return Err(e);
             }
         };
+        if matches!(outcome, TfOutcome::Ran { .. }) {
+            self.recycle_when_grown(&limits);
+        }
         Ok(outcome)
+    }
+
+    /// Replaces the worker (with the spare, when one is kept) once it has grown past half
+    /// the memory limit: TF's caches grow with every model a worker traces or compiles, and
+    /// a worker that reached the limit that way would blame the case it happened to be
+    /// running. Checked every [`RECYCLE_CHECK_EVERY`] cases.
+    fn recycle_when_grown(&mut self, limits: &Limits) {
+        if !self.served.is_multiple_of(RECYCLE_CHECK_EVERY) {
+            return;
+        }
+        let Some(rss) = self.worker_rss_mib() else {
+            return;
+        };
+        if rss > limits.memory_mib / 2 {
+            tracing::info!(
+                "the worker grew to {rss} MiB over {} cases; replacing it",
+                self.served
+            );
+            self.recycled += 1;
+            self.restart();
+        }
     }
 
     /// Runs a case; one past its timeout runs once more with [`PATIENCE`] times the limit,
     /// so a case that is only slow (a first compile of a large recurrent graph, a machine
-    /// busy with other work) is judged on that run, not reported as a hang.
+    /// busy with other work) is judged on that run, not reported as a hang. A memory
+    /// blow-up on a worker that had run other cases runs once more on a fresh worker, so
+    /// that what the worker had gathered before is not blamed on this case: it counts only
+    /// when it happens again.
     pub fn run_confirming_timeouts(
         &mut self,
         case: &Case,
         opts: &RunOptions,
     ) -> Result<(TfOutcome, TimeoutCheck), WorkerError> {
+        let fresh = self.worker.is_none() || self.served == 0;
         let first = self.run(case, opts)?;
+        if !fresh && matches!(first, TfOutcome::OutOfMemory { .. }) {
+            let again = self.run(case, opts)?;
+            if !matches!(again, TfOutcome::OutOfMemory { .. }) {
+                tracing::info!("a memory blow-up did not happen again on a fresh worker");
+                self.outgrown += 1;
+            }
+            return Ok((again, TimeoutCheck::None));
+        }
         if !matches!(first, TfOutcome::Timeout { .. }) {
             return Ok((first, TimeoutCheck::None));
         }

@@ -108,9 +108,13 @@ pub struct Counters {
     /// Executions with a verdict a known framework bug or limitation explains (counted,
     /// not saved as findings).
     pub known: u64,
+    /// Workers replaced because they had grown past half the memory limit, and memory
+    /// blow-ups that did not happen again on a fresh worker (no finding).
+    pub recycled: u64,
+    pub outgrown: u64,
 }
 
-pub const STAT_NAMES: [&str; 13] = [
+pub const STAT_NAMES: [&str; 15] = [
     "valid",
     "invalid",
     "tf_us",
@@ -124,10 +128,12 @@ pub const STAT_NAMES: [&str; 13] = [
     "slow",
     "crashes",
     "known",
+    "recycled",
+    "outgrown",
 ];
 
 impl Counters {
-    fn values(&self) -> [u64; 13] {
+    fn values(&self) -> [u64; 15] {
         [
             self.valid,
             self.invalid,
@@ -142,6 +148,8 @@ impl Counters {
             self.slow,
             self.crashes,
             self.known,
+            self.recycled,
+            self.outgrown,
         ]
     }
 }
@@ -241,6 +249,8 @@ impl CaseExecutor {
             }
         }
         self.counters.worker_starts = self.harness.starts as u64;
+        self.counters.recycled = self.harness.recycled as u64;
+        self.counters.outgrown = self.harness.outgrown as u64;
         for (name, value) in STAT_NAMES.iter().zip(self.counters.values()) {
             mgr.fire(
                 state,

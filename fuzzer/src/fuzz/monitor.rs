@@ -33,6 +33,10 @@ pub struct Totals {
     pub python_lines: u64,
     /// Cases past the timeout that finished when run again with a longer one.
     pub slow: u64,
+    /// Workers replaced for their memory, and memory blow-ups not seen again on a fresh
+    /// worker.
+    pub recycled: u64,
+    pub outgrown: u64,
     /// Executions whose worker died, and executions a known framework bug or limitation
     /// explains.
     pub crashes: u64,
@@ -69,6 +73,8 @@ impl Totals {
             handle_us: (get("worker_handle_seconds") * 1e6) as u64,
             worker_starts: get("worker_starts") as u64,
             slow: get("slow_cases") as u64,
+            recycled: get("worker_recycles") as u64,
+            outgrown: get("oom_not_reproduced") as u64,
             crashes: get("crash_execs") as u64,
             known: get("known_execs") as u64,
             clients: get("clients") as usize,
@@ -180,6 +186,8 @@ fn write_stats(out: &Path, t: &Totals, plot: bool) -> std::io::Result<()> {
     kv("worker_starts", t.worker_starts.to_string());
     kv("python_lines", t.python_lines.to_string());
     kv("slow_cases", t.slow.to_string());
+    kv("worker_recycles", t.recycled.to_string());
+    kv("oom_not_reproduced", t.outgrown.to_string());
     kv("crash_execs", t.crashes.to_string());
     kv("known_execs", t.known.to_string());
     let tmp = out.join(".fuzzer_stats.tmp");
@@ -281,7 +289,11 @@ impl StatusMonitor {
             slow,
             crashes,
             known,
+            recycled,
+            outgrown,
         ] = sums;
+        t.recycled += recycled;
+        t.outgrown += outgrown;
         t.slow += slow;
         t.crashes += crashes;
         t.known += known;

@@ -1,7 +1,8 @@
 """Faults planted in a real worker by the harness tests (see SEMFUZZ_WORKER_PLANT).
 
 An Identity layer whose name starts with `semfuzz_abort` aborts the process, `semfuzz_hang`
-sleeps forever, `semfuzz_slow` sleeps 3 seconds, `semfuzz_alloc` allocates without bound. Every ReLU adds 0.25 to its output
+sleeps forever, `semfuzz_slow` sleeps 3 seconds, `semfuzz_alloc` allocates without bound, `semfuzz_leak` keeps
+200 MiB more on every call (as TF's caches grow over many cases) and then sleeps 0.3 seconds. Every ReLU adds 0.25 to its output
 (a planted semantic bug that the reference must catch at that layer). A ReLU named
 `semfuzz_lax*` skips Keras's check of `negative_slope` (a planted missing validation).
 """
@@ -12,6 +13,7 @@ import time
 import keras
 
 _identity_call = keras.layers.Identity.call
+_leaked = []
 
 
 def _identity(self, inputs, *args, **kwargs):
@@ -21,6 +23,9 @@ def _identity(self, inputs, *args, **kwargs):
         time.sleep(3600)
     if self.name.startswith("semfuzz_slow"):
         time.sleep(3)
+    if self.name.startswith("semfuzz_leak"):
+        _leaked.append(b"\x01" * (200 * 1024 * 1024))
+        time.sleep(0.3)
     if self.name.startswith("semfuzz_alloc"):
         hog = []
         while True:
