@@ -10,7 +10,9 @@
 //! - reference (check + evaluation) time against TF eager time for the same cases, at 10 and
 //!   50 layers with ~4 KB inputs;
 //! - the cost of the optional Python coverage (`--python-coverage`), in time per case;
-//! - worker resident memory after 100 cases and after SEMFUZZ_BENCH_CASES (default 10,000).
+//! - worker resident memory after 100 cases and after SEMFUZZ_BENCH_CASES (default 10,000),
+//!   eager; and under XLA (SEMFUZZ_BENCH_XLA_CASES, default 2,000), whose compiled programs
+//!   stay until the worker is replaced.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -331,5 +333,45 @@ fn main() {
     report.line(format!(
         "worker restarts during the bench: {}",
         harness.starts - 1
+    ));
+
+    // 4. The same under XLA, which keeps every program it compiles: the worker grows with
+    // each new model, and is replaced once past half the memory limit (4096 MiB by default).
+    let total: usize = std::env::var("SEMFUZZ_BENCH_XLA_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_000);
+    let xla = RunOptions {
+        modes: vec![Mode::Xla],
+        ..RunOptions::default()
+    };
+    harness.restart();
+    let (starts, recycled) = (harness.starts, harness.recycled);
+    let mut rss_100 = 0;
+    let start = Instant::now();
+    for i in 0..total {
+        let case = chain(10, 100 + i / 10, i as u64);
+        stream(&mut harness, std::slice::from_ref(&case), &xla);
+        // None right after the worker was replaced: the next one has not started yet.
+        let Some(rss) = harness.worker_rss_mib() else {
+            continue;
+        };
+        if i + 1 == 100 {
+            rss_100 = rss;
+        }
+        if i + 1 == 100 || (i + 1) % 500 == 0 {
+            report.line(format!(
+                "xla, a new model every 10 cases: worker RSS after {} cases: {rss} MiB ({:+.1}% vs 100; {} workers replaced for their memory; {:.0} s)",
+                i + 1,
+                100.0 * (rss as f64 - rss_100 as f64) / rss_100.max(1) as f64,
+                harness.recycled - recycled,
+                start.elapsed().as_secs_f64()
+            ));
+        }
+    }
+    report.line(format!(
+        "xla: workers started {} (replaced for their memory {})",
+        harness.starts - starts,
+        harness.recycled - recycled
     ));
 }
