@@ -158,9 +158,10 @@ pub struct Harness {
     /// Cases the current worker has run.
     served: usize,
     /// Workers replaced because they had grown past half the memory limit over many cases
-    /// (TF's caches grow with every model traced or compiled), and memory blow-ups that did
-    /// not happen again on a fresh worker.
+    /// (XLA keeps every program it compiles).
     pub recycled: usize,
+    /// Memory blow-ups on a worker that had run other cases that did not happen again when
+    /// the case ran on a fresh worker.
     pub outgrown: usize,
 }
 
@@ -346,8 +347,7 @@ impl Harness {
     }
 
     /// Replaces the worker (with the spare, when one is kept) once it has grown past half
-    /// the memory limit: TF's caches grow with every model a worker traces or compiles, and
-    /// a worker that reached the limit that way would blame the case it happened to be
+    /// the memory limit: XLA keeps every program a worker compiles, and a worker that reached the limit that way would blame the case it happened to be
     /// running. Checked every [`RECYCLE_CHECK_EVERY`] cases.
     fn recycle_when_grown(&mut self, limits: &Limits) {
         if !self.served.is_multiple_of(RECYCLE_CHECK_EVERY) {
@@ -378,14 +378,13 @@ impl Harness {
         opts: &RunOptions,
     ) -> Result<(TfOutcome, TimeoutCheck), WorkerError> {
         let fresh = self.worker.is_none() || self.served == 0;
-        let first = self.run(case, opts)?;
+        let mut first = self.run(case, opts)?;
         if !fresh && matches!(first, TfOutcome::OutOfMemory { .. }) {
-            let again = self.run(case, opts)?;
-            if !matches!(again, TfOutcome::OutOfMemory { .. }) {
+            first = self.run(case, opts)?;
+            if !matches!(first, TfOutcome::OutOfMemory { .. }) {
                 tracing::info!("a memory blow-up did not happen again on a fresh worker");
                 self.outgrown += 1;
             }
-            return Ok((again, TimeoutCheck::None));
         }
         if !matches!(first, TfOutcome::Timeout { .. }) {
             return Ok((first, TimeoutCheck::None));

@@ -108,9 +108,9 @@ pub struct Counters {
     /// Executions with a verdict a known framework bug or limitation explains (counted,
     /// not saved as findings).
     pub known: u64,
-    /// Workers replaced because they had grown past half the memory limit, and memory
-    /// blow-ups that did not happen again on a fresh worker (no finding).
+    /// Workers replaced because they had grown past half the memory limit.
     pub recycled: u64,
+    /// Memory blow-ups that did not happen again on a fresh worker (no finding).
     pub outgrown: u64,
 }
 
@@ -327,8 +327,9 @@ where
                 tracing::warn!("the TensorFlow worker failed ({e}); starting a new one");
                 self.harness
                     .run_confirming_timeouts(&case, &opts)
-                    .map_err(|e| {
-                        Error::unknown(format!("the TensorFlow worker failed twice: {e}"))
+                    .map_err(|e| match e {
+                        WorkerError::Cancelled => Error::ShuttingDown,
+                        e => Error::unknown(format!("the TensorFlow worker failed twice: {e}")),
                     })?
             }
         };

@@ -33,9 +33,9 @@ pub struct Totals {
     pub python_lines: u64,
     /// Cases past the timeout that finished when run again with a longer one.
     pub slow: u64,
-    /// Workers replaced for their memory, and memory blow-ups not seen again on a fresh
-    /// worker.
+    /// Workers replaced for their memory.
     pub recycled: u64,
+    /// Memory blow-ups not seen again on a fresh worker.
     pub outgrown: u64,
     /// Executions whose worker died, and executions a known framework bug or limitation
     /// explains.
