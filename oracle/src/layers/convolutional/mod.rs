@@ -886,7 +886,8 @@ pub fn sum_tolerance(
     Tolerance::reduction(dtype, n, magnitude).after(activation, dtype)
 }
 
-/// Per output element of a window sum of products plus a bias (before the activation):
+/// Per output element of a sum of products plus a bias, before the activation (a
+/// convolution's window, a `Dense` or `EinsumDense` contraction):
 /// whether it overflows in some order of its terms and not in every order, so that TF's
 /// order, which is not modelled, decides between the reference's finite value and a
 /// non-finite one (partial sums of `+inf` and `-inf` give NaN). As

@@ -186,6 +186,7 @@ struct EinsumDenseSpec {
     partial: Vec<Option<usize>>,
     bias_axes: Option<Vec<char>>,
     activation: Activation,
+    dtype: DType,
 }
 
 /// Python's `seq[index]`, negative indices counting from the end; `None` is an `IndexError`.
@@ -220,6 +221,71 @@ struct Analysis {
 }
 
 impl EinsumDenseSpec {
+    /// The einsum plus the bias, before the activation.
+    fn pre_activation(
+        &self,
+        x: &ArrayD<f64>,
+        k: &ArrayD<f64>,
+        bias: Option<&ArrayD<f64>>,
+    ) -> ArrayD<f64> {
+        let dims: Dims = x.shape().iter().map(|&d| Some(d)).collect();
+        let (_, actual) = self.check(&dims).expect("checked by infer");
+        let out_shape: Vec<usize> = actual.iter().map(|d| d.expect("known")).collect();
+        let eq = &self.equation;
+        let labels = self.input_labels(x.ndim());
+        let contracted = self.contracted(x.shape(), k.shape());
+        let sum_shape: Vec<usize> = contracted.iter().map(|&(_, d)| d).collect();
+        // Output axis `i` is an ellipsis axis or a label.
+        let n_ell = labels.iter().filter(|l| l.is_none()).count();
+        let out_labels: Vec<Option<char>> = match eq.ellipsis {
+            Ellipsis::Right => eq
+                .output
+                .iter()
+                .map(|&c| Some(c))
+                .chain(std::iter::repeat_n(None, n_ell))
+                .collect(),
+            _ => std::iter::repeat_n(None, n_ell)
+                .chain(eq.output.iter().map(|&c| Some(c)))
+                .collect(),
+        };
+        let mut value = [0usize; 128];
+        let mut xi = vec![0usize; x.ndim()];
+        let mut ki = vec![0usize; k.ndim()];
+        let mut y = ArrayD::<f64>::zeros(IxDyn(&out_shape));
+        for_each_index(&out_shape, |oi| {
+            let mut ell = Vec::with_capacity(n_ell);
+            for (l, &i) in out_labels.iter().zip(oi) {
+                match l {
+                    Some(c) => value[*c as usize] = i,
+                    None => ell.push(i),
+                }
+            }
+            let mut total = 0.0;
+            for_each_index(&sum_shape, |si| {
+                for (&(c, _), &i) in contracted.iter().zip(si) {
+                    value[c as usize] = i;
+                }
+                let mut e = ell.iter();
+                for (slot, l) in xi.iter_mut().zip(&labels) {
+                    *slot = match l {
+                        Some(c) => value[*c as usize],
+                        None => *e.next().expect("an ellipsis axis"),
+                    };
+                }
+                for (slot, &c) in ki.iter_mut().zip(&eq.weight) {
+                    *slot = value[c as usize];
+                }
+                total += x[xi.as_slice()] * k[ki.as_slice()];
+            });
+            y[oi] = total;
+        });
+        if let Some(b) = bias {
+            let b = b.broadcast(y.raw_dim()).expect("checked by infer");
+            y += &b;
+        }
+        y
+    }
+
     fn analyze(&self, x: &Dims) -> Result<Analysis, Violation> {
         let eq = &self.equation;
         let left = eq.ellipsis == Ellipsis::Left;
@@ -577,6 +643,7 @@ impl LayerKind for EinsumDense {
             partial,
             bias_axes,
             activation,
+            dtype: call.dtype,
         }))
     }
 
@@ -642,64 +709,28 @@ impl Spec for EinsumDenseSpec {
     }
 
     fn eval(&self, inputs: &[&ArrayD<f64>], weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
-        let x = inputs[0];
-        let k = weights[0];
-        let dims: Dims = x.shape().iter().map(|&d| Some(d)).collect();
-        let (_, actual) = self.check(&dims).expect("checked by infer");
-        let out_shape: Vec<usize> = actual.iter().map(|d| d.expect("known")).collect();
-        let eq = &self.equation;
-        let labels = self.input_labels(x.ndim());
-        let contracted = self.contracted(x.shape(), k.shape());
-        let sum_shape: Vec<usize> = contracted.iter().map(|&(_, d)| d).collect();
-        // Output axis `i` is an ellipsis axis or a label.
-        let n_ell = labels.iter().filter(|l| l.is_none()).count();
-        let out_labels: Vec<Option<char>> = match eq.ellipsis {
-            Ellipsis::Right => eq
-                .output
-                .iter()
-                .map(|&c| Some(c))
-                .chain(std::iter::repeat_n(None, n_ell))
-                .collect(),
-            _ => std::iter::repeat_n(None, n_ell)
-                .chain(eq.output.iter().map(|&c| Some(c)))
-                .collect(),
-        };
-        let mut value = [0usize; 128];
-        let mut xi = vec![0usize; x.ndim()];
-        let mut ki = vec![0usize; k.ndim()];
-        let mut y = ArrayD::<f64>::zeros(IxDyn(&out_shape));
-        for_each_index(&out_shape, |oi| {
-            let mut ell = Vec::with_capacity(n_ell);
-            for (l, &i) in out_labels.iter().zip(oi) {
-                match l {
-                    Some(c) => value[*c as usize] = i,
-                    None => ell.push(i),
-                }
-            }
-            let mut total = 0.0;
-            for_each_index(&sum_shape, |si| {
-                for (&(c, _), &i) in contracted.iter().zip(si) {
-                    value[c as usize] = i;
-                }
-                let mut e = ell.iter();
-                for (slot, l) in xi.iter_mut().zip(&labels) {
-                    *slot = match l {
-                        Some(c) => value[*c as usize],
-                        None => *e.next().expect("an ellipsis axis"),
-                    };
-                }
-                for (slot, &c) in ki.iter_mut().zip(&eq.weight) {
-                    *slot = value[c as usize];
-                }
-                total += x[xi.as_slice()] * k[ki.as_slice()];
-            });
-            y[oi] = total;
-        });
-        if let Some(b) = weights.get(1) {
-            let b = b.broadcast(y.raw_dim()).expect("checked by infer");
-            y += &b;
-        }
+        let y = self.pre_activation(inputs[0], weights[0], weights.get(1).copied());
         vec![self.activation.apply(&y)]
+    }
+
+    fn order_dependent_overflow(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        weights: &[&ArrayD<f64>],
+    ) -> Option<Vec<ArrayD<bool>>> {
+        let n: usize = self
+            .contracted(inputs[0].shape(), weights[0].shape())
+            .iter()
+            .map(|&(_, d)| d)
+            .product();
+        crate::layers::convolutional::order_decides_sum_overflow(
+            self.dtype,
+            n,
+            inputs[0],
+            weights[0],
+            weights.get(1).copied(),
+            |x, k, b| self.pre_activation(x, k, b),
+        )
     }
 
     fn intervals(
@@ -767,6 +798,21 @@ mod tests {
             node: &node,
             dtype: DType::Float64,
         })
+    }
+
+    #[test]
+    fn an_einsum_sum_that_overflows_in_some_order_only_is_flagged() {
+        // y[a, d] = Σ_c x[a, c] k[c, d], no bias.
+        let s = spec(json!({"equation": "ac,cd->ad", "output_shape": [1]})).unwrap();
+        let k = ArrayD::from_elem(vec![3, 1], 1.0);
+        let flags = |x: [f64; 3]| {
+            let x = ArrayD::from_shape_vec(vec![1, 3], x.to_vec()).unwrap();
+            s.order_dependent_overflow(&[&x], &[&k])
+                .map(|f| f[0].iter().copied().collect::<Vec<_>>())
+        };
+        assert_eq!(flags([1e308, 1e308, -1.5e308]), Some(vec![true]));
+        assert_eq!(flags([1e308, -1e308, 0.5e308]), None);
+        assert_eq!(flags([1.0, 2.0, 3.0]), None);
     }
 
     fn dims(d: &[Option<usize>]) -> Dims {
