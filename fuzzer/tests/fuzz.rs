@@ -257,16 +257,13 @@ fn verdicts_of_known_bugs_are_counted_by_bug_not_reported() {
         .join("../crashes")
         .join(bug);
     std::fs::copy(kept.join("case.case.json"), seeds.join("gelu.case.json")).unwrap();
-    let mut cmd = fuzz_command(&out, &["--runs", "6", "--seed", "13"], None);
-    cmd.arg("--seeds").arg(&seeds);
-    let output = cmd.output().unwrap();
-    let stdout = text(&output.stdout);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        text(&output.stderr)
+    let seeds = seeds.to_str().unwrap();
+    let output = fuzz(
+        &out,
+        &["--runs", "6", "--seed", "13", "--seeds", seeds],
+        None,
     );
+    let stdout = text(&output.stdout);
 
     let known: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("known.json")).unwrap()).unwrap();

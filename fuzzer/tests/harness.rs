@@ -11,6 +11,16 @@ fn plant() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/plant_faults.py")
 }
 
+/// The worker with the planted faults, its payloads in shared memory of this size (0: none).
+fn planted_worker(shared_bytes: usize) -> harness_py::WorkerCommand {
+    harness_py::WorkerCommand {
+        program: PathBuf::from(env!("CARGO_BIN_EXE_semfuzz")),
+        args: vec!["__worker".into()],
+        env: vec![("SEMFUZZ_WORKER_PLANT".into(), plant().into())],
+        shared_bytes,
+    }
+}
+
 /// A case: Input(batch_shape) -> one layer per (class, name, config), fed `input`.
 fn chain_case(
     dir: &Path,
@@ -199,7 +209,7 @@ fn a_hang_is_a_timeout_at_its_layer() {
 /// memory it shares with the client, or on stderr when it shares none.
 #[test]
 fn a_crash_and_a_hang_are_located_with_and_without_shared_memory() {
-    use harness_py::{Harness, Limits, PythonEnv, RunOptions, TfOutcome, WorkerCommand};
+    use harness_py::{Harness, Limits, PythonEnv, RunOptions, TfOutcome};
     let env = PythonEnv::probe(&PythonEnv::select(None).unwrap()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let case = |file: &str, name: &str| {
@@ -226,13 +236,7 @@ fn a_crash_and_a_hang_are_located_with_and_without_shared_memory() {
         ..RunOptions::default()
     };
     for shared_bytes in [0, harness_py::client::SHARED_BYTES] {
-        let cmd = WorkerCommand {
-            program: PathBuf::from(env!("CARGO_BIN_EXE_semfuzz")),
-            args: vec!["__worker".into()],
-            env: vec![("SEMFUZZ_WORKER_PLANT".into(), plant().into())],
-            shared_bytes,
-        };
-        let mut harness = Harness::new(cmd, env.clone());
+        let mut harness = Harness::new(planted_worker(shared_bytes), env.clone());
         match harness.run(&abort, &opts).unwrap() {
             TfOutcome::Crash { layer, .. } => assert_eq!(
                 layer.as_deref(),
@@ -280,7 +284,7 @@ fn unbounded_allocation_is_out_of_memory() {
 /// past half the limit is replaced between cases.
 #[test]
 fn memory_a_worker_gathered_is_not_blamed_on_one_case() {
-    use harness_py::{Harness, Limits, PythonEnv, RunOptions, TfOutcome, WorkerCommand};
+    use harness_py::{Harness, Limits, PythonEnv, RunOptions, TfOutcome};
     let env = PythonEnv::probe(&PythonEnv::select(None).unwrap()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let case = |file: &str, name: &str| {
@@ -295,12 +299,7 @@ fn memory_a_worker_gathered_is_not_blamed_on_one_case() {
     };
     let plain = case("plain.case.json", "plain");
     let leak = case("leak.case.json", "semfuzz_leak_here");
-    let cmd = WorkerCommand {
-        program: PathBuf::from(env!("CARGO_BIN_EXE_semfuzz")),
-        args: vec!["__worker".into()],
-        env: vec![("SEMFUZZ_WORKER_PLANT".into(), plant().into())],
-        shared_bytes: harness_py::client::SHARED_BYTES,
-    };
+    let cmd = planted_worker(harness_py::client::SHARED_BYTES);
     let ran = |outcome: TfOutcome| assert!(matches!(outcome, TfOutcome::Ran { .. }), "{outcome:?}");
 
     // Each leaking run keeps 200 MiB: the third passes a limit 500 MiB above a fresh

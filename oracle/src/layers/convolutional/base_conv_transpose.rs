@@ -11,7 +11,6 @@ use super::{
     sum_bounds, sum_tolerance, transpose_input_len, transpose_output_len,
 };
 use crate::DType;
-use crate::activations::Activation;
 use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::{CallSite, Spec, WeightDomain, WeightSpec};
@@ -266,22 +265,10 @@ impl Spec for ConvTransposeSpec {
     ) -> Option<Vec<ArrayD<bool>>> {
         let g = &self.common.geom;
         let c = inputs[0].shape()[super::channel_axis(g.data_format, self.rank)];
-        super::order_decides_sum_overflow(
-            self.common.dtype,
-            self.taps_per_output() * c,
-            inputs[0],
-            weights[0],
-            self.bias(weights),
-            |x, kernel, bias| {
-                finish(
-                    self.convolve(x, kernel),
-                    bias,
-                    self.rank,
-                    g.data_format,
-                    Activation::Linear,
-                )
-            },
-        )
+        let terms = self.taps_per_output() * c;
+        super::conv_order_flags(&self.common, self.rank, terms, inputs, weights, |x, k| {
+            self.convolve(x, k)
+        })
     }
 
     fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {

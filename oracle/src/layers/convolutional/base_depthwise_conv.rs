@@ -12,7 +12,6 @@ use super::{
     sum_bounds, sum_tolerance, zero_channels,
 };
 use crate::DType;
-use crate::activations::Activation;
 use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::{CallSite, Spec, WeightDomain, WeightSpec};
@@ -145,23 +144,10 @@ impl Spec for DepthwiseSpec {
         inputs: &[&ArrayD<f64>],
         weights: &[&ArrayD<f64>],
     ) -> Option<Vec<ArrayD<bool>>> {
-        let g = &self.common.geom;
-        super::order_decides_sum_overflow(
-            self.common.dtype,
-            g.taps(),
-            inputs[0],
-            weights[0],
-            self.bias(weights),
-            |x, kernel, bias| {
-                finish(
-                    self.convolve(x, kernel),
-                    bias,
-                    self.rank,
-                    g.data_format,
-                    Activation::Linear,
-                )
-            },
-        )
+        let terms = self.common.geom.taps();
+        super::conv_order_flags(&self.common, self.rank, terms, inputs, weights, |x, k| {
+            self.convolve(x, k)
+        })
     }
 
     fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {

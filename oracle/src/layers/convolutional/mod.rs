@@ -934,6 +934,39 @@ pub fn order_decides_sum_overflow(
     flags.iter().any(|&f| f).then(|| vec![flags])
 }
 
+/// [`order_decides_sum_overflow`] for a convolution layer of `rank` spatial axes, whose
+/// window sums (before the bias, channels last) `convolve` computes.
+pub fn conv_order_flags(
+    common: &Common,
+    rank: usize,
+    terms: usize,
+    inputs: &[&ArrayD<f64>],
+    weights: &[&ArrayD<f64>],
+    convolve: impl Fn(&ArrayD<f64>, &ArrayD<f64>) -> Canonical,
+) -> Option<Vec<ArrayD<bool>>> {
+    let bias = if common.use_bias {
+        weights.get(1).copied()
+    } else {
+        None
+    };
+    order_decides_sum_overflow(
+        common.dtype,
+        terms,
+        inputs[0],
+        weights[0],
+        bias,
+        |x, k, b| {
+            finish(
+                convolve(x, k),
+                b,
+                rank,
+                common.geom.data_format,
+                Activation::Linear,
+            )
+        },
+    )
+}
+
 /// Which terms of a window sum may be missing or zero.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Terms {
