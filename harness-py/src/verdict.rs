@@ -403,6 +403,9 @@ fn judge_valid(
     let modes = match tf {
         TfOutcome::Rejected(e) => {
             let (class, layer) = blamed(case, e);
+            if let Some(v) = index_rounded_onto_input_dim(case, dtype, analysis, e, layer) {
+                return vec![v];
+            }
             let mut v = Verdict::new(
                 Kind::UnexpectedRejection,
                 class,
@@ -439,6 +442,10 @@ fn judge_valid(
                     Kind::UnexpectedRejection
                 };
                 let (class, layer) = blamed(case, e);
+                if let Some(v) = index_rounded_onto_input_dim(case, dtype, analysis, e, layer) {
+                    verdicts.push(v.in_mode(*mode));
+                    continue;
+                }
                 let mut v = Verdict::new(
                     kind,
                     class,
@@ -483,6 +490,51 @@ fn judge_valid(
         ));
     }
     verdicts
+}
+
+/// Agreement where TF refuses an `Embedding` index (`GatherV2`: "is not in [0, n)") that
+/// the reference computed just below `input_dim`: TF's own rounding of the layers before
+/// carried the value onto `input_dim`, which the int32 cast then keeps (a float32
+/// UnitNormalization giving exactly 1.0 where the exact value is 0.99999994, before an
+/// `Embedding(input_dim=1)`). "Just below" is within 64 roundings of the compute dtype.
+fn index_rounded_onto_input_dim(
+    case: &Case,
+    dtype: DType,
+    analysis: &ModelAnalysis,
+    e: &PyError,
+    layer: Option<&str>,
+) -> Option<Verdict> {
+    if !(e.message.contains("GatherV2") && e.message.contains(" is not in [0, ")) {
+        return None;
+    }
+    let evaluation = oracle::check::eval(case, analysis).ok()?;
+    let band = 64.0 * Tolerance::eps(dtype);
+    let near = analysis.calls.iter().find_map(|call| {
+        let l = &case.model.layers[call.layer];
+        let n = l
+            .config
+            .get("input_dim")
+            .and_then(serde_json::Value::as_u64)? as f64;
+        if l.class_name != "Embedding" || layer.is_some_and(|name| name != l.name) {
+            return None;
+        }
+        let inputs = evaluation.inputs_of(case, call)?;
+        let x = inputs.first()?;
+        x.iter()
+            .find(|&&v| v < n && n - v <= band * n)
+            .map(|&v| (l, v, n))
+    });
+    let (l, v, n) = near?;
+    Some(Verdict::new(
+        Kind::Agree,
+        "",
+        "",
+        Some(&l.name),
+        format!(
+            "TensorFlow refuses an index of '{}' that the reference computes as {v:e}, just below input_dim {n}: its own rounding reached {n}",
+            l.name
+        ),
+    ))
 }
 
 /// The arrays a call consumes in one mode: TF's outputs of its producers, or the case's
@@ -1041,6 +1093,46 @@ mod tests {
     /// product (NaN); TF 2.21 (XLA, as Keras runs grouped convs) gives +inf. Both are IEEE
     /// arithmetic on finite terms; with a genuine infinity among the inputs the same
     /// outputs are still reported.
+    /// TF refusing an Embedding index the reference computed just below `input_dim` (its
+    /// own rounding reached `input_dim`) is agreement; one the reference computed well inside
+    /// the range is still an unexpected rejection. A campaign reported the first as
+    /// `unexpected-rejection/Embedding` (a float32 UnitNormalization gave exactly 1.0).
+    #[test]
+    fn an_embedding_index_rounded_onto_input_dim_may_be_refused() {
+        let case = |index: f64| {
+            let text = serde_json::json!({
+                "format": "semfuzz-case/1", "dtype": "float32",
+                "model": {"name": "m", "trainable": true, "layers": [
+                    {"module": "keras.layers", "class_name": "InputLayer", "name": "x",
+                     "config": {"batch_shape": [null, 2], "dtype": "float32", "name": "x"}, "inbound_nodes": []},
+                    {"module": "keras.layers", "class_name": "Embedding", "name": "e",
+                     "config": {"name": "e", "input_dim": 1, "output_dim": 2},
+                     "inbound_nodes": [{"args": [{"class_name": "__keras_tensor__", "config": {"keras_history": ["x", 0, 0]}}], "kwargs": {}}]}
+                ], "input_layers": [["x", 0, 0]], "output_layers": [["e", 0, 0]]},
+                "weights": {"e": [{"shape": [1, 2], "data": [0.5, 0.25]}]},
+                "inputs": [{"shape": [1, 2], "data": [index, 0.0]}]
+            });
+            Case::from_json_str(&text.to_string(), "embedding.case.json").unwrap()
+        };
+        let refused = TfOutcome::Rejected(PyError {
+            kind: "InvalidArgumentError".into(),
+            message: "{{function_node __wrapped__GatherV2_device_/job:localhost/replica:0/task:0/device:CPU:0}} indices[0,0] = 1 is not in [0, 1) [Op:GatherV2]".into(),
+            phase: "call".into(),
+            traceback: String::new(),
+            layer: Some("e".into()),
+        });
+        let kinds = |index: f64| {
+            let c = case(index);
+            let analysis = oracle::check::check_in(&c, DType::Float32).unwrap();
+            judge_valid(&c, DType::Float32, &analysis, &refused)
+                .iter()
+                .map(|v| v.kind)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(kinds(1.0 - 6e-8), [Kind::Agree]);
+        assert_eq!(kinds(0.5), [Kind::UnexpectedRejection]);
+    }
+
     #[test]
     fn an_overflowing_sum_of_finite_terms_may_be_nan_or_infinite() {
         const CASE: &str = r#"{"format":"semfuzz-case/1","dtype":"float64","model":{"name":"functional","trainable":true,"layers":[{"module":"keras.layers","class_name":"InputLayer","config":{"batch_shape":[null,2,3,2],"dtype":"float64","sparse":false,"ragged":false,"name":"input_1","optional":false},"registered_name":null,"name":"input_1","inbound_nodes":[]},{"module":"keras.layers","class_name":"Conv2D","config":{"name":"conv2d","trainable":true,"dtype":{"module":"keras","class_name":"DTypePolicy","config":{"name":"float64"},"registered_name":null},"filters":6,"kernel_size":[2,2],"use_bias":false,"groups":2},"registered_name":null,"build_config":{"input_shape":[null,2,3,2]},"name":"conv2d","inbound_nodes":[{"args":[{"class_name":"__keras_tensor__","config":{"shape":[null,2,3,2],"keras_history":["input_1",0,0]}}],"kwargs":{}}]}],"input_layers":[["input_1",0,0]],"output_layers":[["conv2d",0,0]]},"weights":{"conv2d":[{"shape":[2,2,1,6],"data":[-4.0,-4.0,4.0,-4.0,4.0,-4.0,-4.0,4.0,4.0,4.0,4.0,-4.0,4.0,4.0,-4.0,4.0,4.0,4.0,-4.0,-4.0,-4.0,4.0,4.0,-4.0]}]},"inputs":[{"shape":[1,2,3,2],"data":[0.5074086047412556,-1.7976931348623157e+308,0.5074086047412556,-1.7976931348623157e+308,0.5074086047412556,-1.7976931348623157e+308,0.5074086047412556,-1.7976931348623157e+308,0.5074086047412556,-1.7976931348623157e+308,0.5074086047412556,-1.7976931348623157e+308]}]}"#;
