@@ -354,8 +354,62 @@ pub fn lookup(class_name: &str, module: Option<&str>) -> Option<&'static dyn Lay
 
 /// Helpers shared by layer files.
 pub mod util {
+    use ndarray::ArrayD;
+
     use super::Mask;
+    use crate::DType;
     use crate::case::Dims;
+
+    /// Per output element of a sum of products plus a bias, before the activation (a
+    /// convolution's window, a `Dense` or `EinsumDense` contraction):
+    /// whether it overflows in some order of its terms and not in every order, so that TF's
+    /// order, which is not modelled, decides between the reference's finite value and a
+    /// non-finite one (partial sums of `+inf` and `-inf` give NaN). As
+    /// [`crate::layers::Spec::order_dependent_overflow`] returns them: `None` where no element is.
+    ///
+    /// A sum's partial sums lie between `-N` and `P`, the sums of its negative and its positive
+    /// terms, and an order that adds the positive terms first reaches `P`; with `M` the sum of
+    /// the terms' absolute values and `S` the sum, `max(P, N) = (M + |S|) / 2`. An element is
+    /// flagged when that passes the range of TF's accumulator, allowing for the `terms` roundings,
+    /// and the exact sum does not. `sum(x, kernel, bias)` is the layer's sum in its output's
+    /// layout; it runs on the input and bias scaled by 1/4 (exact), so that `M` stays finite.
+    pub fn order_decides_sum_overflow(
+        dtype: DType,
+        terms: usize,
+        x: &ArrayD<f64>,
+        kernel: &ArrayD<f64>,
+        bias: Option<&ArrayD<f64>>,
+        sum: impl Fn(&ArrayD<f64>, &ArrayD<f64>, Option<&ArrayD<f64>>) -> ArrayD<f64>,
+    ) -> Option<Vec<ArrayD<bool>>> {
+        let finite = |a: &ArrayD<f64>| a.iter().all(|v| v.is_finite());
+        if !finite(x) || !finite(kernel) || bias.is_some_and(|b| !finite(b)) {
+            return None;
+        }
+        let stats = crate::layers::normalization::stats_dtype(dtype);
+        let max = crate::layers::normalization::max_finite(stats);
+        let rounding = (1.0 + crate::tolerance::Tolerance::eps(stats)).powf(terms as f64 + 1.0);
+        // No sum can come near the range: the usual case, at the cost of three scans.
+        let bound = terms as f64
+            * crate::layers::convolutional::max_abs(x)
+            * crate::layers::convolutional::max_abs(kernel)
+            + bias.map_or(0.0, crate::layers::convolutional::max_abs);
+        if bound * rounding <= max {
+            return None;
+        }
+        let quarter = |a: &ArrayD<f64>| a.mapv(|v| v * 0.25);
+        let abs_quarter = |a: &ArrayD<f64>| a.mapv(|v| v.abs() * 0.25);
+        let s = sum(&quarter(x), kernel, bias.map(quarter).as_ref());
+        let m = sum(
+            &abs_quarter(x),
+            &kernel.mapv(f64::abs),
+            bias.map(abs_quarter).as_ref(),
+        );
+        let limit = max * 0.25;
+        let flags = ndarray::Zip::from(&s).and(&m).map_collect(|&s, &m| {
+            (m + s.abs()) * 0.5 * rounding > limit && s.abs() / rounding <= limit
+        });
+        flags.iter().any(|&f| f).then(|| vec![flags])
+    }
 
     /// `compute_mask` of a layer that supports masking and keeps its first input's mask
     /// (Keras's default `compute_mask`).

@@ -149,7 +149,7 @@ impl Spec for DenseSpec {
         weights: &[&ArrayD<f64>],
     ) -> Option<Vec<ArrayD<bool>>> {
         let n = inputs[0].shape().last().copied().unwrap_or(1);
-        crate::layers::convolutional::order_decides_sum_overflow(
+        crate::layers::util::order_decides_sum_overflow(
             self.dtype,
             n,
             inputs[0],

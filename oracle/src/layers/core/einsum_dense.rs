@@ -723,7 +723,7 @@ impl Spec for EinsumDenseSpec {
             .iter()
             .map(|&(_, d)| d)
             .product();
-        crate::layers::convolutional::order_decides_sum_overflow(
+        crate::layers::util::order_decides_sum_overflow(
             self.dtype,
             n,
             inputs[0],

@@ -237,7 +237,7 @@ pub fn pool(
 /// float32 mean of `-MAX` and `-MAX`): every order then overflows, and TF's average is
 /// infinite where the reference's is `-MAX`. As
 /// [`crate::layers::Spec::order_dependent_overflow`] returns them (see
-/// [`crate::layers::convolutional::order_decides_sum_overflow`] for the bounds).
+/// [`crate::layers::util::order_decides_sum_overflow`] for the bounds).
 pub fn average_order_flags(
     x: &ArrayD<f64>,
     format: DataFormat,
