@@ -397,7 +397,8 @@ fn report(hit: &Hit, reproduce: &str, dir: &Path) -> String {
 /// counted since their last flush, under a lock on `<out>/.lock`.
 pub struct KnownCounts {
     path: PathBuf,
-    unflushed: HashMap<&'static str, (u64, String)>,
+    /// Per name: executions since the last flush, an example signature, when first seen.
+    unflushed: HashMap<&'static str, (u64, String, u64)>,
 }
 
 impl KnownCounts {
@@ -418,7 +419,7 @@ impl KnownCounts {
                 seen.push(name);
                 self.unflushed
                     .entry(name)
-                    .or_insert_with(|| (0, v.signature.clone()))
+                    .or_insert_with(|| (0, v.signature.clone(), now()))
                     .0 += 1;
             }
         }
@@ -433,10 +434,10 @@ impl KnownCounts {
         let _lock = Lock::take(dir)?;
         let mut all = read_known(&self.path);
         let now = now();
-        for (name, (count, example)) in self.unflushed.drain() {
+        for (name, (count, example, first)) in self.unflushed.drain() {
             let entry = all
                 .entry(name.to_owned())
-                .or_insert_with(|| json!({"count": 0, "first_seen": now, "example": example}));
+                .or_insert_with(|| json!({"count": 0, "first_seen": first, "example": example}));
             entry["count"] = json!(entry["count"].as_u64().unwrap_or(0) + count);
             entry["last_seen"] = json!(now);
         }
