@@ -247,6 +247,16 @@ pub fn framework_bug(
                 "crash-MaxPooling1D-sigfpe"
             });
         }
+        // Keras's squareplus squares its input: beyond the square root of the dtype's
+        // largest value it gives +inf where the function is about `x` (or about `1/|x|`).
+        Kind::UnexpectedNan
+            if v.detail.contains(": TensorFlow inf, ")
+                && !reference_nonfinite
+                && !v.detail.contains(", reference inf")
+                && uses_activation(&Value::Object(config.clone()), "squareplus") =>
+        {
+            return Some("unexpected-nan-Activation-squareplus-overflow");
+        }
         // Max pooling drops NaN, and gives the lowest finite value for windows of -inf only;
         // XLA's does not, so on such inputs the modes differ too.
         Kind::UnexpectedNan if max_pooling && reference_nonfinite => {
@@ -585,8 +595,6 @@ fn strided(config: &serde_json::Map<String, Value>) -> bool {
     }
 }
 
-/// Whether a layer config (or a config nested in it) names this activation, as `activation`
-/// or `recurrent_activation`.
 /// A max pooling layer (which drops NaN, kept bug `unexpected-nan-MaxPooling1D-nan-and-neg-inf`).
 fn is_max_pooling(class: &str) -> bool {
     matches!(
@@ -600,6 +608,8 @@ fn is_max_pooling(class: &str) -> bool {
     )
 }
 
+/// Whether a layer config (or a config nested in it) names this activation, as `activation`
+/// or `recurrent_activation`.
 fn uses_activation(config: &Value, name: &str) -> bool {
     let named = |a: &Value| {
         a.as_str() == Some(name)
@@ -932,6 +942,41 @@ mod tests {
         assert_eq!(explained(&strided, DType::Float32, &reference_nan), None);
         let conv3d = case("Conv3DTranspose", json!([2, 1, 1]), json!("-inf"));
         assert_eq!(explained(&conv3d, DType::Float32, &nan), None);
+    }
+
+    /// TF's +inf where the reference is finite, at a layer whose activation (or recurrent
+    /// activation) is squareplus, is its overflow; another activation, TF's NaN or a
+    /// non-finite reference is not.
+    #[test]
+    fn an_infinite_squareplus_is_its_overflow_only_there() {
+        let bug = Some("unexpected-nan-Activation-squareplus-overflow");
+        let layer = |config: Value| one_layer_case("Dense", config, json!([null, 1]), json!([]));
+        let dense = layer(json!({"units": 1, "activation": "squareplus"}));
+        let lstm = one_layer_case(
+            "LSTM",
+            json!({"units": 1, "activation": "tanh", "recurrent_activation": "squareplus"}),
+            json!([null, 1, 1]),
+            json!([]),
+        );
+        let relu = layer(json!({"units": 1, "activation": "relu"}));
+        let inf = nan_verdict(
+            "Dense",
+            "'l' output 0 at [0, 0]: TensorFlow inf, reference 1e-20",
+        );
+        let explained = |c: &Case, v: &Verdict| framework_bug(c, DType::Float32, v, None);
+        assert_eq!(explained(&dense, &inf), bug);
+        assert_eq!(explained(&lstm, &inf), bug);
+        assert_eq!(explained(&relu, &inf), None);
+        let nan = nan_verdict(
+            "Dense",
+            "'l' output 0 at [0, 0]: TensorFlow NaN, reference 1e-20",
+        );
+        assert_eq!(explained(&dense, &nan), None);
+        let reference_inf = nan_verdict(
+            "Dense",
+            "'l' output 0 at [0, 0]: TensorFlow inf, reference inf (x)",
+        );
+        assert_eq!(explained(&dense, &reference_inf), None);
     }
 
     /// Eager max pooling drops a NaN that XLA's keeps: the modes differ on such inputs, and

@@ -230,7 +230,16 @@ impl Activation {
                     0.5 * (x + 1.0)
                 }
             }
-            Squareplus => 0.5 * (x + (x * x + 4.0).sqrt()),
+            // `(x + sqrt(x² + 4)) / 2`, written so that nothing overflows or cancels: for a
+            // negative `x` it equals `2 / (sqrt(x² + 4) - x)`.
+            Squareplus => {
+                let root = x.hypot(2.0);
+                if x >= 0.0 {
+                    0.5 * (x + root)
+                } else {
+                    2.0 / (root - x)
+                }
+            }
             Softmax | LogSoftmax => unreachable!("axis-wise activations are applied with apply()"),
         }
     }
@@ -494,6 +503,18 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn squareplus_is_exact_where_its_formula_overflows_or_cancels() {
+        let f = |x: f64| Activation::Squareplus.scalar(x);
+        assert_eq!(f(0.0), 1.0);
+        assert!((f(3.0) - 0.5 * (3.0 + 13f64.sqrt())).abs() < 1e-15);
+        // About 1/|x| for a large negative x, where x + sqrt(x² + 4) cancels to 0.
+        assert!((f(-1e20) - 1e-20).abs() < 1e-35, "{}", f(-1e20));
+        // x itself for a large x, where x² overflows.
+        assert_eq!(f(1e200), 1e200);
+        assert!((f(-1e200) - 1e-200).abs() < 1e-215);
     }
 
     #[test]
