@@ -1,5 +1,5 @@
-"""oneDNN's float32 transposed convolution with strides above 1 turns outputs that a
-non-finite kernel weight never reaches into NaN.
+"""oneDNN's float32 transposed convolution (1-D, 2-D and 3-D) with strides above 1 turns
+outputs that a non-finite kernel weight never reaches into NaN.
 
 A transposed convolution with padding "valid" scatters `x[i] * kernel[k]` to output
 `i * s + k`. With kernel [1, 1, -inf], stride 2 and one input of 1, the outputs are
@@ -28,4 +28,16 @@ for dtype in ["float32", "float64"]:
     print(f"{dtype}: {out}")
     ok &= np.array_equal(out, expected)
 print(f"expected: {expected}")
+
+# Conv3DTranspose: kernel 3, stride 2, +inf at the first tap, a 3x3x3 input of ones. Every
+# product is 1 or +inf, so no output of the scatter is NaN.
+x = keras.Input((3, 3, 3, 1))
+layer = keras.layers.Conv3DTranspose(1, 3, strides=2, use_bias=False)
+model = keras.Model(x, layer(x))
+kernel = np.ones((3, 3, 3, 1, 1), "float32")
+kernel[0, 0, 0] = np.inf
+layer.set_weights([kernel])
+nans = int(np.isnan(np.asarray(model(np.ones((1, 3, 3, 3, 1), "float32")))).sum())
+print(f"float32 Conv3DTranspose: {nans} NaN outputs, expected 0")
+ok &= nans == 0
 sys.exit(0 if ok else 1)

@@ -313,12 +313,12 @@ pub fn framework_bug(
         {
             return Some("unexpected-nan-Conv2DTranspose-xla-float32-nonfinite-kernel");
         }
-        // oneDNN's float32 1-D/2-D transposed convolution with strides above 1 multiplies a
-        // non-finite first or last kernel tap by the zeros between the strided inputs: NaN
-        // at outputs the weight never reaches (or what the activation makes of that NaN).
-        // XLA computes the scatter itself: only a mode mismatch involves it.
+        // oneDNN's float32 transposed convolution with strides above 1 multiplies a
+        // non-finite kernel tap by the zeros between the strided inputs: NaN at outputs the
+        // weight never reaches (or what the activation makes of that NaN). XLA computes the
+        // scatter itself: only a mode mismatch involves it.
         Kind::UnexpectedNan | Kind::Mismatch | Kind::ModeMismatch
-            if matches!(class, "Conv1DTranspose" | "Conv2DTranspose")
+            if conv_transpose
                 && (!xla || v.kind == Kind::ModeMismatch)
                 && dtype == DType::Float32
                 && nonfinite_kernel
@@ -909,9 +909,9 @@ mod tests {
         )
     }
 
-    /// A float32 strided 1-D/2-D transposed conv with a non-finite kernel weight is the
-    /// oneDNN bug; unstrided, in float64, with finite weights or as a NaN of the reference's,
-    /// it is not.
+    /// A float32 strided transposed conv with a non-finite kernel weight is the oneDNN bug;
+    /// unstrided, in float64, with finite weights, as a NaN of the reference's or at another
+    /// convolution, it is not.
     #[test]
     fn a_strided_float32_transposed_conv_with_a_nonfinite_weight_is_the_onednn_bug() {
         let case = |class: &str, strides: Value, tap: Value| {
@@ -941,7 +941,9 @@ mod tests {
         );
         assert_eq!(explained(&strided, DType::Float32, &reference_nan), None);
         let conv3d = case("Conv3DTranspose", json!([2, 1, 1]), json!("-inf"));
-        assert_eq!(explained(&conv3d, DType::Float32, &nan), None);
+        assert_eq!(explained(&conv3d, DType::Float32, &nan), bug);
+        let conv = case("Conv1D", json!([2]), json!("-inf"));
+        assert_eq!(explained(&conv, DType::Float32, &nan), None);
     }
 
     /// TF's +inf where the reference is finite, at a layer whose activation (or recurrent
