@@ -514,6 +514,18 @@ fn a_conv_sum_that_overflows_in_some_orders_only_may_be_non_finite() {
     );
 }
 
+/// A float32 GRU whose update gate (`hard_silu`, unbounded) reaches 1e9 at the third step:
+/// `z·h + (1 - z)·h̃` cancels, float32 gives 0 where the exact state is -1, and the two
+/// trajectories grow apart until the reference's overflows at the seventh step while TF's is
+/// -2e27. From the step at which a state's error bound reaches the dtype's largest value,
+/// whether TF overflows is rounding's choice, and a difference in finiteness is accepted
+/// there (the values themselves are beyond any tolerance already). A campaign reported it
+/// as `unexpected-nan/GRU`; this is the layer alone, fed what TF fed it.
+#[test]
+fn a_recurrent_overflow_that_rounding_decides_may_happen_or_not() {
+    assert_agrees("gru_overflow_decided_by_rounding.case.json", "eager,graph");
+}
+
 /// A float32 GlobalAveragePooling2D of values at -MAX: the average is -MAX, but TF sums in
 /// float32 and every order of that sum overflows, so TF's average is -inf (eager and XLA).
 /// Any order of an average's sum that overflows makes a non-finite TF value acceptable at

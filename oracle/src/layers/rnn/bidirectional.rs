@@ -427,8 +427,9 @@ impl Spec for BidirectionalSpec {
         );
         let eps = Tolerance::eps(dtype);
         let mask = masks.first().copied().flatten();
-        let f = self.forward.error_bound(inputs[0], fs, mask, fw, eps);
-        let b = self.backward.error_bound(inputs[0], bs, mask, bw, eps);
+        let max = max_finite(dtype);
+        let f = self.forward.error_bound(inputs[0], fs, mask, fw, eps, max);
+        let b = self.backward.error_bound(inputs[0], bs, mask, bw, eps, max);
         let rounding = eps * (f.output_mag + b.output_mag);
         let merged = match self.merge {
             Merge::Concat | Merge::Both => nan_max(f.output_err, b.output_err),

@@ -246,11 +246,26 @@ pub(crate) fn coarser(a: DType, b: DType) -> DType {
 
 /// What a recurrent layer's tolerance needs of one run: its largest error bounds and
 /// magnitudes (see [`Tracked`]).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ErrorBound {
     pub output_err: f64,
     pub output_mag: f64,
     pub state_err: f64,
+    /// Per batch row, the first step (in the order taken) after which an output or state of
+    /// that row may lie on either side of the dtype's largest value: its error bound reaches
+    /// past it from below or from above, or is unknown. Whether TF overflows there is
+    /// rounding's choice, and the recurrence carries an overflow (or its NaN) to every later
+    /// step of the row.
+    pub overflow_undetermined_from: Vec<Option<usize>>,
+}
+
+/// Whether a value known within `±err` may lie on either side of `max` in magnitude.
+fn may_overflow_or_not(value: f64, err: f64, max: f64) -> bool {
+    if !err.is_finite() {
+        return true;
+    }
+    let v = value.abs();
+    v - err <= max && max < v + err
 }
 
 /// The tolerance for outputs within `err` of the exact values on each side: TF and the
@@ -633,11 +648,13 @@ impl Recurrence {
         mask: Option<&Mask>,
         w: &[&ArrayD<f64>],
         eps: f64,
+        max: f64,
     ) -> ErrorBound {
         let unknown = ErrorBound {
             output_err: f64::NAN,
             output_mag: f64::NAN,
             state_err: f64::NAN,
+            overflow_undetermined_from: Vec::new(),
         };
         let (Ok(x), Some(w)) = (x.view().into_dimensionality::<Ix3>(), self.per_cell(w)) else {
             return unknown;
@@ -674,6 +691,7 @@ impl Recurrence {
         let out = self.output_size();
         let (mut emitted, mut emitted_err) = (Array2::zeros((b, out)), Array2::zeros((b, out)));
         let (mut output_err, mut output_mag) = (0.0, 0.0);
+        let mut undetermined = vec![None; b];
         for p in 0..t {
             let ti = self.time_of(p, t);
             let st = Step { scale, eps };
@@ -701,6 +719,18 @@ impl Recurrence {
                     }
                     emitted.row_mut(row).assign(&input.val.row(row));
                     emitted_err.row_mut(row).assign(&out_err.row(row));
+                    let either = |v: &Array2<f64>, e: &Array2<f64>| {
+                        v.row(row)
+                            .iter()
+                            .zip(e.row(row))
+                            .any(|(&v, &e)| may_overflow_or_not(v, e, max))
+                    };
+                    if undetermined[row].is_none()
+                        && (either(&input.val, &out_err)
+                            || new.iter().zip(&new_err).any(|(n, e)| either(&n.val, e)))
+                    {
+                        undetermined[row] = Some(p);
+                    }
                 } else if self.zero_output_for_mask {
                     emitted.row_mut(row).fill(0.0);
                     emitted_err.row_mut(row).fill(0.0);
@@ -716,6 +746,7 @@ impl Recurrence {
             output_err,
             output_mag,
             state_err: scale.iter().fold(0.0, |m, &e| nan_max(m, e)),
+            overflow_undetermined_from: undetermined,
         }
     }
 }
@@ -875,8 +906,47 @@ impl Spec for RecurrentSpec {
             mask,
             weights,
             Tolerance::eps(dtype),
+            max_finite(dtype),
         );
         tolerance_of(nan_max(b.output_err, b.state_err), dtype)
+    }
+
+    /// From the step at which a row's outputs or states may overflow or not, by its error
+    /// bound, that row's later outputs and its final states (see
+    /// [`ErrorBound::overflow_undetermined_from`]). The judge's dtype is the layer's here.
+    fn order_dependent_overflow(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        weights: &[&ArrayD<f64>],
+    ) -> Option<Vec<ArrayD<bool>>> {
+        let dtype = self.rec.coarsest(self.rec.dtype);
+        let b = self.rec.error_bound(
+            inputs[0],
+            &inputs[1..],
+            None,
+            weights,
+            Tolerance::eps(dtype),
+            max_finite(dtype),
+        );
+        let from = b.overflow_undetermined_from;
+        if from.iter().all(Option::is_none) {
+            return None;
+        }
+        let outputs = self.rec.run(inputs[0], &inputs[1..], None, weights);
+        Some(
+            outputs
+                .iter()
+                .enumerate()
+                .map(|(i, o)| {
+                    ArrayD::from_shape_fn(o.raw_dim(), |ix| {
+                        from.get(ix[0])
+                            .copied()
+                            .flatten()
+                            .is_some_and(|p| !(i == 0 && self.rec.return_sequences) || ix[1] >= p)
+                    })
+                })
+                .collect(),
+        )
     }
 
     fn build_config(&self, inputs: &[Dims]) -> Option<Value> {

@@ -507,4 +507,52 @@ mod preconditions {
         );
         assert_eq!(s.eval(&[&x], &[&k, &r, &b])[0][[0, 0]], 1e40);
     }
+
+    /// From the step at which a row's value may lie on either side of the dtype's largest
+    /// value by its error bound, whether TF overflows there is rounding's choice: that
+    /// row's later outputs and its final state are flagged, the other rows and the earlier
+    /// steps are not. An overflow far beyond the rounding is not flagged: TF must overflow
+    /// too.
+    #[test]
+    fn an_overflow_rounding_decides_is_flagged_from_its_step_on() {
+        let s = spec_in(
+            "SimpleRNN",
+            json!({"units": 1, "activation": "linear", "return_sequences": true,
+                   "return_state": true}),
+            DType::Float32,
+        );
+        let max = f64::from(f32::MAX);
+        let k = ndarray::ArrayD::from_elem(vec![1, 1], 1.0);
+        let r = ndarray::ArrayD::from_elem(vec![1, 1], 1.0);
+        let b = ndarray::ArrayD::from_elem(vec![1], 0.0);
+        let w = [&k, &r, &b];
+        // Row 0 sums to just below the largest float32 at the second step (within a
+        // rounding of it); row 1 stays small; row 2 overflows at once, by far.
+        let x = ndarray::ArrayD::from_shape_vec(
+            vec![3, 3, 1],
+            vec![
+                max * 0.75,
+                max * 0.25 * (1.0 - 1e-9),
+                0.0,
+                1.0,
+                2.0,
+                3.0,
+                1e300,
+                1.0,
+                1.0,
+            ],
+        )
+        .unwrap();
+        let flags = s.order_dependent_overflow(&[&x], &w).expect("flags");
+        let seq: Vec<bool> = flags[0].iter().copied().collect();
+        assert_eq!(
+            seq,
+            [false, true, true, false, false, false, false, false, false]
+        );
+        let state: Vec<bool> = flags[1].iter().copied().collect();
+        assert_eq!(state, [true, false, false]);
+        // Nothing near the range: no flags at all.
+        let small = ndarray::ArrayD::from_elem(vec![2, 3, 1], 1.0);
+        assert!(s.order_dependent_overflow(&[&small], &w).is_none());
+    }
 }
