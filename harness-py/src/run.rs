@@ -127,6 +127,26 @@ pub struct RunOptions {
     pub python_coverage: bool,
 }
 
+impl RunOptions {
+    /// How long a case may take in TF: the timeout, and the XLA budget when a mode is XLA.
+    pub fn time_limit(&self) -> Duration {
+        if self.modes.contains(&Mode::Xla) {
+            self.limits.timeout + self.xla_budget
+        } else {
+            self.limits.timeout
+        }
+    }
+
+    /// These options with [`PATIENCE`] times the time limit, for the second run of a case
+    /// that timed out: its XLA budget grows too, since a slow compile is what takes long.
+    pub fn patient(&self) -> RunOptions {
+        let mut patient = self.clone();
+        patient.limits.timeout *= PATIENCE;
+        patient.xla_budget *= PATIENCE;
+        patient
+    }
+}
+
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
@@ -281,9 +301,7 @@ impl Harness {
         let (header, arrays, held) = request_for(case, opts, self.held_model.take());
         let build = t0.elapsed().as_secs_f64();
         let mut limits = opts.limits;
-        if opts.modes.contains(&Mode::Xla) {
-            limits.timeout += opts.xla_budget;
-        }
+        limits.timeout = opts.time_limit();
         // The payloads are written and read where they travel (the shared regions).
         let answer = self.worker()?.exchange(
             &header,
@@ -389,16 +407,15 @@ impl Harness {
         if !matches!(first, TfOutcome::Timeout { .. }) {
             return Ok((first, TimeoutCheck::None));
         }
-        let mut patient = opts.clone();
-        patient.limits.timeout *= PATIENCE;
+        let patient = opts.patient();
         Ok(match self.run(case, &patient) {
             Err(WorkerError::Cancelled) => return Err(WorkerError::Cancelled),
             Ok(TfOutcome::Timeout { .. }) | Err(_) => (first, TimeoutCheck::Confirmed),
             Ok(finished) => {
                 tracing::info!(
-                    "a case past the {:?} timeout finished within {:?}",
-                    opts.limits.timeout,
-                    patient.limits.timeout
+                    "a case past the {:?} time limit finished within {:?}",
+                    opts.time_limit(),
+                    patient.time_limit()
                 );
                 (finished, TimeoutCheck::Slow)
             }
@@ -850,6 +867,28 @@ mod tests {
         let got = values(&request(&case, &opts).payload);
         assert_eq!(got[0], third);
         assert_eq!(*got.last().unwrap(), -third as f32 as f64);
+    }
+
+    /// A case that timed out runs again with every part of its time limit, the XLA
+    /// budget included, three times as long: a slow XLA compile is not a hang.
+    #[test]
+    fn the_second_run_of_a_timeout_is_patient_with_xla_compiles_too() {
+        let opts = RunOptions {
+            modes: vec![Mode::Eager, Mode::Xla],
+            limits: Limits {
+                timeout: Duration::from_secs(10),
+                ..Limits::default()
+            },
+            xla_budget: Duration::from_secs(20),
+            ..RunOptions::default()
+        };
+        assert_eq!(opts.time_limit(), Duration::from_secs(30));
+        assert_eq!(opts.patient().time_limit(), Duration::from_secs(90));
+        let eager = RunOptions {
+            modes: vec![Mode::Eager],
+            ..opts
+        };
+        assert_eq!(eager.patient().time_limit(), Duration::from_secs(30));
     }
 
     #[test]

@@ -336,7 +336,7 @@ where
         let ran_at = Instant::now();
         // Until a limit, the worker was inside Keras/TF on this case: TF alone would have
         // spent at least as long on it.
-        let limit = opts.limits.timeout.as_micros() as u64;
+        let limit = opts.time_limit().as_micros() as u64;
         let timed_out = match timeout {
             TimeoutCheck::None => 0,
             TimeoutCheck::Slow => {
