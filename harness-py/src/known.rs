@@ -227,6 +227,15 @@ pub fn framework_bug(
         {
             return Some("missing-validation-RNN-rank-4-input");
         }
+        // Attention and AdditiveAttention never compare the ranks of the query and the
+        // value/key: another rank broadcasts (and attends across the batch), or fails in a
+        // kernel when the model runs.
+        Kind::MissingValidation | Kind::LateError
+            if matches!(class, "Attention" | "AdditiveAttention")
+                && v.detail.contains("has another rank than the query") =>
+        {
+            return Some("missing-validation-Attention-value-rank-broadcasts-across-batch");
+        }
         // PReLU takes a negative shared axis as a Python index into the non-batch shape,
         // one place off: `shared_axes=[-1]` shares the second-to-last axis.
         Kind::MissingValidation
@@ -944,6 +953,30 @@ mod tests {
         assert_eq!(explained(&conv3d, DType::Float32, &nan), bug);
         let conv = case("Conv1D", json!([2]), json!("-inf"));
         assert_eq!(explained(&conv, DType::Float32, &nan), None);
+    }
+
+    /// A rank mismatch TF runs (or refuses only in a kernel) at Attention or
+    /// AdditiveAttention is the kept bug; at MultiHeadAttention, or another attention
+    /// precondition, it is not.
+    #[test]
+    fn an_attention_rank_mismatch_is_the_unchecked_rank_bug_only_there() {
+        let bug = Some("missing-validation-Attention-value-rank-broadcasts-across-batch");
+        let rank = "TensorFlow runs a model the reference calls invalid (keras-enforced): \
+            'l': input[1]=rank 2 has another rank than the query (expected rank 4, the query's)";
+        let at = |class: &str, kind: Kind, detail: &str| {
+            let case = one_layer_case(class, json!({}), json!([null, 1]), json!([]));
+            let v = verdict_at_l(kind, &format!("{}/{class}", kind.name()), None, detail);
+            framework_bug(&case, DType::Float64, &v, None)
+        };
+        assert_eq!(at("AdditiveAttention", Kind::MissingValidation, rank), bug);
+        assert_eq!(at("Attention", Kind::LateError, rank), bug);
+        assert_eq!(
+            at("MultiHeadAttention", Kind::MissingValidation, rank),
+            None
+        );
+        let other = "TensorFlow runs a model the reference calls invalid: 'l': input[1] has \
+            another batch size";
+        assert_eq!(at("Attention", Kind::MissingValidation, other), None);
     }
 
     /// TF's +inf where the reference is finite, at a layer whose activation (or recurrent
