@@ -408,7 +408,7 @@ pub fn framework_bug(
         {
             return Some("unexpected-nan-DepthwiseConv2D-same-padding-nonfinite-weight");
         }
-        // Keras checks neither a Softmax axis against the rank nor UnitNormalization's axes
+        // Keras checks neither a Softmax axis against the rank nor the normalizations' axes
         // for repeats: the kernel refuses them when the model runs.
         Kind::LateError
             if class == "Softmax"
@@ -426,7 +426,12 @@ pub fn framework_bug(
         {
             return Some("late-error-Conv1DTranspose-same-even-kernel-output-length");
         }
-        Kind::LateError if class == "UnitNormalization" && v.detail.contains(" repeats axis ") => {
+        Kind::LateError
+            if matches!(
+                class,
+                "UnitNormalization" | "LayerNormalization" | "RMSNormalization"
+            ) && v.detail.contains(" repeats axis ") =>
+        {
             return Some("late-error-UnitNormalization-duplicate-axes");
         }
         // Float32 softmax through oneDNN: a row holding inf or NaN gives 0 where NaN is due
@@ -977,6 +982,32 @@ mod tests {
         let other = "TensorFlow runs a model the reference calls invalid: 'l': input[1] has \
             another batch size";
         assert_eq!(at("Attention", Kind::MissingValidation, other), None);
+    }
+
+    /// A repeated axis refused only by the reduction kernel is the kept bug at the three
+    /// normalizations that reduce over `axis`; another late error there is not.
+    #[test]
+    fn a_repeated_normalization_axis_refused_late_is_the_kept_bug() {
+        let bug = Some("late-error-UnitNormalization-duplicate-axes");
+        let repeated = "rejected only inside a kernel (InvalidArgumentError: ...); the \
+            reference says: 'l': axis[1]=2 repeats axis 2 (expected distinct axes)";
+        let at = |class: &str, detail: &str| {
+            let case = one_layer_case(class, json!({}), json!([null, 2, 3]), json!([]));
+            let sig = format!("late-error/{class}/InvalidArgumentError");
+            let v = verdict_at_l(Kind::LateError, &sig, Some(Mode::Eager), detail);
+            framework_bug(&case, DType::Float64, &v, None)
+        };
+        for class in [
+            "UnitNormalization",
+            "LayerNormalization",
+            "RMSNormalization",
+        ] {
+            assert_eq!(at(class, repeated), bug, "{class}");
+        }
+        assert_eq!(at("GroupNormalization", repeated), None);
+        let other = "rejected only inside a kernel (...); the reference says: 'l': axis[0]=3 \
+            is out of range";
+        assert_eq!(at("LayerNormalization", other), None);
     }
 
     /// TF's +inf where the reference is finite, at a layer whose activation (or recurrent
