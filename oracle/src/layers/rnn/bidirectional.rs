@@ -447,6 +447,65 @@ impl Spec for BidirectionalSpec {
         tolerance_of(err, dtype)
     }
 
+    /// Each direction's elements whose overflow rounding decides (see
+    /// [`Recurrence::overflow_flags`]), merged as the outputs are: a merged element is
+    /// flagged where either direction's is.
+    fn order_dependent_overflow(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        weights: &[&ArrayD<f64>],
+    ) -> Option<Vec<ArrayD<bool>>> {
+        let (fs, bs) = self.split(&inputs[1..]);
+        let (fw, bw) = weights.split_at(self.forward_weight_count().min(weights.len()));
+        let f = self.forward.overflow_flags(inputs[0], fs, fw, self.dtype);
+        let b = self.backward.overflow_flags(inputs[0], bs, bw, self.dtype);
+        if f.is_none() && b.is_none() {
+            return None;
+        }
+        // A direction without flags has none anywhere: all false, of its outputs' shapes.
+        let none = |rec: &Recurrence| {
+            let x = inputs[0].shape();
+            let (batch, t) = (x[0], x.get(1).copied().unwrap_or(0));
+            let mut out = vec![if rec.return_sequences {
+                ArrayD::from_elem(vec![batch, t, rec.output_size()], false)
+            } else {
+                ArrayD::from_elem(vec![batch, rec.output_size()], false)
+            }];
+            if rec.return_state {
+                out.extend(
+                    rec.state_sizes()
+                        .into_iter()
+                        .map(|n| ArrayD::from_elem(vec![batch, n], false)),
+                );
+            }
+            out
+        };
+        let f = f.unwrap_or_else(|| none(&self.forward));
+        let mut b = b.unwrap_or_else(|| none(&self.backward));
+        if self.forward.return_sequences {
+            b[0].invert_axis(Axis(1));
+        }
+        let (y, y_rev) = (&f[0], &b[0]);
+        let mut outs = match self.merge {
+            Merge::Concat => {
+                let last = Axis(y.ndim() - 1);
+                vec![concatenate(last, &[y.view(), y_rev.view()]).ok()?]
+            }
+            Merge::Sum | Merge::Mul | Merge::Ave => {
+                if y.shape() != y_rev.shape() {
+                    return None;
+                }
+                let mut either = y.clone();
+                either.zip_mut_with(y_rev, |a, &b| *a |= b);
+                vec![either]
+            }
+            Merge::Both => vec![y.clone(), y_rev.clone()],
+        };
+        outs.extend(f.into_iter().skip(1));
+        outs.extend(b.into_iter().skip(1));
+        Some(outs)
+    }
+
     fn build_config(&self, inputs: &[Dims]) -> Option<Value> {
         self.form.build_config(inputs)
     }

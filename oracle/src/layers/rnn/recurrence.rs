@@ -751,6 +751,43 @@ impl Recurrence {
     }
 }
 
+impl Recurrence {
+    /// The elements of a run's outputs (shaped as [`Recurrence::run`] gives them) whose
+    /// overflow rounding decides: from the step at which a row's outputs or states may
+    /// overflow or not by their error bound, that row's later outputs and its final states
+    /// (see [`ErrorBound::overflow_undetermined_from`]). `None` where there are none.
+    pub(crate) fn overflow_flags(
+        &self,
+        x: &ArrayD<f64>,
+        given: &[&ArrayD<f64>],
+        w: &[&ArrayD<f64>],
+        dtype: DType,
+    ) -> Option<Vec<ArrayD<bool>>> {
+        let dtype = self.coarsest(dtype);
+        let eps = Tolerance::eps(dtype);
+        let bound = self.error_bound(x, given, None, w, eps, max_finite(dtype));
+        let from = bound.overflow_undetermined_from;
+        if from.iter().all(Option::is_none) {
+            return None;
+        }
+        let (b, t) = (x.shape()[0], x.shape()[1]);
+        let row = |r: usize| from.get(r).copied().flatten();
+        let mut flags = vec![if self.return_sequences {
+            ArrayD::from_shape_fn(vec![b, t, self.output_size()], |ix| {
+                row(ix[0]).is_some_and(|p| ix[1] >= p)
+            })
+        } else {
+            ArrayD::from_shape_fn(vec![b, self.output_size()], |ix| row(ix[0]).is_some())
+        }];
+        if self.return_state {
+            for n in self.state_sizes() {
+                flags.push(ArrayD::from_shape_fn(vec![b, n], |ix| row(ix[0]).is_some()));
+            }
+        }
+        Some(flags)
+    }
+}
+
 /// An initial state must be `(batch, size)`. Keras does not check it; TF fails on sizes that
 /// cannot broadcast, and a state that broadcasts (a batch or size of 1, another rank) gives
 /// states whose shape changes from step to step: accepted eagerly, refused by a graph's
@@ -911,42 +948,14 @@ impl Spec for RecurrentSpec {
         tolerance_of(nan_max(b.output_err, b.state_err), dtype)
     }
 
-    /// From the step at which a row's outputs or states may overflow or not, by its error
-    /// bound, that row's later outputs and its final states (see
-    /// [`ErrorBound::overflow_undetermined_from`]). The judge's dtype is the layer's here.
+    /// See [`Recurrence::overflow_flags`]. The judge's dtype is the layer's here.
     fn order_dependent_overflow(
         &self,
         inputs: &[&ArrayD<f64>],
         weights: &[&ArrayD<f64>],
     ) -> Option<Vec<ArrayD<bool>>> {
-        let dtype = self.rec.coarsest(self.rec.dtype);
-        let b = self.rec.error_bound(
-            inputs[0],
-            &inputs[1..],
-            None,
-            weights,
-            Tolerance::eps(dtype),
-            max_finite(dtype),
-        );
-        let from = b.overflow_undetermined_from;
-        if from.iter().all(Option::is_none) {
-            return None;
-        }
-        let outputs = self.rec.run(inputs[0], &inputs[1..], None, weights);
-        Some(
-            outputs
-                .iter()
-                .enumerate()
-                .map(|(i, o)| {
-                    ArrayD::from_shape_fn(o.raw_dim(), |ix| {
-                        from.get(ix[0])
-                            .copied()
-                            .flatten()
-                            .is_some_and(|p| !(i == 0 && self.rec.return_sequences) || ix[1] >= p)
-                    })
-                })
-                .collect(),
-        )
+        self.rec
+            .overflow_flags(inputs[0], &inputs[1..], weights, self.rec.dtype)
     }
 
     fn build_config(&self, inputs: &[Dims]) -> Option<Value> {

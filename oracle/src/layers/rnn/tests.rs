@@ -555,4 +555,27 @@ mod preconditions {
         let small = ndarray::ArrayD::from_elem(vec![2, 3, 1], 1.0);
         assert!(s.order_dependent_overflow(&[&small], &w).is_none());
     }
+
+    /// A Bidirectional layer flags each direction's elements where its outputs go: the
+    /// backward direction reaches the range at its last step, which is the first time step
+    /// of the merged sequence.
+    #[test]
+    fn a_bidirectional_layer_flags_each_direction_where_its_outputs_go() {
+        let layer = json!({"class_name": "SimpleRNN", "config": {"units": 1,
+            "activation": "linear", "return_sequences": true}});
+        let s = spec_in("Bidirectional", json!({ "layer": layer }), DType::Float32);
+        let max = f64::from(f32::MAX);
+        let one = ndarray::ArrayD::from_elem(vec![1, 1], 1.0);
+        let zero = ndarray::ArrayD::from_elem(vec![1], 0.0);
+        let w = [&one, &one, &zero, &one, &one, &zero];
+        let x = ndarray::ArrayD::from_shape_vec(
+            vec![1, 3, 1],
+            vec![max * 0.75, max * 0.25 * (1.0 - 1e-9), 0.0],
+        )
+        .unwrap();
+        let flags = s.order_dependent_overflow(&[&x], &w).expect("flags");
+        // (batch, time, forward unit then backward unit).
+        let merged: Vec<bool> = flags[0].iter().copied().collect();
+        assert_eq!(merged, [false, true, true, false, true, false]);
+    }
 }
