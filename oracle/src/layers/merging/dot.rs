@@ -42,6 +42,7 @@ enum Axes {
 struct DotSpec {
     axes: Axes,
     normalize: bool,
+    dtype: DType,
 }
 
 fn illegal_axes(v: &Value, detail: &str) -> ParamError {
@@ -91,7 +92,11 @@ impl LayerKind for Dot {
             Some(v) => return Err(Unsupported::new("normalize", v.to_string()).into()),
         };
         c.finish()?;
-        Ok(Box::new(DotSpec { axes, normalize }))
+        Ok(Box::new(DotSpec {
+            axes,
+            normalize,
+            dtype: call.dtype,
+        }))
     }
 
     fn arity(&self) -> Arity {
@@ -356,6 +361,28 @@ impl Spec for DotSpec {
         Tolerance::reduction(dtype, n, magnitude)
     }
 
+    /// The dot products whose overflow depends on TF's order of summation (see
+    /// [`crate::layers::util::order_decides_sum_overflow`]); a normalised dot product lies in
+    /// [-1, 1].
+    fn order_dependent_overflow(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        _weights: &[&ArrayD<f64>],
+    ) -> Option<Vec<ArrayD<bool>>> {
+        if self.normalize {
+            return None;
+        }
+        let [ax, ay] = self.resolve([inputs[0].ndim(), inputs[1].ndim()]).ok()?;
+        crate::layers::util::order_decides_sum_overflow(
+            self.dtype,
+            inputs[0].shape()[ax],
+            inputs[0],
+            inputs[1],
+            None,
+            |x, y, _| batch_dot(x, y, ax, ay),
+        )
+    }
+
     fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {
         list_build_config(inputs)
     }
@@ -378,6 +405,25 @@ mod tests {
 
     fn arr(shape: &[usize], data: Vec<f64>) -> ArrayD<f64> {
         ArrayD::from_shape_vec(shape.to_vec(), data).unwrap()
+    }
+
+    /// A dot product of finite terms that overflows in some order and not in the exact sum
+    /// is flagged; one that no order overflows, or a normalised one, is not.
+    #[test]
+    fn a_dot_product_that_overflows_in_some_order_only_is_flagged() {
+        let flags = |config: serde_json::Value, terms: [f64; 3]| {
+            let s = spec(config).unwrap();
+            let x = arr(&[1, 3], terms.to_vec());
+            let y = arr(&[1, 3], vec![1.0; 3]);
+            s.order_dependent_overflow(&[&x, &y], &[])
+                .map(|f| f[0].iter().copied().collect::<Vec<_>>())
+        };
+        let plain = || json!({"axes": 1});
+        assert_eq!(flags(plain(), [1e308, 1e308, -1.5e308]), Some(vec![true]));
+        assert_eq!(flags(plain(), [1e308, -1e308, 0.5e308]), None);
+        assert_eq!(flags(plain(), [1.0, 2.0, 3.0]), None);
+        let normalized = json!({"axes": 1, "normalize": true});
+        assert_eq!(flags(normalized, [1e308, 1e308, -1.5e308]), None);
     }
 
     #[test]
