@@ -786,10 +786,11 @@ fn divergences(
         // bound says that the terms' absolute values sum past the range, not that some order
         // overflows (+1e308 and -1e308 add to 0 in every order), so only the layer can tell
         // which elements may.
-        let order_dependent = spec.order_dependent_overflow(&args, &w);
+        // Worked out only where an element would otherwise diverge: a layer's flags may cost
+        // as much as its evaluation (a recurrent layer's error bound).
+        let order_dependent = std::cell::OnceCell::new();
         for (i, (r, t)) in reference.iter().zip(tf_out).enumerate() {
             let r = rounded(r, dtype);
-            let either = element_flags(order_dependent.as_deref(), i, r.shape());
             if r.shape() != t.shape() {
                 {
                     let v = Verdict::new(
@@ -811,14 +812,24 @@ fn divergences(
                     continue 'calls;
                 }
             }
-            if let Some((((idx, &want), &got), _)) = r
-                .indexed_iter()
-                .zip(t.iter())
-                .zip(either.iter())
-                .find(|(((_, w), g), e)| {
-                    !(accepts(**g, **w) || **e && (!g.is_finite() || !w.is_finite()))
-                })
-            {
+            let diverging = |either: &[bool]| {
+                r.indexed_iter()
+                    .zip(t.iter())
+                    .enumerate()
+                    .find(|&(j, ((_, &w), &g))| {
+                        !(accepts(g, w)
+                            || either.get(j).copied().unwrap_or(false)
+                                && (!g.is_finite() || !w.is_finite()))
+                    })
+                    .map(|(_, x)| x)
+            };
+            let mut divergence = diverging(&[]);
+            if divergence.is_some() {
+                let flags =
+                    order_dependent.get_or_init(|| spec.order_dependent_overflow(&args, &w));
+                divergence = diverging(&element_flags(flags.as_deref(), i, r.shape()));
+            }
+            if let Some(((idx, &want), &got)) = divergence {
                 let kind = if want.is_finite() != got.is_finite() || want.is_nan() != got.is_nan() {
                     Kind::UnexpectedNan
                 } else {
@@ -892,14 +903,26 @@ fn mode_divergence(
         let tol = spec.tolerance(dtype, &ia, &w).flushing(dtype);
         // Modes may sum in different orders (eager and XLA do): where some order overflows
         // and another does not, either mode may be the non-finite one.
-        let order_dependent = spec.order_dependent_overflow(&ia, &w);
+        // Worked out only where an element would otherwise differ (see `divergences`).
+        let order_dependent = std::cell::OnceCell::new();
         for (i, (x, y)) in a.iter().zip(b).enumerate() {
-            let either = element_flags(order_dependent.as_deref(), i, x.shape());
-            if x.shape() != y.shape()
-                || x.iter().zip(y.iter()).zip(&either).any(|((p, q), e)| {
-                    !(tol.accepts(*q, *p) || *e && (!p.is_finite() || !q.is_finite()))
+            let differs = |either: &[bool]| {
+                x.iter().zip(y.iter()).enumerate().any(|(j, (p, q))| {
+                    !(tol.accepts(*q, *p)
+                        || either.get(j).copied().unwrap_or(false)
+                            && (!p.is_finite() || !q.is_finite()))
                 })
-            {
+            };
+            let differs = x.shape() != y.shape()
+                || differs(&[])
+                    && differs(&element_flags(
+                        order_dependent
+                            .get_or_init(|| spec.order_dependent_overflow(&ia, &w))
+                            .as_deref(),
+                        i,
+                        x.shape(),
+                    ));
+            if differs {
                 // Whether the inputs hold NaN or an infinity says much of what a developer
                 // looks at first, and tells known mishandlings of them apart.
                 let nonfinite = ia.iter().any(|x| x.iter().any(|p| !p.is_finite()));
