@@ -526,6 +526,18 @@ fn a_recurrent_overflow_that_rounding_decides_may_happen_or_not() {
     assert_agrees("gru_overflow_decided_by_rounding.case.json", "eager,graph");
 }
 
+/// A float32 SeparableConv1D whose depthwise result, `1e10 · 1e30`, is past float32's range:
+/// TF holds it in float32, so it is infinite, and the pointwise `· 1e-10` keeps it so. The
+/// reference, which had kept the intermediate in float64 (1e30), reported
+/// `unexpected-nan/SeparableConv1D` in every mode.
+#[test]
+fn a_separable_convs_intermediate_overflows_as_tf_holds_it() {
+    assert_agrees(
+        "separable_depthwise_overflowing_in_float32.case.json",
+        "eager,graph,xla",
+    );
+}
+
 /// A float32 GlobalAveragePooling2D of values at -MAX: the average is -MAX, but TF sums in
 /// float32 and every order of that sum overflows, so TF's average is -inf (eager and XLA).
 /// Any order of an average's sum that overflows makes a non-finite TF value acceptable at

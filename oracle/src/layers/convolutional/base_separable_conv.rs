@@ -13,6 +13,7 @@ use super::{
 use crate::DType;
 use crate::case::Dims;
 use crate::interval::Interval;
+use crate::layers::normalization::{max_finite, saturate};
 use crate::layers::{CallSite, Spec, WeightDomain, WeightSpec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
@@ -43,6 +44,9 @@ pub fn parse(call: &CallSite<'_>, rank: usize) -> ParamResult<Box<dyn Spec>> {
 
 impl SeparableSpec {
     /// The depthwise then pointwise convolution before bias and activation, channels last.
+    /// TF holds the depthwise result in the layer's dtype: past its range it is infinite,
+    /// and the pointwise sums see the infinity (a float32 `1e30 · 1e10` does not come back
+    /// into range when multiplied by `1e-10`).
     fn convolve(
         &self,
         x: &ArrayD<f64>,
@@ -52,7 +56,11 @@ impl SeparableSpec {
         let g = &self.common.geom;
         let x = Canonical::of(x, g.data_format);
         let win = Window::forward(g, x.spatial);
-        let mid = depthwise(&x, &flat(depthwise_kernel), &win, self.multiplier);
+        let mut mid = depthwise(&x, &flat(depthwise_kernel), &win, self.multiplier);
+        let max = max_finite(self.common.dtype);
+        for v in &mut mid.data {
+            *v = saturate(*v, max);
+        }
         pointwise(&mid, &flat(pointwise_kernel), self.filters)
     }
 

@@ -1028,6 +1028,33 @@ mod tests {
         .unwrap()
     }
 
+    /// TF holds a separable conv's depthwise result in the layer's dtype: a float32
+    /// `1e10 · 1e30` is infinite, and the pointwise `· 1e-10` keeps it so; in float64 the
+    /// same weights give 1e30.
+    #[test]
+    fn a_separable_convs_depthwise_result_overflows_in_its_dtype() {
+        let out = |dtype: DType| {
+            let config = serde_json::json!({"name": "s", "filters": 1, "kernel_size": 1,
+                "use_bias": false});
+            let node = crate::case::Node::default();
+            let s = crate::layers::LayerKind::parse(
+                &separable_conv1d::SeparableConv1D,
+                &crate::layers::CallSite {
+                    config: config.as_object().unwrap(),
+                    node: &node,
+                    dtype,
+                },
+            )
+            .unwrap();
+            let x = ArrayD::from_elem(IxDyn(&[1, 1, 1]), 1e10);
+            let dk = ArrayD::from_elem(IxDyn(&[1, 1, 1]), 1e30);
+            let pk = ArrayD::from_elem(IxDyn(&[1, 1, 1]), 1e-10);
+            s.eval(&[&x], &[&dk, &pk])[0][[0, 0, 0]]
+        };
+        assert_eq!(out(DType::Float32), f64::INFINITY);
+        assert!((out(DType::Float64) / 1e30 - 1.0).abs() < 1e-12);
+    }
+
     /// The flags of one window of three values (kernel of ones).
     fn window_flags(dtype: DType, x: [f64; 3]) -> Option<bool> {
         let s = conv1d(dtype);
