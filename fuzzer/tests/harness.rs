@@ -538,6 +538,18 @@ fn a_separable_convs_intermediate_overflows_as_tf_holds_it() {
     );
 }
 
+/// A float32 Dense with `softsign` whose pre-activation, `1e10 · 1e30`, is past float32's
+/// range: TF holds it as inf and `softsign(inf)` is NaN (`inf / inf`). The reference, which
+/// had applied softsign to the float64 pre-activation (giving 1), reported
+/// `unexpected-nan/Dense`; softmax did the same.
+#[test]
+fn an_activation_sees_the_pre_activation_as_tf_holds_it() {
+    assert_agrees(
+        "dense_softsign_preactivation_overflowing.case.json",
+        "eager,graph,xla",
+    );
+}
+
 /// A float32 GlobalAveragePooling2D of values at -MAX: the average is -MAX, but TF sums in
 /// float32 and every order of that sum overflows, so TF's average is -inf (eager and XLA).
 /// Any order of an average's sum that overflows makes a non-finite TF value acceptable at

@@ -244,6 +244,18 @@ impl Activation {
         }
     }
 
+    /// Applies the activation to a pre-activation TF holds in `dtype` (a sum's result before
+    /// a layer's activation): past the dtype's range it is infinite, and the activation sees
+    /// the infinity (`softsign` and `softmax` give NaN for it, not their limits).
+    pub fn apply_in(self, x: &ArrayD<f64>, dtype: crate::DType) -> ArrayD<f64> {
+        use crate::layers::normalization::{max_finite, saturate};
+        let max = max_finite(dtype);
+        if self == Activation::Linear || x.iter().all(|v| v.abs() <= max || v.is_nan()) {
+            return self.apply(x);
+        }
+        self.apply(&x.mapv(|v| saturate(v, max)))
+    }
+
     /// Applies the activation to a tensor (softmax over its last axis).
     pub fn apply(self, x: &ArrayD<f64>) -> ArrayD<f64> {
         match self {
@@ -515,6 +527,20 @@ mod tests {
         // x itself for a large x, where x² overflows.
         assert_eq!(f(1e200), 1e200);
         assert!((f(-1e200) - 1e-200).abs() < 1e-215);
+    }
+
+    /// A pre-activation past the dtype's range is infinite as TF holds it: softsign of it is
+    /// NaN (`inf / inf`), as TF gives, not its limit 1; within the range nothing changes.
+    #[test]
+    fn a_pre_activation_past_the_range_is_activated_as_an_infinity() {
+        let x = ArrayD::from_shape_vec(vec![2], vec![1e40, 3.0]).unwrap();
+        let f32 = Activation::Softsign.apply_in(&x, crate::DType::Float32);
+        assert!(f32[0].is_nan(), "{f32}");
+        assert_eq!(f32[1], 0.75);
+        let f64 = Activation::Softsign.apply_in(&x, crate::DType::Float64);
+        assert_eq!(f64[0], 1.0);
+        let softmax = Activation::Softmax.apply_in(&x, crate::DType::Float32);
+        assert!(softmax[0].is_nan(), "{softmax}");
     }
 
     #[test]

@@ -162,6 +162,7 @@ impl Spec for ConvSpec {
             self.rank,
             g.data_format,
             self.common.activation,
+            self.common.dtype,
         )]
     }
 

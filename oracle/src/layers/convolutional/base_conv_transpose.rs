@@ -215,6 +215,7 @@ impl Spec for ConvTransposeSpec {
             self.rank,
             g.data_format,
             self.common.activation,
+            self.common.dtype,
         )]
     }
 

@@ -101,6 +101,7 @@ impl Spec for DepthwiseSpec {
             self.rank,
             g.data_format,
             self.common.activation,
+            self.common.dtype,
         )]
     }
 

@@ -124,6 +124,7 @@ impl Spec for SeparableSpec {
             self.rank,
             g.data_format,
             self.common.activation,
+            self.common.dtype,
         )]
     }
 

@@ -815,20 +815,21 @@ pub fn conv_transpose(x: &Canonical, kernel: &[f64], w: &Window, filters: usize)
 }
 
 /// Adds the bias, restores the layout and applies the activation (on the last axis, as
-/// Keras does, whatever the data format).
+/// Keras does, whatever the data format) to the result as TF holds it in `dtype`.
 pub fn finish(
     mut y: Canonical,
     bias: Option<&ArrayD<f64>>,
     rank: usize,
     df: DataFormat,
     activation: Activation,
+    dtype: DType,
 ) -> ArrayD<f64> {
     if let Some(b) = bias {
         let b = b.as_standard_layout();
         y.add_bias(b.as_slice().expect("standard layout"));
     }
     let y = y.into_array(rank, df);
-    activation.apply(&y)
+    activation.apply_in(&y, dtype)
 }
 
 /// A weight array as one row-major slice.
@@ -914,6 +915,7 @@ pub fn conv_order_flags(
                 rank,
                 common.geom.data_format,
                 Activation::Linear,
+                common.dtype,
             )
         },
     )

@@ -106,7 +106,7 @@ impl Spec for DenseSpec {
 
     fn eval(&self, inputs: &[&ArrayD<f64>], weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
         let y = self.affine(inputs[0], weights[0], self.bias(weights));
-        vec![self.activation.apply(&y)]
+        vec![self.activation.apply_in(&y, self.dtype)]
     }
 
     fn intervals(

@@ -710,7 +710,7 @@ impl Spec for EinsumDenseSpec {
 
     fn eval(&self, inputs: &[&ArrayD<f64>], weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
         let y = self.pre_activation(inputs[0], weights[0], weights.get(1).copied());
-        vec![self.activation.apply(&y)]
+        vec![self.activation.apply_in(&y, self.dtype)]
     }
 
     fn order_dependent_overflow(
