@@ -11,7 +11,7 @@ use crate::run::{Mode, PyError};
 use crate::verdict::{Kind, Verdict};
 
 /// (identifier, error type, text the message contains).
-const LIMITATIONS: [(&str, &str, &str); 6] = [
+const LIMITATIONS: [(&str, &str, &str); 8] = [
     // oneDNN's float32 softmax takes at most rank 5 (float64, or TF_ENABLE_ONEDNN_OPTS=0,
     // works): multi-head attention on rank-5 inputs hits it.
     (
@@ -42,6 +42,18 @@ const LIMITATIONS: [(&str, &str, &str); 6] = [
         "no-cpu-kernel-for-dtype",
         "InvalidArgumentError",
         "No OpKernel was registered",
+    ),
+    // TF's float64/float16 CPU kernels for transposed convolutions take channels-last data
+    // only (float32 goes through oneDNN, which takes both).
+    (
+        "cpu-transposed-conv-channels-last-only",
+        "InvalidArgumentError",
+        "Conv2DCustomBackpropInputOp only supports NHWC",
+    ),
+    (
+        "cpu-transposed-conv-channels-last-only",
+        "InvalidArgumentError",
+        "Conv3DBackpropInputOpV2 only supports NDHWC on the CPU",
     ),
     (
         "xla-unsupported-op",
@@ -227,18 +239,24 @@ pub fn framework_bug(
         {
             return Some("missing-validation-RNN-rank-4-input");
         }
-        // Attention and AdditiveAttention never compare the ranks of the query and the
-        // value/key: another rank broadcasts (and attends across the batch), or fails in a
-        // kernel when the model runs.
+        // Attention and AdditiveAttention check no shapes of the query, value and key: another
+        // rank broadcasts (and attends across the batch), or fails in a kernel when the model
+        // runs, as other position or feature counts do.
         Kind::MissingValidation | Kind::LateError
             if matches!(class, "Attention" | "AdditiveAttention")
-                && v.detail.contains("has another rank than the query") =>
+                && [
+                    "has another rank than the query",
+                    " key positions (expected as many value as key positions)",
+                    " key features (expected query and key features of one size)",
+                ]
+                .iter()
+                .any(|rule| v.detail.contains(rule)) =>
         {
             return Some("missing-validation-Attention-value-rank-broadcasts-across-batch");
         }
         // PReLU takes a negative shared axis as a Python index into the non-batch shape,
         // one place off: `shared_axes=[-1]` shares the second-to-last axis.
-        Kind::MissingValidation
+        Kind::MissingValidation | Kind::LateError
             if class == "PReLU" && v.detail.contains("is not a non-batch axis (Keras shares") =>
         {
             return Some("missing-validation-PReLU-negative-shared-axes");
@@ -349,6 +367,18 @@ pub fn framework_bug(
                 && (v.kind != Kind::UnexpectedNan || v.detail.contains(": TensorFlow NaN,")) =>
         {
             return Some("unexpected-nan-Conv3DTranspose-float64-batch-nonfinite-kernel");
+        }
+        // XLA folds a ZeroPadding layer's pad into the 2-D/3-D convolution after it, whose
+        // own padding never multiplies the weights: a non-finite weight times those zeros
+        // (NaN in eager mode) vanishes.
+        Kind::UnexpectedNan | Kind::ModeMismatch
+            if xla
+                && matches!(class, "Conv2D" | "Conv3D")
+                && nonfinite_kernel
+                && (v.kind == Kind::ModeMismatch || tf_finite_reference_not(&v.detail))
+                && call.is_some_and(|c| fed_by_zero_padding(case, c)) =>
+        {
+            return Some("mode-mismatch-Conv2D-xla-folded-zero-padding-nonfinite-kernel");
         }
         // XLA fuses Attention's scaled matmul with its softmax and gives NaN for float32
         // scores far beyond exp's range, where eager mode gives the right weights.
@@ -582,6 +612,15 @@ fn received_mask(
         .iter()
         .find(|c| c.layer == li && c.node == r.node)?;
     producer.output_masks.get(r.index)?.clone()
+}
+
+/// Whether a call's first input is the output of a `ZeroPadding2D` or `ZeroPadding3D`.
+fn fed_by_zero_padding(case: &Case, call: &oracle::check::CheckedCall) -> bool {
+    call.inputs.first().is_some_and(|r| {
+        case.model
+            .layer(&r.layer)
+            .is_some_and(|l| matches!(l.class_name.as_str(), "ZeroPadding2D" | "ZeroPadding3D"))
+    })
 }
 
 /// The class of the layer a wrapper's config wraps (`TimeDistributed`, `Bidirectional`).
@@ -960,6 +999,63 @@ mod tests {
         assert_eq!(explained(&conv, DType::Float32, &nan), None);
     }
 
+    /// Under XLA, a Conv2D fed by a ZeroPadding2D with a NaN weight and a finite TF value
+    /// where the reference's is NaN is the folded-padding bug; fed by the input, in eager
+    /// mode, or with finite weights, it is not.
+    #[test]
+    fn an_xla_conv_after_zero_padding_with_a_nan_weight_is_the_folding_bug() {
+        let case = |producer: &str, weight: Value| {
+            let tensor = |name: &str| {
+                json!({"class_name": "__keras_tensor__",
+                "config": {"keras_history": [name, 0, 0]}})
+            };
+            let mut layers = vec![json!({"module": "keras.layers", "class_name": "InputLayer",
+                "name": "x", "config": {"batch_shape": [null, 2, 2, 1], "name": "x"},
+                "inbound_nodes": []})];
+            let mut fed = "x";
+            if producer == "ZeroPadding2D" {
+                layers.push(
+                    json!({"module": "keras.layers", "class_name": "ZeroPadding2D",
+                    "name": "p", "config": {"name": "p", "padding": 1},
+                    "inbound_nodes": [{"args": [tensor("x")], "kwargs": {}}]}),
+                );
+                fed = "p";
+            }
+            layers.push(
+                json!({"module": "keras.layers", "class_name": "Conv2D", "name": "l",
+                "config": {"name": "l", "filters": 1, "kernel_size": 2, "use_bias": false},
+                "inbound_nodes": [{"args": [tensor(fed)], "kwargs": {}}]}),
+            );
+            let text = json!({"format": "semfuzz-case/1", "dtype": "float64",
+                "model": {"name": "m", "layers": layers, "input_layers": [["x", 0, 0]],
+                          "output_layers": [["l", 0, 0]]},
+                "weights": {"l": [{"shape": [2, 2, 1, 1], "data": [weight, 1.0, 1.0, 1.0]}]},
+                "inputs": []});
+            Case::from_json_str(&text.to_string(), "test.case.json").unwrap()
+        };
+        let verdict = |mode: Mode| {
+            verdict_at_l(
+                Kind::UnexpectedNan,
+                "unexpected-nan/Conv2D",
+                Some(mode),
+                "'l' output 0 at [0, 0, 0, 0]: TensorFlow 1e0, reference NaN (tolerance)",
+            )
+        };
+        let bug = Some("mode-mismatch-Conv2D-xla-folded-zero-padding-nonfinite-kernel");
+        let explained = |c: &Case, mode: Mode| {
+            let analysis = oracle::check::check_in(c, DType::Float64).unwrap();
+            framework_bug(c, DType::Float64, &verdict(mode), Some(&analysis))
+        };
+        let padded = case("ZeroPadding2D", json!("nan"));
+        assert_eq!(explained(&padded, Mode::Xla), bug);
+        assert_eq!(explained(&padded, Mode::Eager), None);
+        assert_eq!(explained(&case("input", json!("nan")), Mode::Xla), None);
+        assert_eq!(
+            explained(&case("ZeroPadding2D", json!(2.0)), Mode::Xla),
+            None
+        );
+    }
+
     /// A rank mismatch TF runs (or refuses only in a kernel) at Attention or
     /// AdditiveAttention is the kept bug; at MultiHeadAttention, or another attention
     /// precondition, it is not.
@@ -979,6 +1075,10 @@ mod tests {
             at("MultiHeadAttention", Kind::MissingValidation, rank),
             None
         );
+        let features = "rejected only inside a kernel (InvalidArgumentError: ...); the reference \
+            says: 'l': inputs=[(None, 7, 10), (None, 7, 8)] have 10 query and 8 key features \
+            (expected query and key features of one size)";
+        assert_eq!(at("AdditiveAttention", Kind::LateError, features), bug);
         let other = "TensorFlow runs a model the reference calls invalid: 'l': input[1] has \
             another batch size";
         assert_eq!(at("Attention", Kind::MissingValidation, other), None);
@@ -1511,5 +1611,30 @@ mod limitation_tests {
             ..e
         };
         assert_eq!(limitation(&other), None);
+    }
+
+    /// TF's float64/float16 CPU kernels for transposed convolutions refuse channels-first
+    /// data (as the reference knows): a kernel limitation, counted as one item.
+    #[test]
+    fn a_channels_first_transposed_conv_kernel_is_a_known_limitation() {
+        let e = |message: &str| PyError {
+            kind: "InvalidArgumentError".into(),
+            message: message.into(),
+            phase: "call".into(),
+            traceback: String::new(),
+            layer: None,
+        };
+        for message in [
+            "Exception encountered when calling Conv3DTranspose.call().\n\n{{function_node \
+             __wrapped__Conv3DBackpropInputV2_device_/job:localhost/replica:0/task:0/device:CPU:0}} \
+             Conv3DBackpropInputOpV2 only supports NDHWC on the CPU. [Op:Conv3DBackpropInputV2]",
+            "{{function_node __wrapped__Conv2DBackpropInput_device_/job:localhost/replica:0/task:0/\
+             device:CPU:0}} Conv2DCustomBackpropInputOp only supports NHWC. [Op:Conv2DBackpropInput]",
+        ] {
+            assert_eq!(
+                limitation(&e(message)),
+                Some("cpu-transposed-conv-channels-last-only")
+            );
+        }
     }
 }
