@@ -381,6 +381,68 @@ fn two_jobs_both_execute_with_python_coverage() {
     assert_eq!(stat(&out, "clients"), 2);
 }
 
+/// A campaign may only use the CPUs of its affinity mask (a container's cpuset, `taskset`):
+/// its clients are bound to those, not to the first CPU numbers, which a client outside the
+/// mask could not bind to, so that it never started and the campaign waited for it forever.
+/// Here the mask is the last CPU allowed, which is not CPU 0 on a machine with two or more.
+#[test]
+fn two_jobs_start_within_a_one_cpu_affinity_mask() {
+    use std::os::unix::process::CommandExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    // SAFETY: a zeroed cpu_set_t is a valid empty set, which sched_getaffinity fills.
+    let last = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        assert_eq!(
+            libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set),
+            0
+        );
+        (0..libc::CPU_SETSIZE as usize)
+            .rev()
+            .find(|&c| libc::CPU_ISSET(c, &set))
+            .expect("an allowed CPU")
+    };
+    let mut cmd = fuzz_command(&out, &["--jobs", "2", "--runs", "4", "--seed", "5"], None);
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(last, &mut set);
+            if libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The failure was a hang: give up (and fail) long after a healthy run would have ended.
+    let mut waited = 0;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            waited < 3000,
+            "the campaign did not end: its clients never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        waited += 1;
+    };
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        status.success(),
+        "stdout:\n{}\nstderr:\n{}",
+        text(&output.stdout),
+        text(&output.stderr)
+    );
+    assert_eq!(stat(&out, "clients"), 2);
+    assert!(stat(&out, "execs_done") >= 8);
+}
+
 #[test]
 fn independent_campaigns_exchange_test_cases_through_their_corpora() {
     let dir = tempfile::tempdir().unwrap();

@@ -379,11 +379,14 @@ fn launch(campaign: &Campaign, args: &FuzzArgs, monitor: StatusMonitor) -> Resul
             .map(|a| a.port())
             .map_err(|e| Error::os_error(e, "cannot find a free port for the broker"))?,
     };
-    let ncpu = libafl_bolts::core_affinity::get_core_ids()
-        .map(|c| c.len())
-        .unwrap_or(1)
-        .max(1);
-    let cores = Cores::from((0..args.jobs.min(ncpu)).collect::<Vec<usize>>());
+    // The CPUs this process may run on (its affinity mask: a container's cpuset, `taskset`),
+    // not the first `jobs` CPU numbers: a client bound to a CPU outside the mask never starts.
+    let allowed: Vec<usize> = libafl_bolts::core_affinity::get_core_ids()
+        .map(|ids| ids.iter().map(|c| c.0).collect())
+        .unwrap_or_default();
+    let allowed = if allowed.is_empty() { vec![0] } else { allowed };
+    let ncpu = allowed.len();
+    let cores = Cores::from(allowed[..args.jobs.min(ncpu)].to_vec());
     let overcommit = args.jobs.div_ceil(ncpu).max(1);
     if args.jobs > ncpu && !args.jobs.is_multiple_of(ncpu) {
         tracing::warn!(
