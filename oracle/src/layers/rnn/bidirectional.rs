@@ -246,7 +246,30 @@ impl BidirectionalSpec {
         let (fs, bs) = self.split(&inputs[1..]);
         let (fw, bw) = weights.split_at(self.forward_weight_count());
         let f = self.forward.run(inputs[0], fs, mask, fw);
-        let mut b = self.backward.run(inputs[0], bs, mask, bw);
+        let b = self.backward.run(inputs[0], bs, mask, bw);
+        let merge = self.merge;
+        let outs = self
+            .merged(f, b, |y, y_rev| match merge {
+                Merge::Sum => y + y_rev,
+                Merge::Mul => y * y_rev,
+                _ => (y + y_rev) / 2.0,
+            })
+            .expect("same leading axes");
+        let max = max_finite(self.dtype);
+        outs.into_iter()
+            .map(|o| o.mapv(|v| saturate(v, max)))
+            .collect()
+    }
+
+    /// The two directions' outputs as the layer gives them: the backward sequence turned
+    /// back in time, the two merged (`pair` combines them element by element for `sum`,
+    /// `mul` and `ave`), then each direction's states. `None` where they do not fit.
+    fn merged<T: Clone>(
+        &self,
+        f: Vec<ArrayD<T>>,
+        mut b: Vec<ArrayD<T>>,
+        pair: impl Fn(&ArrayD<T>, &ArrayD<T>) -> ArrayD<T>,
+    ) -> Option<Vec<ArrayD<T>>> {
         if self.forward.return_sequences {
             b[0].invert_axis(Axis(1));
         }
@@ -254,19 +277,19 @@ impl BidirectionalSpec {
         let mut outs = match self.merge {
             Merge::Concat => {
                 let last = Axis(y.ndim() - 1);
-                vec![concatenate(last, &[y.view(), y_rev.view()]).expect("same leading axes")]
+                vec![concatenate(last, &[y.view(), y_rev.view()]).ok()?]
             }
-            Merge::Sum => vec![y + y_rev],
-            Merge::Mul => vec![y * y_rev],
-            Merge::Ave => vec![(y + y_rev) / 2.0],
             Merge::Both => vec![y.clone(), y_rev.clone()],
+            Merge::Sum | Merge::Mul | Merge::Ave => {
+                if y.shape() != y_rev.shape() {
+                    return None;
+                }
+                vec![pair(y, y_rev)]
+            }
         };
         outs.extend(f.into_iter().skip(1));
         outs.extend(b.into_iter().skip(1));
-        let max = max_finite(self.dtype);
-        outs.into_iter()
-            .map(|o| o.mapv(|v| saturate(v, max)))
-            .collect()
+        Some(outs)
     }
 
     fn output_count(&self) -> usize {
@@ -481,29 +504,12 @@ impl Spec for BidirectionalSpec {
             out
         };
         let f = f.unwrap_or_else(|| none(&self.forward));
-        let mut b = b.unwrap_or_else(|| none(&self.backward));
-        if self.forward.return_sequences {
-            b[0].invert_axis(Axis(1));
-        }
-        let (y, y_rev) = (&f[0], &b[0]);
-        let mut outs = match self.merge {
-            Merge::Concat => {
-                let last = Axis(y.ndim() - 1);
-                vec![concatenate(last, &[y.view(), y_rev.view()]).ok()?]
-            }
-            Merge::Sum | Merge::Mul | Merge::Ave => {
-                if y.shape() != y_rev.shape() {
-                    return None;
-                }
-                let mut either = y.clone();
-                either.zip_mut_with(y_rev, |a, &b| *a |= b);
-                vec![either]
-            }
-            Merge::Both => vec![y.clone(), y_rev.clone()],
-        };
-        outs.extend(f.into_iter().skip(1));
-        outs.extend(b.into_iter().skip(1));
-        Some(outs)
+        let b = b.unwrap_or_else(|| none(&self.backward));
+        self.merged(f, b, |y, y_rev| {
+            let mut either = y.clone();
+            either.zip_mut_with(y_rev, |a, &b| *a |= b);
+            either
+        })
     }
 
     fn build_config(&self, inputs: &[Dims]) -> Option<Value> {
