@@ -526,6 +526,17 @@ fn a_recurrent_overflow_that_rounding_decides_may_happen_or_not() {
     assert_agrees("gru_overflow_decided_by_rounding.case.json", "eager,graph");
 }
 
+/// A float32 GlobalAveragePooling3D whose channel holds 36 × +inf and 30 × -MAX: the average
+/// is +inf in an order that adds an infinity first and NaN in one that lets the finite terms
+/// reach -inf first, and TF's gives NaN. A window with infinities of one sign and finite
+/// terms of the other that may overflow is flagged; either non-finite value is accepted there.
+/// A campaign reported it as `unexpected-nan/GlobalAveragePooling3D`; this is the layer alone,
+/// fed what TF fed it.
+#[test]
+fn an_average_of_an_infinity_and_overflowing_terms_may_be_nan() {
+    assert_agrees("global_average_inf_and_overflowing_terms.case.json", "eager");
+}
+
 /// A float32 SeparableConv1D whose depthwise result, `1e10 · 1e30`, is past float32's range:
 /// TF holds it in float32, so it is infinite, and the pointwise `· 1e-10` keeps it so. The
 /// reference, which had kept the intermediate in float64 (1e30), reported

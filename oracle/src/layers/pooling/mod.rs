@@ -235,7 +235,9 @@ pub fn pool(
 /// TF's order, which is not modelled, decides between a finite average and a non-finite one.
 /// Unlike a sum's, an average's exact value may lie in the range when its sum does not (the
 /// float32 mean of `-MAX` and `-MAX`): every order then overflows, and TF's average is
-/// infinite where the reference's is `-MAX`. As
+/// infinite where the reference's is `-MAX`. A window with infinities of one sign is
+/// flagged when its finite terms of the other sign may reach the other infinity first (the
+/// average is then NaN in that order). As
 /// [`crate::layers::Spec::order_dependent_overflow`] returns them (see
 /// [`crate::layers::util::order_decides_sum_overflow`] for the bounds).
 pub fn average_order_flags(
@@ -261,19 +263,31 @@ pub fn average_order_flags(
     }
     let flags = pool_with(x, format, windows, &|values| {
         let n = values.len();
-        if n == 0 || values.iter().any(|v| !v.is_finite()) {
-            return 0.0;
+        let infinite = |sign: f64| values.contains(&(sign * f64::INFINITY));
+        let (pos_inf, neg_inf) = (infinite(1.0), infinite(-1.0));
+        if n == 0 || values.iter().any(|v| v.is_nan()) || pos_inf && neg_inf {
+            return 0.0; // NaN in every order
         }
-        // The sums of the positive and the negative terms, and the sum, over n (no overflow).
+        // The sums of the positive and the negative finite terms, over n (no overflow).
         let (mut p, mut q) = (0.0f64, 0.0f64);
-        for &v in values {
+        for &v in values.iter().filter(|v| v.is_finite()) {
             if v > 0.0 {
                 p += v / n as f64;
             } else {
                 q -= v / n as f64;
             }
         }
-        f64::from(p.max(q) * rounding(n) > max / n as f64)
+        let overflows = |part: f64| part * rounding(n) > max / n as f64;
+        // With infinities of one sign, the sum is that infinity unless the finite terms of
+        // the other sign reach the other infinity first, in an order that adds them first:
+        // then it is NaN.
+        f64::from(if pos_inf {
+            overflows(q)
+        } else if neg_inf {
+            overflows(p)
+        } else {
+            overflows(p.max(q))
+        })
     });
     flags
         .iter()
@@ -544,8 +558,24 @@ mod tests {
             Some(vec![true])
         );
         assert_eq!(flags(DType::Float64, &[[3e38, 3e38, -3e38]]), None);
-        // A window with a non-finite value decides on its own.
+        // A window with a NaN, or with both infinities, is NaN in every order.
         assert_eq!(flags(DType::Float64, &[[f64::NAN, 1e308, 1e308]]), None);
+        let inf = f64::INFINITY;
+        assert_eq!(flags(DType::Float64, &[[inf, -inf, -1e308]]), None);
+        // +inf with finite terms that reach -inf in an order that adds them first: NaN or
+        // +inf, as TF's order decides; with finite terms of its own sign, +inf in every order.
+        // (A campaign's float32 GlobalAveragePooling3D: 36 × +inf, 30 × -MAX; TF gave NaN.)
+        assert_eq!(
+            flags(
+                DType::Float32,
+                &[[inf, -f32_max, -f32_max], [inf, f32_max, f32_max]]
+            ),
+            Some(vec![true, false])
+        );
+        assert_eq!(
+            flags(DType::Float32, &[[-inf, f32_max, f32_max]]),
+            Some(vec![true])
+        );
     }
 
     #[test]
