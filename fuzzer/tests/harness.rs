@@ -534,7 +534,24 @@ fn a_recurrent_overflow_that_rounding_decides_may_happen_or_not() {
 /// fed what TF fed it.
 #[test]
 fn an_average_of_an_infinity_and_overflowing_terms_may_be_nan() {
-    assert_agrees("global_average_inf_and_overflowing_terms.case.json", "eager");
+    assert_agrees(
+        "global_average_inf_and_overflowing_terms.case.json",
+        "eager",
+    );
+}
+
+/// A float32 Dense fed two `+inf` inputs and other inputs whose products with the kernel pass
+/// float32's range: the exact sums are `+inf` (or `-inf`), but in float32 a product past the
+/// range is an infinity of its own, and one unit's `+inf` meets `-inf`: TF gives NaN there,
+/// which `sparse_sigmoid` keeps, where the reference's `+inf` becomes 1. Such a sum is flagged
+/// (an infinity of one sign, and terms of the other that may overflow). A campaign reported it
+/// as `unexpected-nan/Dense`; this is the layer alone, fed what TF fed it.
+#[test]
+fn a_sum_of_an_infinity_and_overflowing_products_may_be_nan() {
+    assert_agrees(
+        "dense_infinite_input_and_overflowing_products.case.json",
+        "eager",
+    );
 }
 
 /// A float32 SeparableConv1D whose depthwise result, `1e10 · 1e30`, is past float32's range:

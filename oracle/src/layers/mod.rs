@@ -361,18 +361,22 @@ pub mod util {
     use crate::case::Dims;
 
     /// Per output element of a sum of products plus a bias, before the activation (a
-    /// convolution's window, a `Dense` or `EinsumDense` contraction):
-    /// whether it overflows in some order of its terms and not in every order, so that TF's
-    /// order, which is not modelled, decides between the reference's finite value and a
-    /// non-finite one (partial sums of `+inf` and `-inf` give NaN). As
-    /// [`crate::layers::Spec::order_dependent_overflow`] returns them: `None` where no element is.
+    /// convolution's window, a `Dense` or `EinsumDense` contraction): whether TF's order of
+    /// summation, which is not modelled, decides whether and how it overflows. As
+    /// [`crate::layers::Spec::order_dependent_overflow`] returns them: `None` where no element
+    /// is.
     ///
     /// A sum's partial sums lie between `-N` and `P`, the sums of its negative and its positive
-    /// terms, and an order that adds the positive terms first reaches `P`; with `M` the sum of
-    /// the terms' absolute values and `S` the sum, `max(P, N) = (M + |S|) / 2`. An element is
-    /// flagged when that passes the range of TF's accumulator, allowing for the `terms` roundings,
-    /// and the exact sum does not. `sum(x, kernel, bias)` is the layer's sum in its output's
-    /// layout; it runs on the input and bias scaled by 1/4 (exact), so that `M` stays finite.
+    /// terms, and an order that adds the positive terms first reaches `P` (the negative first,
+    /// `-N`). An element is flagged when one of them passes the range of TF's accumulator,
+    /// allowing for the `terms` roundings, and either the exact sum does not (some orders
+    /// overflow, others do not) or the other does too (some orders reach `+inf`, others
+    /// `-inf`, and a product that overflows on its own meets the other infinity: NaN).
+    /// `sum(x, kernel, bias)` is the layer's sum in its output's layout; `P` and `N` come from
+    /// it on the inputs' positive and negative parts, which cannot cancel. An infinite input
+    /// or weight makes its part infinite: the element is flagged where the other part may
+    /// overflow too (a float32 Dense fed `+inf` and finite products past float32's range gave
+    /// NaN).
     pub fn order_decides_sum_overflow(
         dtype: DType,
         terms: usize,
@@ -381,8 +385,11 @@ pub mod util {
         bias: Option<&ArrayD<f64>>,
         sum: impl Fn(&ArrayD<f64>, &ArrayD<f64>, Option<&ArrayD<f64>>) -> ArrayD<f64>,
     ) -> Option<Vec<ArrayD<bool>>> {
-        let finite = |a: &ArrayD<f64>| a.iter().all(|v| v.is_finite());
-        if !finite(x) || !finite(kernel) || bias.is_some_and(|b| !finite(b)) {
+        // A NaN decides on its own. An infinite input or weight is one of the terms whose
+        // sums `P` and `N` are: an infinity of one sign meets the other only where the other
+        // sign's terms may overflow.
+        let nan = |a: &ArrayD<f64>| a.iter().any(|v| v.is_nan());
+        if nan(x) || nan(kernel) || bias.is_some_and(nan) {
             return None;
         }
         let stats = crate::layers::normalization::stats_dtype(dtype);
@@ -396,17 +403,77 @@ pub mod util {
         if bound * rounding <= max {
             return None;
         }
-        let quarter = |a: &ArrayD<f64>| a.mapv(|v| v * 0.25);
-        let abs_quarter = |a: &ArrayD<f64>| a.mapv(|v| v.abs() * 0.25);
-        let s = sum(&quarter(x), kernel, bias.map(quarter).as_ref());
-        let m = sum(
-            &abs_quarter(x),
-            &kernel.mapv(f64::abs),
-            bias.map(abs_quarter).as_ref(),
+        // The finite parts of the inputs and of the bias are scaled by 1/4 (exactly), so that
+        // `P` and `N` stay finite unless a product alone is past the range; compared with
+        // `max / 4`. Infinite terms are counted apart, on indicators (an infinity times a zero
+        // the sum pads with would be NaN).
+        let part = |a: &ArrayD<f64>, sign: f64, scale: f64| {
+            a.mapv(|v| {
+                if v.is_finite() {
+                    (sign * v).max(0.0) * scale
+                } else {
+                    0.0
+                }
+            })
+        };
+        let indicator = |a: &ArrayD<f64>, keep: &dyn Fn(f64) -> bool| {
+            a.mapv(|v| if keep(v) { 1.0 } else { 0.0 })
+        };
+        let (xp, xn) = (part(x, 1.0, 0.25), part(x, -1.0, 0.25));
+        let (kp, kn) = (part(kernel, 1.0, 1.0), part(kernel, -1.0, 1.0));
+        let (bp, bn) = (
+            bias.map(|b| part(b, 1.0, 0.25)),
+            bias.map(|b| part(b, -1.0, 0.25)),
+        );
+        let (x_pinf, x_ninf) = (
+            indicator(x, &|v| v == f64::INFINITY),
+            indicator(x, &|v| v == f64::NEG_INFINITY),
+        );
+        let (k_pinf, k_ninf) = (
+            indicator(kernel, &|v| v == f64::INFINITY),
+            indicator(kernel, &|v| v == f64::NEG_INFINITY),
+        );
+        let (x_pos, x_neg) = (indicator(x, &|v| v > 0.0), indicator(x, &|v| v < 0.0));
+        let (k_pos, k_neg) = (
+            indicator(kernel, &|v| v > 0.0),
+            indicator(kernel, &|v| v < 0.0),
+        );
+        let has_inf = x_pinf
+            .iter()
+            .chain(&x_ninf)
+            .chain(&k_pinf)
+            .chain(&k_ninf)
+            .any(|&v| v > 0.0);
+        let with_infinities = |finite: ArrayD<f64>, infinite: Option<ArrayD<f64>>| match infinite {
+            Some(i) => ndarray::Zip::from(&finite)
+                .and(&i)
+                .map_collect(|&f, &i| if i > 0.0 { f64::INFINITY } else { f }),
+            None => finite,
+        };
+        let p = with_infinities(
+            sum(&xp, &kp, bp.as_ref()) + sum(&xn, &kn, None),
+            has_inf.then(|| {
+                sum(&x_pinf, &k_pos, None)
+                    + sum(&x_ninf, &k_neg, None)
+                    + sum(&x_pos, &k_pinf, None)
+                    + sum(&x_neg, &k_ninf, None)
+            }),
+        );
+        let n = with_infinities(
+            sum(&xp, &kn, bn.as_ref()) + sum(&xn, &kp, None),
+            has_inf.then(|| {
+                sum(&x_pinf, &k_neg, None)
+                    + sum(&x_ninf, &k_pos, None)
+                    + sum(&x_pos, &k_ninf, None)
+                    + sum(&x_neg, &k_pinf, None)
+            }),
         );
         let limit = max * 0.25;
-        let flags = ndarray::Zip::from(&s).and(&m).map_collect(|&s, &m| {
-            (m + s.abs()) * 0.5 * rounding > limit && s.abs() / rounding <= limit
+        let flags = ndarray::Zip::from(&p).and(&n).map_collect(|&p, &n| {
+            let reaches = |part: f64| part * rounding > limit;
+            // Unknown (NaN, false) where `P` or `N` is itself infinite.
+            let exact_in_range = (p - n).abs() / rounding <= limit;
+            (reaches(p) || reaches(n)) && (exact_in_range || reaches(p) && reaches(n))
         });
         flags.iter().any(|&f| f).then(|| vec![flags])
     }

@@ -1084,9 +1084,23 @@ mod tests {
             Some(true)
         );
         assert_eq!(window_flags(DType::Float64, [3e38, 3e38, -3e38]), None);
-        // A non-finite input decides on its own.
+        // An infinite input gives +inf in every order where the negative terms cannot reach
+        // -inf; where they can, an order that adds them first meets +inf with -inf: NaN (a
+        // float32 Dense fed +inf and products past float32's range gave NaN).
         assert_eq!(
             window_flags(DType::Float64, [f64::INFINITY, 1e308, -1.5e308]),
+            None
+        );
+        assert_eq!(
+            window_flags(DType::Float64, [f64::INFINITY, -1e308, -1e308]),
+            Some(true)
+        );
+        assert_eq!(
+            window_flags(DType::Float32, [f64::INFINITY, -3e38, -3e38]),
+            Some(true)
+        );
+        assert_eq!(
+            window_flags(DType::Float64, [f64::NAN, -1e308, -1e308]),
             None
         );
     }

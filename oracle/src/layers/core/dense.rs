@@ -226,5 +226,20 @@ mod tests {
         assert_eq!(flags([1e308, 1e308, -1.5e308]), Some(vec![true]));
         assert_eq!(flags([1e308, -1e308, 0.5e308]), None);
         assert_eq!(flags([1.0, 2.0, 3.0]), None);
+        // One product past the range on its own, with the other sign's sum small: +inf in
+        // every order.
+        let big = ArrayD::from_elem(IxDyn(&[3, 1]), 1e4);
+        let x = ArrayD::from_shape_vec(IxDyn(&[1, 3]), vec![f64::MAX, -1.0, 2.0]).unwrap();
+        assert_eq!(spec.order_dependent_overflow(&[&x], &[&big, &bias]), None);
+        // Both signs' sums past the range (each product alone), the exact sum unknown: some
+        // orders reach +inf, others -inf, and the two products' infinities meet as NaN, which
+        // TF gave (a campaign's float64 Dense, whose sparse_sigmoid made the reference's -inf
+        // a 0).
+        let x = ArrayD::from_shape_vec(IxDyn(&[1, 3]), vec![f64::MAX, -f64::MAX, 2.0]).unwrap();
+        let both = spec.order_dependent_overflow(&[&x], &[&big, &bias]);
+        assert_eq!(
+            both.map(|f| f[0].iter().copied().collect::<Vec<_>>()),
+            Some(vec![true])
+        );
     }
 }
