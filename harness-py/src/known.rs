@@ -387,6 +387,16 @@ pub fn framework_bug(
         {
             return Some("mode-mismatch-Conv2D-xla-folded-zero-padding-nonfinite-kernel");
         }
+        // XLA's bilinear resize (the kept `mode-mismatch-UpSampling2D-xla-bilinear`) also
+        // weighs an infinite pixel otherwise: +inf where eager mode and the reference
+        // multiply it by a zero weight (NaN).
+        Kind::UnexpectedNan
+            if xla
+                && class == "UpSampling2D"
+                && config.get("interpolation").and_then(Value::as_str) == Some("bilinear") =>
+        {
+            return Some("mode-mismatch-UpSampling2D-xla-bilinear");
+        }
         // XLA fuses Attention's scaled matmul with its softmax and gives NaN for float32
         // scores far beyond exp's range, where eager mode gives the right weights.
         Kind::UnexpectedNan | Kind::ModeMismatch
@@ -1086,6 +1096,32 @@ mod tests {
         };
         assert_eq!(at("hard_shrink"), bug);
         assert_eq!(at("linear"), None);
+    }
+
+    /// XLA's bilinear UpSampling2D giving +inf where the reference's zero weight on an
+    /// infinite pixel gives NaN is the kept XLA bilinear bug; in eager mode, or with nearest
+    /// interpolation, it is not.
+    #[test]
+    fn an_xla_bilinear_upsampling_of_an_infinity_is_the_bilinear_bug() {
+        let at = |interpolation: &str, mode: Mode| {
+            let case = one_layer_case(
+                "UpSampling2D",
+                json!({"interpolation": interpolation}),
+                json!([null, 1, 1, 1]),
+                json!([]),
+            );
+            let v = verdict_at_l(
+                Kind::UnexpectedNan,
+                "unexpected-nan/UpSampling2D",
+                Some(mode),
+                "'l' output 0 at [0, 0, 0, 0]: TensorFlow inf, reference NaN (tolerance)",
+            );
+            framework_bug(&case, DType::Float32, &v, None)
+        };
+        let bug = Some("mode-mismatch-UpSampling2D-xla-bilinear");
+        assert_eq!(at("bilinear", Mode::Xla), bug);
+        assert_eq!(at("bilinear", Mode::Eager), None);
+        assert_eq!(at("nearest", Mode::Xla), None);
     }
 
     /// A rank mismatch TF runs (or refuses only in a kernel) at Attention or
