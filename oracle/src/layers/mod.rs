@@ -444,37 +444,38 @@ pub mod util {
             .chain(&k_pinf)
             .chain(&k_ninf)
             .any(|&v| v > 0.0);
-        let with_infinities = |finite: ArrayD<f64>, infinite: Option<ArrayD<f64>>| match infinite {
-            Some(i) => ndarray::Zip::from(&finite)
-                .and(&i)
-                .map_collect(|&f, &i| if i > 0.0 { f64::INFINITY } else { f }),
-            None => finite,
+        // Per element, how many infinite terms of each sign its sum has (`None`: no input or
+        // weight is infinite).
+        let infinite = |same: [&ArrayD<f64>; 4]| {
+            has_inf.then(|| {
+                sum(&x_pinf, same[0], None)
+                    + sum(&x_ninf, same[1], None)
+                    + sum(&x_pos, same[2], None)
+                    + sum(&x_neg, same[3], None)
+            })
         };
-        let p = with_infinities(
-            sum(&xp, &kp, bp.as_ref()) + sum(&xn, &kn, None),
-            has_inf.then(|| {
-                sum(&x_pinf, &k_pos, None)
-                    + sum(&x_ninf, &k_neg, None)
-                    + sum(&x_pos, &k_pinf, None)
-                    + sum(&x_neg, &k_ninf, None)
-            }),
-        );
-        let n = with_infinities(
-            sum(&xp, &kn, bn.as_ref()) + sum(&xn, &kp, None),
-            has_inf.then(|| {
-                sum(&x_pinf, &k_neg, None)
-                    + sum(&x_ninf, &k_pos, None)
-                    + sum(&x_pos, &k_ninf, None)
-                    + sum(&x_neg, &k_pinf, None)
-            }),
-        );
+        let p_inf = infinite([&k_pos, &k_neg, &k_pinf, &k_ninf]);
+        let n_inf = infinite([&k_neg, &k_pos, &k_ninf, &k_pinf]);
+        let p = sum(&xp, &kp, bp.as_ref()) + sum(&xn, &kn, None);
+        let n = sum(&xp, &kn, bn.as_ref()) + sum(&xn, &kp, None);
+        let none = || ArrayD::zeros(p.raw_dim());
+        let (p_inf, n_inf) = (p_inf.unwrap_or_else(none), n_inf.unwrap_or_else(none));
         let limit = max * 0.25;
-        let flags = ndarray::Zip::from(&p).and(&n).map_collect(|&p, &n| {
-            let reaches = |part: f64| part * rounding > limit;
-            // Unknown (NaN, false) where `P` or `N` is itself infinite.
-            let exact_in_range = (p - n).abs() / rounding <= limit;
-            (reaches(p) || reaches(n)) && (exact_in_range || reaches(p) && reaches(n))
-        });
+        let flags = ndarray::Zip::from(&p)
+            .and(&n)
+            .and(&p_inf)
+            .and(&n_inf)
+            .map_collect(|&p, &n, &pi, &ni| {
+                if pi > 0.0 && ni > 0.0 {
+                    return false; // infinities of both signs: NaN in every order
+                }
+                let p = if pi > 0.0 { f64::INFINITY } else { p };
+                let n = if ni > 0.0 { f64::INFINITY } else { n };
+                let reaches = |part: f64| part * rounding > limit;
+                // Unknown (NaN, false) where `P` or `N` is itself infinite.
+                let exact_in_range = (p - n).abs() / rounding <= limit;
+                (reaches(p) || reaches(n)) && (exact_in_range || reaches(p) && reaches(n))
+            });
         flags.iter().any(|&f| f).then(|| vec![flags])
     }
 

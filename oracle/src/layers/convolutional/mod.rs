@@ -1103,6 +1103,11 @@ mod tests {
             window_flags(DType::Float64, [f64::NAN, -1e308, -1e308]),
             None
         );
+        // Infinite terms of both signs: NaN in every order.
+        assert_eq!(
+            window_flags(DType::Float64, [f64::INFINITY, f64::NEG_INFINITY, -1e308]),
+            None
+        );
     }
 
     #[test]
