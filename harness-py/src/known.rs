@@ -11,7 +11,7 @@ use crate::run::{Mode, PyError};
 use crate::verdict::{Kind, Verdict};
 
 /// (identifier, error type, text the message contains).
-const LIMITATIONS: [(&str, &str, &str); 8] = [
+const LIMITATIONS: [(&str, &str, &str); 9] = [
     // oneDNN's float32 softmax takes at most rank 5 (float64, or TF_ENABLE_ONEDNN_OPTS=0,
     // works): multi-head attention on rank-5 inputs hits it.
     (
@@ -54,6 +54,12 @@ const LIMITATIONS: [(&str, &str, &str); 8] = [
         "cpu-transposed-conv-channels-last-only",
         "InvalidArgumentError",
         "Conv3DBackpropInputOpV2 only supports NDHWC on the CPU",
+    ),
+    // Nor do they dilate (float32 goes through oneDNN, which does).
+    (
+        "cpu-transposed-conv-no-dilation",
+        "InvalidArgumentError",
+        "Current CPU implementation does not yet support dilation rates larger than 1",
     ),
     (
         "xla-unsupported-op",
@@ -1682,7 +1688,7 @@ mod limitation_tests {
     }
 
     /// TF's float64/float16 CPU kernels for transposed convolutions refuse channels-first
-    /// data (as the reference knows): a kernel limitation, counted as one item.
+    /// data and dilation (as the reference knows): kernel limitations, counted as items.
     #[test]
     fn a_channels_first_transposed_conv_kernel_is_a_known_limitation() {
         let e = |message: &str| PyError {
@@ -1704,5 +1710,13 @@ mod limitation_tests {
                 Some("cpu-transposed-conv-channels-last-only")
             );
         }
+        let dilated = "Exception encountered when calling Conv3DTranspose.call().\n\n\
+            {{function_node __wrapped__Conv3DBackpropInputV2_device_/job:localhost/replica:0/\
+            task:0/device:CPU:0}} Current CPU implementation does not yet support dilation \
+            rates larger than 1. [Op:Conv3DBackpropInputV2]";
+        assert_eq!(
+            limitation(&e(dilated)),
+            Some("cpu-transposed-conv-no-dilation")
+        );
     }
 }
