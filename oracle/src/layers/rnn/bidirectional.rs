@@ -488,20 +488,10 @@ impl Spec for BidirectionalSpec {
         // A direction without flags has none anywhere: all false, of its outputs' shapes.
         let none = |rec: &Recurrence| {
             let x = inputs[0].shape();
-            let (batch, t) = (x[0], x.get(1).copied().unwrap_or(0));
-            let mut out = vec![if rec.return_sequences {
-                ArrayD::from_elem(vec![batch, t, rec.output_size()], false)
-            } else {
-                ArrayD::from_elem(vec![batch, rec.output_size()], false)
-            }];
-            if rec.return_state {
-                out.extend(
-                    rec.state_sizes()
-                        .into_iter()
-                        .map(|n| ArrayD::from_elem(vec![batch, n], false)),
-                );
-            }
-            out
+            rec.output_shapes(x[0], x.get(1).copied().unwrap_or(0))
+                .into_iter()
+                .map(|shape| ArrayD::from_elem(shape, false))
+                .collect::<Vec<_>>()
         };
         let f = f.unwrap_or_else(|| none(&self.forward));
         let b = b.unwrap_or_else(|| none(&self.backward));

@@ -752,6 +752,20 @@ impl Recurrence {
 }
 
 impl Recurrence {
+    /// The shapes of a run's outputs, as [`Recurrence::run`] gives them, for `batch` rows of
+    /// `steps` steps.
+    pub(crate) fn output_shapes(&self, batch: usize, steps: usize) -> Vec<Vec<usize>> {
+        let mut shapes = vec![if self.return_sequences {
+            vec![batch, steps, self.output_size()]
+        } else {
+            vec![batch, self.output_size()]
+        }];
+        if self.return_state {
+            shapes.extend(self.state_sizes().into_iter().map(|n| vec![batch, n]));
+        }
+        shapes
+    }
+
     /// The elements of a run's outputs (shaped as [`Recurrence::run`] gives them) whose
     /// overflow rounding decides: from the step at which a row's outputs or states may
     /// overflow or not by their error bound, that row's later outputs and its final states
@@ -770,20 +784,18 @@ impl Recurrence {
         if from.iter().all(Option::is_none) {
             return None;
         }
-        let (b, t) = (x.shape()[0], x.shape()[1]);
         let row = |r: usize| from.get(r).copied().flatten();
-        let mut flags = vec![if self.return_sequences {
-            ArrayD::from_shape_fn(vec![b, t, self.output_size()], |ix| {
-                row(ix[0]).is_some_and(|p| ix[1] >= p)
+        let flags = self
+            .output_shapes(x.shape()[0], x.shape()[1])
+            .into_iter()
+            .enumerate()
+            .map(|(i, shape)| {
+                let sequence = i == 0 && self.return_sequences;
+                ArrayD::from_shape_fn(shape, |ix| {
+                    row(ix[0]).is_some_and(|p| !sequence || ix[1] >= p)
+                })
             })
-        } else {
-            ArrayD::from_shape_fn(vec![b, self.output_size()], |ix| row(ix[0]).is_some())
-        }];
-        if self.return_state {
-            for n in self.state_sizes() {
-                flags.push(ArrayD::from_shape_fn(vec![b, n], |ix| row(ix[0]).is_some()));
-            }
-        }
+            .collect();
         Some(flags)
     }
 }
