@@ -230,6 +230,16 @@ pub fn framework_bug(
         {
             return Some("missing-validation-EinsumDense-ellipsis-declared-shape");
         }
+        // EinsumDense never compares its input's rank with the equation's: TF's backend runs
+        // common equations as a matmul, which broadcasts the extra axes, or the model fails
+        // in a kernel when it runs.
+        Kind::MissingValidation | Kind::LateError
+            if class == "EinsumDense"
+                && v.detail
+                    .contains("has another rank than the equation's input") =>
+        {
+            return Some("missing-validation-EinsumDense-input-rank-runs-as-batched-matmul");
+        }
         // TimeDistributed never checks the wrapped layer's input spec on the slices.
         Kind::MissingValidation
             if class == "TimeDistributed" && v.detail.contains(": layer.input") =>
@@ -1128,6 +1138,34 @@ mod tests {
         assert_eq!(at("bilinear", Mode::Xla), bug);
         assert_eq!(at("bilinear", Mode::Eager), None);
         assert_eq!(at("nearest", Mode::Xla), None);
+    }
+
+    /// An input rank other than the equation's, run or refused only in a kernel at an
+    /// EinsumDense, is the kept bug; another EinsumDense precondition, or the same words at
+    /// another class, is not.
+    #[test]
+    fn an_einsum_dense_input_rank_is_the_unchecked_rank_bug_only_there() {
+        let bug = Some("missing-validation-EinsumDense-input-rank-runs-as-batched-matmul");
+        let rank = "TensorFlow runs a model the reference calls invalid (keras-enforced): \
+            EinsumDense 'l': input[0]=rank 3 has another rank than the equation's input \
+            (expected rank 2 (the equation's input labels))";
+        let at = |class: &str, kind: Kind, detail: &str| {
+            let case = one_layer_case(
+                class,
+                json!({"equation": "ab,bc->ac"}),
+                json!([null, 1, 1]),
+                json!([]),
+            );
+            let v = verdict_at_l(kind, &format!("{}/{class}", kind.name()), None, detail);
+            framework_bug(&case, DType::Float32, &v, None)
+        };
+        assert_eq!(at("EinsumDense", Kind::MissingValidation, rank), bug);
+        assert_eq!(at("EinsumDense", Kind::LateError, rank), bug);
+        assert_eq!(at("Dense", Kind::MissingValidation, rank), None);
+        assert_eq!(at("EinsumDense", Kind::UnclearError, rank), None);
+        let other = "TensorFlow runs a model the reference calls invalid: EinsumDense 'l': \
+            output_shape has 2 entries where the equation's output has 1 free label";
+        assert_eq!(at("EinsumDense", Kind::MissingValidation, other), None);
     }
 
     /// A rank mismatch TF runs (or refuses only in a kernel) at Attention or
