@@ -472,8 +472,9 @@ pub fn framework_bug(
             return Some("unexpected-nan-DepthwiseConv2D-same-padding-nonfinite-weight");
         }
         // Keras checks neither a Softmax axis against the rank nor the normalizations' axes
-        // for repeats: the kernel refuses them when the model runs.
-        Kind::LateError
+        // for repeats: the kernel refuses them when the model runs (or a later layer refuses
+        // the model first).
+        Kind::LateError | Kind::MissingValidation
             if class == "Softmax"
                 && (v.detail.contains(" is out of range ")
                     || v.detail.contains(" repeats axis ")) =>

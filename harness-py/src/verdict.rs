@@ -252,6 +252,17 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
                 "inconclusive: Keras builds it (TF's kernels refuse it when they run), and {other} refused first: {said}"
             ),
         )
+    } else if let Some(later) = refused_downstream(case, e, v) {
+        // Keras builds the layers of a model in order: a layer that consumes the invalid
+        // layer's output was reached, so the invalid layer was built without complaint.
+        (
+            Kind::MissingValidation,
+            v.category.name(),
+            format!(
+                "TensorFlow builds a layer the reference calls invalid ({}): {v}; layer '{later}', which consumes its output, refused first: {said}",
+                v.tag.name()
+            ),
+        )
     } else if v.category == oracle::Category::InputValue {
         // Only the kernel sees values: any error is the expected refusal.
         (Kind::Agree, "", format!("rejected when it ran: {said}"))
@@ -284,6 +295,61 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
     }]
 }
 
+/// The layer an error names, when it is not the violation's layer but one that consumes its
+/// output (directly or through other layers).
+fn refused_downstream<'a>(case: &'a Case, e: &PyError, v: &Violation) -> Option<&'a str> {
+    let (_, Some(name)) = blamed(case, e) else {
+        return None;
+    };
+    (name != v.layer && consumes(&case.model, name, &v.layer)).then_some(name)
+}
+
+/// Whether top-level layer `later` consumes an output of layer `earlier`, directly or through
+/// other layers (in a sequential model, each layer consumes the one before it).
+fn consumes(model: &oracle::case::Model, later: &str, earlier: &str) -> bool {
+    let position = |name: &str| model.layers.iter().position(|l| l.name == name);
+    let (Some(from), Some(to)) = (position(earlier), position(later)) else {
+        return false;
+    };
+    if from == to {
+        return false;
+    }
+    if model.kind == oracle::case::ModelKind::Sequential {
+        return from < to;
+    }
+    let mut reached = vec![false; model.layers.len()];
+    reached[from] = true;
+    // Layers need not be listed in topological order: grow the reached set until it stops.
+    let mut grew = true;
+    while grew && !reached[to] {
+        grew = false;
+        for (i, layer) in model.layers.iter().enumerate() {
+            if reached[i] {
+                continue;
+            }
+            let fed = layer.nodes.iter().any(|n| {
+                n.tensors()
+                    .iter()
+                    .any(|t| position(&t.layer).is_some_and(|p| reached[p]))
+            });
+            if fed {
+                reached[i] = true;
+                grew = true;
+            }
+        }
+    }
+    reached[to]
+}
+
+/// The Python class Keras names in its messages for a layer whose configs carry another
+/// (exported) class name.
+fn python_class(class: &str) -> &str {
+    match class {
+        "GroupQueryAttention" => "GroupedQueryAttention",
+        other => other,
+    }
+}
+
 /// Whether an error message names the layer or the argument the violation is about.
 fn names_the_problem(e: &PyError, v: &Violation) -> bool {
     let m = &e.message;
@@ -298,6 +364,7 @@ fn names_the_problem(e: &PyError, v: &Violation) -> bool {
             && param != "inputs"
             && m.to_lowercase().contains(&param.to_lowercase()))
         || m.contains(&v.class)
+        || m.contains(python_class(&v.class))
 }
 
 /// The layer a Keras/TF exception comes from, as its message names it: the class (empty when
@@ -1002,6 +1069,84 @@ mod tests {
             &e("Inputs have incompatible shapes. Received shapes (1, 7) and (6,)"),
             &v
         ));
+    }
+
+    /// A refusal by a layer that consumes the invalid layer's output says Keras built the
+    /// invalid one: missing validation there, not an unclear message about it. A refusal by
+    /// a layer on another branch is still judged as the answer to the violation.
+    #[test]
+    fn a_refusal_by_a_later_consumer_is_missing_validation_at_the_invalid_layer() {
+        let case = resample_case();
+        let mut v = Violation::new(
+            oracle::violation::Category::IncompatibleShapes,
+            oracle::violation::Tag::KerasEnforced,
+        );
+        v.layer = "up_sampling2d_1".into();
+        v.class = "UpSampling2D".into();
+        v.parameter = "size".into();
+        let refused_by = |layer: &str| {
+            let e = PyError {
+                kind: "ValueError".into(),
+                message: format!(
+                    "Input 0 of layer '{layer}' is incompatible with the layer: expected ndim=4, found ndim=3"
+                ),
+                phase: "build".into(),
+                traceback: String::new(),
+                layer: None,
+            };
+            judge_invalid(&case, &v, &TfOutcome::Rejected(e)).remove(0)
+        };
+        // conv2d_transpose consumes up_sampling2d_1 through cropping2d and concatenate.
+        for later in ["cropping2d", "conv2d_transpose"] {
+            let verdict = refused_by(later);
+            assert_eq!(
+                verdict.kind,
+                Kind::MissingValidation,
+                "{later}: {verdict:?}"
+            );
+            assert_eq!(verdict.layer.as_deref(), Some("up_sampling2d_1"));
+            assert!(
+                verdict
+                    .detail
+                    .contains(&format!("layer '{later}', which consumes its output")),
+                "{}",
+                verdict.detail
+            );
+        }
+        // up_sampling2d is on the other branch; input_layer comes before.
+        for elsewhere in ["up_sampling2d", "input_layer"] {
+            let verdict = refused_by(elsewhere);
+            assert_eq!(verdict.kind, Kind::UnclearError, "{elsewhere}: {verdict:?}");
+        }
+        assert!(consumes(&case.model, "conv1d_transpose", "input_layer"));
+        assert!(!consumes(&case.model, "up_sampling2d", "up_sampling2d_1"));
+        assert!(!consumes(&case.model, "cropping2d", "cropping2d"));
+    }
+
+    /// Keras exports `GroupedQueryAttention` as `GroupQueryAttention` (the class configs
+    /// carry) and names the former in its call wrapper.
+    #[test]
+    fn a_message_naming_the_python_class_of_an_exported_alias_names_the_layer() {
+        let mut v = Violation::new(
+            oracle::violation::Category::IncompatibleShapes,
+            oracle::violation::Tag::KerasEnforced,
+        );
+        v.layer = "group_query_attention".into();
+        v.class = "GroupQueryAttention".into();
+        v.parameter = "inputs".into();
+        let e = PyError {
+            kind: "ValueError".into(),
+            message: wrapped(
+                "GroupedQueryAttention",
+                "The last dimension of `query_shape` and `value_shape` must be equal",
+            ),
+            phase: "build".into(),
+            traceback: String::new(),
+            layer: None,
+        };
+        assert!(names_the_problem(&e, &v));
+        v.class = "MultiHeadAttention".into();
+        assert!(!names_the_problem(&e, &v));
     }
 
     #[test]
