@@ -240,6 +240,11 @@ pub fn framework_bug(
         {
             return Some("missing-validation-EinsumDense-input-rank-runs-as-batched-matmul");
         }
+        // Keras names the layer in errors raised while it runs, not in those raised while it
+        // is built or its output shape computed: these checks' messages name no layer.
+        Kind::UnclearError if unnamed_build_error(class, &v.detail) => {
+            return Some("unclear-error-build-errors-name-no-layer");
+        }
         // TimeDistributed never checks the wrapped layer's input spec on the slices.
         Kind::MissingValidation
             if class == "TimeDistributed" && v.detail.contains(": layer.input") =>
@@ -646,6 +651,26 @@ fn received_mask(
         .iter()
         .find(|c| c.layer == li && c.node == r.node)?;
     producer.output_masks.get(r.index)?.clone()
+}
+
+/// Whether an unclear-error verdict's message is one of the build-time checks Keras raises
+/// without naming the layer, at a layer of a class that raises it.
+fn unnamed_build_error(class: &str, detail: &str) -> bool {
+    let merge = matches!(
+        class,
+        "Add" | "Subtract" | "Multiply" | "Average" | "Minimum" | "Maximum"
+    );
+    let conv = class.contains("Conv");
+    let checks: [(bool, &str); 4] = [
+        (merge, ": Inputs have incompatible shapes. Received shapes "),
+        (class == "Dot", ": Incompatible input shapes: axis values "),
+        (conv, ": Computed output size would be zero or negative."),
+        (
+            conv || class == "TimeDistributed",
+            ": Kernel shape must have the same length as input",
+        ),
+    ];
+    checks.iter().any(|(at, text)| *at && detail.contains(text))
 }
 
 /// Whether a call's first input is the output of a `ZeroPadding2D` or `ZeroPadding3D`.
@@ -1139,6 +1164,53 @@ mod tests {
         assert_eq!(at("bilinear", Mode::Xla), bug);
         assert_eq!(at("bilinear", Mode::Eager), None);
         assert_eq!(at("nearest", Mode::Xla), None);
+    }
+
+    /// The build-time messages that name no layer are the kept bug at the classes that raise
+    /// them; the same words at another class, or another unclear message, are not.
+    #[test]
+    fn a_build_error_naming_no_layer_is_the_kept_bug_at_its_classes_only() {
+        let bug = Some("unclear-error-build-errors-name-no-layer");
+        let at = |class: &str, kind: Kind, message: &str| {
+            let case = one_layer_case(class, json!({}), json!([null, 4]), json!([]));
+            let detail =
+                format!("the error names neither layer 'l' nor `inputs`: ValueError: {message}");
+            let v = verdict_at_l(
+                kind,
+                &format!("{}/{class}/ValueError", kind.name()),
+                None,
+                &detail,
+            );
+            framework_bug(&case, DType::Float64, &v, None)
+        };
+        let merge = "Inputs have incompatible shapes. Received shapes (4,) and (2,)";
+        let dot = "Incompatible input shapes: axis values 3 (at axis 1) != 5 (at axis 1).";
+        let conv =
+            "Computed output size would be zero or negative. Received `inputs shape=(None, 2, 4)`";
+        let rank = "Kernel shape must have the same length as input, but received kernel of shape (2, 1, 2)";
+        for class in [
+            "Add", "Subtract", "Multiply", "Average", "Minimum", "Maximum",
+        ] {
+            assert_eq!(at(class, Kind::UnclearError, merge), bug, "{class}");
+        }
+        assert_eq!(at("Dot", Kind::UnclearError, dot), bug);
+        for class in ["Conv1D", "DepthwiseConv2D", "SeparableConv1D", "Conv3D"] {
+            assert_eq!(at(class, Kind::UnclearError, conv), bug, "{class}");
+        }
+        assert_eq!(at("TimeDistributed", Kind::UnclearError, rank), bug);
+        // The same words elsewhere, another kind, another message.
+        assert_eq!(at("Attention", Kind::UnclearError, merge), None);
+        assert_eq!(at("Concatenate", Kind::UnclearError, merge), None);
+        assert_eq!(at("Dense", Kind::UnclearError, conv), None);
+        assert_eq!(at("Add", Kind::LateError, merge), None);
+        assert_eq!(
+            at(
+                "Add",
+                Kind::UnclearError,
+                "Cannot convert '(6, -1)' to a shape."
+            ),
+            None
+        );
     }
 
     /// An input rank other than the equation's, run or refused only in a kernel at an
