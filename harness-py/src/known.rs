@@ -303,9 +303,12 @@ pub fn framework_bug(
             });
         }
         // Keras's squareplus squares its input: beyond the square root of the dtype's
-        // largest value it gives +inf where the function is about `x` (or about `1/|x|`).
+        // largest value it gives +inf where the function is about `x` (or about `1/|x|`). A
+        // gated recurrent cell multiplies it by a gate, which may be negative: -inf there.
         Kind::UnexpectedNan
-            if v.detail.contains(": TensorFlow inf, ")
+            if (v.detail.contains(": TensorFlow inf, ")
+                || v.detail.contains(": TensorFlow -inf, ")
+                    && gated(&Value::Object(config.clone())))
                 && !reference_nonfinite
                 && !v.detail.contains(", reference inf")
                 && uses_activation(&Value::Object(config.clone()), "squareplus") =>
@@ -736,6 +739,18 @@ fn uses_activation(config: &Value, name: &str) -> bool {
                 || uses_activation(v, name)
         }),
         Value::Array(a) => a.iter().any(|v| uses_activation(v, name)),
+        _ => false,
+    }
+}
+
+/// Whether a layer's config (or a layer it wraps) is a gated recurrent cell's: it has a
+/// `recurrent_activation`.
+fn gated(config: &Value) -> bool {
+    match config {
+        Value::Object(o) => o
+            .iter()
+            .any(|(k, v)| k == "recurrent_activation" || gated(v)),
+        Value::Array(a) => a.iter().any(gated),
         _ => false,
     }
 }
@@ -1328,6 +1343,21 @@ mod tests {
             "'l' output 0 at [0, 0]: TensorFlow inf, reference inf (x)",
         );
         assert_eq!(explained(&dense, &reference_inf), None);
+        // A gate may be negative: -inf at a gated cell (a campaign's ConvLSTM1D, float64,
+        // `recurrent_activation="log_sigmoid"`), never at a plain squareplus.
+        let minus_inf = nan_verdict(
+            "LSTM",
+            "'l' output 0 at [1, 1, 0]: TensorFlow -inf, reference -1.9e-93",
+        );
+        let gated_squareplus = one_layer_case(
+            "LSTM",
+            json!({"units": 1, "activation": "squareplus", "recurrent_activation": "log_sigmoid"}),
+            json!([null, 1, 1]),
+            json!([]),
+        );
+        assert_eq!(explained(&gated_squareplus, &minus_inf), bug);
+        assert_eq!(explained(&lstm, &minus_inf), bug);
+        assert_eq!(explained(&dense, &minus_inf), None);
     }
 
     /// Eager max pooling drops a NaN that XLA's keeps: the modes differ on such inputs, and
