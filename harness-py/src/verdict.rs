@@ -892,8 +892,8 @@ fn divergences(
             };
             let mut divergence = diverging(&[]);
             if divergence.is_some() {
-                let flags =
-                    order_dependent.get_or_init(|| spec.order_dependent_overflow(&args, &w));
+                let flags = order_dependent
+                    .get_or_init(|| spec.order_dependent_overflow_masked(&args, &arg_masks, &w));
                 divergence = diverging(&element_flags(flags.as_deref(), i, r.shape()));
             }
             if let Some(((idx, &want), &got)) = divergence {

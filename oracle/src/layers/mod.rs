@@ -170,6 +170,17 @@ pub trait Spec: std::fmt::Debug + Send + Sync {
         None
     }
 
+    /// [`Spec::order_dependent_overflow`] for inputs that carry masks (the judge calls this
+    /// one): layers whose sums depend on which steps are masked override it.
+    fn order_dependent_overflow_masked(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        _masks: &[Option<&Mask>],
+        weights: &[&ArrayD<f64>],
+    ) -> Option<Vec<ArrayD<bool>>> {
+        self.order_dependent_overflow(inputs, weights)
+    }
+
     /// Masks. Keras hands a call the masks of its tensor inputs (`mask`, or
     /// `query_mask`/`value_mask`/... for several tensor arguments) and, for a layer that
     /// supports masking, sets `compute_mask(inputs, previous_mask)` on its outputs; a layer

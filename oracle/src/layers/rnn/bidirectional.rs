@@ -478,10 +478,24 @@ impl Spec for BidirectionalSpec {
         inputs: &[&ArrayD<f64>],
         weights: &[&ArrayD<f64>],
     ) -> Option<Vec<ArrayD<bool>>> {
+        self.order_dependent_overflow_masked(inputs, &[], weights)
+    }
+
+    fn order_dependent_overflow_masked(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        masks: &[Option<&Mask>],
+        weights: &[&ArrayD<f64>],
+    ) -> Option<Vec<ArrayD<bool>>> {
         let (fs, bs) = self.split(&inputs[1..]);
         let (fw, bw) = weights.split_at(self.forward_weight_count().min(weights.len()));
-        let f = self.forward.overflow_flags(inputs[0], fs, fw, self.dtype);
-        let b = self.backward.overflow_flags(inputs[0], bs, bw, self.dtype);
+        let mask = masks.first().copied().flatten();
+        let f = self
+            .forward
+            .overflow_flags(inputs[0], fs, mask, fw, self.dtype);
+        let b = self
+            .backward
+            .overflow_flags(inputs[0], bs, mask, bw, self.dtype);
         if f.is_none() && b.is_none() {
             return None;
         }

@@ -769,17 +769,19 @@ impl Recurrence {
     /// The elements of a run's outputs (shaped as [`Recurrence::run`] gives them) whose
     /// overflow rounding decides: from the step at which a row's outputs or states may
     /// overflow or not by their error bound, that row's later outputs and its final states
-    /// (see [`ErrorBound::overflow_undetermined_from`]). `None` where there are none.
+    /// (see [`ErrorBound::overflow_undetermined_from`]), along the steps the mask lets the
+    /// run take. `None` where there are none.
     pub(crate) fn overflow_flags(
         &self,
         x: &ArrayD<f64>,
         given: &[&ArrayD<f64>],
+        mask: Option<&Mask>,
         w: &[&ArrayD<f64>],
         dtype: DType,
     ) -> Option<Vec<ArrayD<bool>>> {
         let dtype = self.coarsest(dtype);
         let eps = Tolerance::eps(dtype);
-        let bound = self.error_bound(x, given, None, w, eps, max_finite(dtype));
+        let bound = self.error_bound(x, given, mask, w, eps, max_finite(dtype));
         let from = bound.overflow_undetermined_from;
         if from.iter().all(Option::is_none) {
             return None;
@@ -966,8 +968,18 @@ impl Spec for RecurrentSpec {
         inputs: &[&ArrayD<f64>],
         weights: &[&ArrayD<f64>],
     ) -> Option<Vec<ArrayD<bool>>> {
+        self.order_dependent_overflow_masked(inputs, &[], weights)
+    }
+
+    fn order_dependent_overflow_masked(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        masks: &[Option<&Mask>],
+        weights: &[&ArrayD<f64>],
+    ) -> Option<Vec<ArrayD<bool>>> {
+        let mask = masks.first().copied().flatten();
         self.rec
-            .overflow_flags(inputs[0], &inputs[1..], weights, self.rec.dtype)
+            .overflow_flags(inputs[0], &inputs[1..], mask, weights, self.rec.dtype)
     }
 
     fn build_config(&self, inputs: &[Dims]) -> Option<Value> {

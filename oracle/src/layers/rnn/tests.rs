@@ -554,6 +554,32 @@ mod preconditions {
         // Nothing near the range: no flags at all.
         let small = ndarray::ArrayD::from_elem(vec![2, 3, 1], 1.0);
         assert!(s.order_dependent_overflow(&[&small], &w).is_none());
+        // Masked, row 0 skips its second step (the state stays at 0.75 MAX and the last
+        // input is 0): nothing is near the range along the steps it takes, and row 2's
+        // overflow is far beyond rounding.
+        let m = crate::layers::Mask::from_shape_vec(
+            vec![3, 3],
+            vec![true, false, true, true, true, true, true, true, true],
+        )
+        .unwrap();
+        assert!(
+            s.order_dependent_overflow_masked(&[&x], &[Some(&m)], &w)
+                .is_none()
+        );
+        // Masking a step of row 1 instead leaves row 0's flags as they were.
+        let m = crate::layers::Mask::from_shape_vec(
+            vec![3, 3],
+            vec![true, true, true, true, false, true, true, true, true],
+        )
+        .unwrap();
+        let flags = s
+            .order_dependent_overflow_masked(&[&x], &[Some(&m)], &w)
+            .expect("flags");
+        let seq: Vec<bool> = flags[0].iter().copied().collect();
+        assert_eq!(
+            seq,
+            [false, true, true, false, false, false, false, false, false]
+        );
     }
 
     /// A Bidirectional layer flags each direction's elements where its outputs go: the
@@ -577,5 +603,11 @@ mod preconditions {
         // (batch, time, forward unit then backward unit).
         let merged: Vec<bool> = flags[0].iter().copied().collect();
         assert_eq!(merged, [false, true, true, false, true, false]);
+        // With the second step masked, neither direction sums the two large inputs.
+        let m = crate::layers::Mask::from_shape_vec(vec![1, 3], vec![true, false, true]).unwrap();
+        assert!(
+            s.order_dependent_overflow_masked(&[&x], &[Some(&m)], &w)
+                .is_none()
+        );
     }
 }
