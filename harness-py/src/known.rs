@@ -304,11 +304,14 @@ pub fn framework_bug(
         }
         // Keras's squareplus squares its input: beyond the square root of the dtype's
         // largest value it gives +inf where the function is about `x` (or about `1/|x|`). A
-        // gated recurrent cell multiplies it by a gate, which may be negative: -inf there.
+        // gated recurrent cell multiplies it by a gate, which may be negative: -inf there. At
+        // -inf itself, `-inf + inf` is NaN where the function's limit is 0.
         Kind::UnexpectedNan
             if (v.detail.contains(": TensorFlow inf, ")
                 || v.detail.contains(": TensorFlow -inf, ")
-                    && gated(&Value::Object(config.clone())))
+                    && gated(&Value::Object(config.clone()))
+                || v.detail.contains(": TensorFlow NaN, reference 0e0 ")
+                || v.detail.contains(": TensorFlow NaN, reference -0e0 "))
                 && !reference_nonfinite
                 && !v.detail.contains(", reference inf")
                 && uses_activation(&Value::Object(config.clone()), "squareplus") =>
@@ -1311,8 +1314,9 @@ mod tests {
     }
 
     /// TF's +inf where the reference is finite, at a layer whose activation (or recurrent
-    /// activation) is squareplus, is its overflow; another activation, TF's NaN or a
-    /// non-finite reference is not.
+    /// activation) is squareplus, is its overflow, as is TF's NaN where the reference is 0
+    /// (squareplus(-inf)); another activation, TF's NaN elsewhere or a non-finite reference
+    /// is not.
     #[test]
     fn an_infinite_squareplus_is_its_overflow_only_there() {
         let bug = Some("unexpected-nan-Activation-squareplus-overflow");
@@ -1356,6 +1360,15 @@ mod tests {
             json!([]),
         );
         assert_eq!(explained(&gated_squareplus, &minus_inf), bug);
+        // squareplus(-inf): NaN in TF, 0 (the limit) in the reference (a campaign's
+        // float64 Conv1DTranspose on an infinite input); NaN where the reference is not 0 is
+        // still reported.
+        let at_minus_inf = nan_verdict(
+            "Dense",
+            "'l' output 0 at [0, 0, 5]: TensorFlow NaN, reference 0e0 (tolerance abs 1.1e-14 rel 3.6e-15)",
+        );
+        assert_eq!(explained(&dense, &at_minus_inf), bug);
+        assert_eq!(explained(&relu, &at_minus_inf), None);
         assert_eq!(explained(&lstm, &minus_inf), bug);
         assert_eq!(explained(&dense, &minus_inf), None);
     }
