@@ -449,24 +449,31 @@ pub mod util {
             indicator(kernel, &|v| v > 0.0),
             indicator(kernel, &|v| v < 0.0),
         );
+        // An infinite bias is one more infinite term, where it is added.
+        let (b_pinf, b_ninf) = (
+            bias.map(|b| indicator(b, &|v| v == f64::INFINITY)),
+            bias.map(|b| indicator(b, &|v| v == f64::NEG_INFINITY)),
+        );
         let has_inf = x_pinf
             .iter()
             .chain(&x_ninf)
             .chain(&k_pinf)
             .chain(&k_ninf)
+            .chain(b_pinf.iter().flatten())
+            .chain(b_ninf.iter().flatten())
             .any(|&v| v > 0.0);
-        // Per element, how many infinite terms of each sign its sum has (`None`: no input or
-        // weight is infinite).
-        let infinite = |same: [&ArrayD<f64>; 4]| {
+        // Per element, how many infinite terms of each sign its sum has (`None`: no input,
+        // weight or bias is infinite).
+        let infinite = |same: [&ArrayD<f64>; 4], bias: Option<&ArrayD<f64>>| {
             has_inf.then(|| {
-                sum(&x_pinf, same[0], None)
+                sum(&x_pinf, same[0], bias)
                     + sum(&x_ninf, same[1], None)
                     + sum(&x_pos, same[2], None)
                     + sum(&x_neg, same[3], None)
             })
         };
-        let p_inf = infinite([&k_pos, &k_neg, &k_pinf, &k_ninf]);
-        let n_inf = infinite([&k_neg, &k_pos, &k_ninf, &k_pinf]);
+        let p_inf = infinite([&k_pos, &k_neg, &k_pinf, &k_ninf], b_pinf.as_ref());
+        let n_inf = infinite([&k_neg, &k_pos, &k_ninf, &k_pinf], b_ninf.as_ref());
         let p = sum(&xp, &kp, bp.as_ref()) + sum(&xn, &kn, None);
         let n = sum(&xp, &kn, bn.as_ref()) + sum(&xn, &kp, None);
         let none = || ArrayD::zeros(p.raw_dim());

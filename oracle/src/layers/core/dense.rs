@@ -241,5 +241,16 @@ mod tests {
             both.map(|f| f[0].iter().copied().collect::<Vec<_>>()),
             Some(vec![true])
         );
+        // An infinite bias is an infinite term: +inf in every order where only the positive
+        // products may overflow; NaN or +inf, by the order, where the negative ones may.
+        let inf_bias = ArrayD::from_elem(IxDyn(&[1]), f64::INFINITY);
+        let with_bias = |x: [f64; 3]| {
+            let x = ArrayD::from_shape_vec(IxDyn(&[1, 3]), x.to_vec()).unwrap();
+            spec.order_dependent_overflow(&[&x], &[&kernel, &inf_bias])
+                .map(|f| f[0].iter().copied().collect::<Vec<_>>())
+        };
+        assert_eq!(with_bias([1e308, 1e308, -1.5e308]), None);
+        assert_eq!(with_bias([-1e308, -1e308, 1.5e308]), Some(vec![true]));
+        assert_eq!(with_bias([1.0, 2.0, 3.0]), None);
     }
 }
