@@ -3,7 +3,7 @@
 //! (`(1,)*rank + (channels·depth_multiplier, filters)`), plus a bias, then the activation.
 //! `strides > 1` with `dilation_rate > 1` is allowed, as for depthwise convs.
 
-use ndarray::ArrayD;
+use ndarray::{ArrayD, Axis, Dimension, IxDyn};
 
 use super::{
     Canonical, Common, Terms, Window, abs_finite, check_rank, depthwise, finish, finish_bounds,
@@ -11,11 +11,13 @@ use super::{
     sum_bounds, sum_tolerance, zero_channels,
 };
 use crate::DType;
+use crate::activations::Activation;
 use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::normalization::{max_finite, saturate};
+use crate::layers::util::order_decides_sum_overflow;
 use crate::layers::{CallSite, Spec, WeightDomain, WeightSpec};
-use crate::params::{Config, ParamResult};
+use crate::params::{Config, DataFormat, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::Violation;
 
@@ -53,15 +55,26 @@ impl SeparableSpec {
         depthwise_kernel: &ArrayD<f64>,
         pointwise_kernel: &ArrayD<f64>,
     ) -> Canonical {
-        let g = &self.common.geom;
-        let x = Canonical::of(x, g.data_format);
-        let win = Window::forward(g, x.spatial);
-        let mut mid = depthwise(&x, &flat(depthwise_kernel), &win, self.multiplier);
+        let mid = self.intermediate(x, depthwise_kernel);
+        pointwise(&mid, &flat(pointwise_kernel), self.filters)
+    }
+
+    /// The depthwise result as TF holds it: in the layer's dtype, infinite past its range.
+    fn intermediate(&self, x: &ArrayD<f64>, depthwise_kernel: &ArrayD<f64>) -> Canonical {
+        let mut mid = self.depthwise_sums(x, depthwise_kernel);
         let max = max_finite(self.common.dtype);
         for v in &mut mid.data {
             *v = saturate(*v, max);
         }
-        pointwise(&mid, &flat(pointwise_kernel), self.filters)
+        mid
+    }
+
+    /// The depthwise sums, unrounded, channels last.
+    fn depthwise_sums(&self, x: &ArrayD<f64>, depthwise_kernel: &ArrayD<f64>) -> Canonical {
+        let g = &self.common.geom;
+        let x = Canonical::of(x, g.data_format);
+        let win = Window::forward(g, x.spatial);
+        depthwise(&x, &flat(depthwise_kernel), &win, self.multiplier)
     }
 
     fn bias<'a>(&self, weights: &[&'a ArrayD<f64>]) -> Option<&'a ArrayD<f64>> {
@@ -171,6 +184,53 @@ impl Spec for SeparableSpec {
             self.bias(weights),
             self.common.activation,
         )
+    }
+
+    /// Both sums may overflow in some order only: the depthwise one, whose result every
+    /// filter at that position sums, and the pointwise one, on the intermediate as TF holds
+    /// it. An output is flagged where its pointwise sum is, or where any intermediate value
+    /// at its position is.
+    fn order_dependent_overflow(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        weights: &[&ArrayD<f64>],
+    ) -> Option<Vec<ArrayD<bool>>> {
+        let (rank, dtype) = (self.rank, self.common.dtype);
+        let g = &self.common.geom;
+        let (x, depthwise_kernel, pointwise_kernel) = (inputs[0], weights[0], weights[1]);
+        let last = DataFormat::ChannelsLast;
+        let mid_flags =
+            order_decides_sum_overflow(dtype, g.taps(), x, depthwise_kernel, None, |x, k, _| {
+                self.depthwise_sums(x, k).into_array(rank, last)
+            });
+        let mid = self.intermediate(x, depthwise_kernel);
+        let width = mid.channels;
+        let mid = mid.into_array(rank, last);
+        let out_flags = order_decides_sum_overflow(
+            dtype,
+            width,
+            &mid,
+            pointwise_kernel,
+            self.bias(weights),
+            |m, k, b| {
+                let y = pointwise(&Canonical::of(m, last), &flat(k), self.filters);
+                finish(y, b, rank, g.data_format, Activation::Linear, dtype)
+            },
+        );
+        let Some(mid_flags) = mid_flags else {
+            return out_flags;
+        };
+        // Per position (batch and spatial index), whether any intermediate value is flagged.
+        let position = mid_flags[0].map_axis(Axis(rank + 1), |lane| lane.iter().any(|&f| f));
+        let channel = super::channel_axis(g.data_format, rank);
+        let mut shape = position.shape().to_vec();
+        shape.insert(channel, self.filters);
+        let flags = ArrayD::from_shape_fn(IxDyn(&shape), |ix| {
+            let mut at: Vec<usize> = ix.slice().to_vec();
+            at.remove(channel);
+            position[IxDyn(&at)] || out_flags.as_ref().is_some_and(|f| f[0][&ix])
+        });
+        Some(vec![flags])
     }
 
     fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {

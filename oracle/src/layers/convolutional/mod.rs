@@ -1057,6 +1057,47 @@ mod tests {
         assert!((out(DType::Float64) / 1e30 - 1.0).abs() < 1e-12);
     }
 
+    /// A float32 `SeparableConv1D` (one filter, no bias) whose depthwise sum or pointwise sum
+    /// lies within a rounding of the largest float32: the output there is flagged; with small
+    /// values nothing is.
+    #[test]
+    fn a_separable_conv_flags_its_depthwise_and_its_pointwise_sums() {
+        let flags = |kernel_size: usize, x: &[f64], channels: usize| {
+            let config = serde_json::json!({"name": "s", "filters": 1,
+                "kernel_size": kernel_size, "use_bias": false});
+            let node = crate::case::Node::default();
+            let s = crate::layers::LayerKind::parse(
+                &separable_conv1d::SeparableConv1D,
+                &crate::layers::CallSite {
+                    config: config.as_object().unwrap(),
+                    node: &node,
+                    dtype: DType::Float32,
+                },
+            )
+            .unwrap();
+            let steps = x.len() / channels;
+            let x = ArrayD::from_shape_vec(IxDyn(&[1, steps, channels]), x.to_vec()).unwrap();
+            let dk = ArrayD::from_elem(IxDyn(&[kernel_size, channels, 1]), 1.0);
+            let pk = ArrayD::from_elem(IxDyn(&[1, channels, 1]), 1.0);
+            s.order_dependent_overflow(&[&x], &[&dk, &pk])
+                .map(|f| f[0].iter().copied().collect::<Vec<_>>())
+        };
+        let max = f64::from(f32::MAX);
+        let near = [max * 0.75, max * 0.25 * (1.0 - 1e-9)];
+        // The depthwise sum over two steps of one channel.
+        assert_eq!(flags(2, &near, 1), Some(vec![true]));
+        // The pointwise sum over two channels of one step.
+        assert_eq!(flags(1, &near, 2), Some(vec![true]));
+        assert_eq!(flags(2, &[1.0, 2.0], 1), None);
+        assert_eq!(flags(1, &[1.0, 2.0], 2), None);
+        // Five windows, the fourth near the range: only its output is flagged.
+        let x = [1.0, 2.0, 3.0, max * 0.75, max * 0.25 * (1.0 - 1e-9), 0.0];
+        assert_eq!(
+            flags(2, &x, 1),
+            Some(vec![false, false, false, true, false])
+        );
+    }
+
     /// The flags of one window of three values (kernel of ones).
     fn window_flags(dtype: DType, x: [f64; 3]) -> Option<bool> {
         let s = conv1d(dtype);
