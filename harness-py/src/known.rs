@@ -276,6 +276,7 @@ pub fn framework_bug(
                     "has another rank than the query",
                     " key positions (expected as many value as key positions)",
                     " key features (expected query and key features of one size)",
+                    " (expected equal batch axes)",
                 ]
                 .iter()
                 .any(|rule| v.detail.contains(rule)) =>
@@ -1282,6 +1283,12 @@ mod tests {
             says: 'l': inputs=[(None, 7, 10), (None, 7, 8)] have 10 query and 8 key features \
             (expected query and key features of one size)";
         assert_eq!(at("AdditiveAttention", Kind::LateError, features), bug);
+        // Rank-4 inputs whose leading axes differ (a campaign's AdditiveAttention).
+        let batch_axes = "rejected only inside a kernel (InvalidArgumentError: ...); the \
+            reference says: AdditiveAttention 'l': inputs=[(None, 6, 4, 7), (None, 7, 6, 4)] \
+            differ at batch axis 1: 6 (query) vs 7 (input[1]) (expected equal batch axes)";
+        assert_eq!(at("AdditiveAttention", Kind::LateError, batch_axes), bug);
+        assert_eq!(at("MultiHeadAttention", Kind::LateError, batch_axes), None);
         let other = "TensorFlow runs a model the reference calls invalid: 'l': input[1] has \
             another batch size";
         assert_eq!(at("Attention", Kind::MissingValidation, other), None);
