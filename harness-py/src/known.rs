@@ -502,7 +502,9 @@ pub fn framework_bug(
         {
             return Some("late-error-Conv1DTranspose-same-even-kernel-output-length");
         }
-        Kind::LateError
+        // Nor do these normalizations check their axes for repeats (a later layer may refuse
+        // the model first).
+        Kind::LateError | Kind::MissingValidation
             if matches!(
                 class,
                 "UnitNormalization" | "LayerNormalization" | "RMSNormalization"
@@ -1318,6 +1320,24 @@ mod tests {
         let other = "rejected only inside a kernel (...); the reference says: 'l': axis[0]=3 \
             is out of range";
         assert_eq!(at("LayerNormalization", other), None);
+        // Built without complaint, and a later layer refused the model first (a campaign's
+        // UnitNormalization, then a Conv3DTranspose).
+        let case = one_layer_case(
+            "UnitNormalization",
+            json!({}),
+            json!([null, 2, 3]),
+            json!([]),
+        );
+        let later = "TensorFlow builds a layer the reference calls invalid (keras-enforced): \
+            'l': axis[1]=1 repeats axis 1 (expected distinct axes); layer 'c', which consumes \
+            its output, refused first: ValueError: ...";
+        let v = verdict_at_l(
+            Kind::MissingValidation,
+            "missing-validation/UnitNormalization/axis",
+            None,
+            later,
+        );
+        assert_eq!(framework_bug(&case, DType::Float64, &v, None), bug);
     }
 
     /// TF's +inf where the reference is finite, at a layer whose activation (or recurrent
