@@ -296,12 +296,20 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
 }
 
 /// The layer an error names, when it is not the violation's layer but one that consumes its
-/// output (directly or through other layers).
+/// output (directly or through other layers). A class that the violation's layer wraps
+/// (`TimeDistributed(Conv1D)`) may be that layer's own call: not counted.
 fn refused_downstream<'a>(case: &'a Case, e: &PyError, v: &Violation) -> Option<&'a str> {
-    let (_, Some(name)) = blamed(case, e) else {
+    let (class, Some(name)) = blamed(case, e) else {
         return None;
     };
-    (name != v.layer && consumes(&case.model, name, &v.layer)).then_some(name)
+    let wraps_it = case.model.layer(&v.layer).is_some_and(|l| {
+        l.config
+            .get("layer")
+            .and_then(|w| w.get("class_name"))
+            .and_then(serde_json::Value::as_str)
+            == Some(class)
+    });
+    (name != v.layer && !wraps_it && consumes(&case.model, name, &v.layer)).then_some(name)
 }
 
 /// Whether top-level layer `later` consumes an output of layer `earlier`, directly or through
@@ -1118,6 +1126,45 @@ mod tests {
             let verdict = refused_by(elsewhere);
             assert_eq!(verdict.kind, Kind::UnclearError, "{elsewhere}: {verdict:?}");
         }
+        // A wrapper's own call may be named by the class it wraps: a later layer of that
+        // class is not taken for the one that refused.
+        let tensor = |name: &str| {
+            serde_json::json!({"args": [{"class_name": "__keras_tensor__",
+                "config": {"keras_history": [name, 0, 0]}}], "kwargs": {}})
+        };
+        let wrapped_case = Case::from_json_str(
+            &serde_json::json!({
+                "format": "semfuzz-case/1", "dtype": "float64",
+                "model": {"name": "functional", "layers": [
+                    {"module": "keras.layers", "class_name": "InputLayer", "name": "x",
+                     "config": {"batch_shape": [null, 3, 5, 1], "name": "x"}, "inbound_nodes": []},
+                    {"module": "keras.layers", "class_name": "TimeDistributed", "name": "td",
+                     "config": {"name": "td", "layer": {"module": "keras.layers",
+                        "class_name": "Conv1D", "config": {"name": "c", "filters": 1, "kernel_size": 9}}},
+                     "inbound_nodes": [tensor("x")]},
+                    {"module": "keras.layers", "class_name": "Conv1D", "name": "conv",
+                     "config": {"name": "conv", "filters": 1, "kernel_size": 1},
+                     "inbound_nodes": [tensor("td")]}],
+                  "input_layers": [["x", 0, 0]], "output_layers": [["conv", 0, 0]]},
+                "weights": {}, "inputs": []
+            })
+            .to_string(),
+            "wrapped.case.json",
+        )
+        .unwrap();
+        let mut td = v.clone();
+        td.layer = "td".into();
+        td.class = "TimeDistributed".into();
+        td.parameter = "layer.kernel_size".into();
+        let e = PyError {
+            kind: "ValueError".into(),
+            message: wrapped("Conv1D", "Computed output size would be zero or negative."),
+            phase: "build".into(),
+            traceback: String::new(),
+            layer: None,
+        };
+        let verdict = judge_invalid(&wrapped_case, &td, &TfOutcome::Rejected(e)).remove(0);
+        assert_ne!(verdict.kind, Kind::MissingValidation, "{verdict:?}");
         assert!(consumes(&case.model, "conv1d_transpose", "input_layer"));
         assert!(!consumes(&case.model, "up_sampling2d", "up_sampling2d_1"));
         assert!(!consumes(&case.model, "cropping2d", "cropping2d"));
