@@ -502,6 +502,18 @@ pub fn framework_bug(
         {
             return Some("late-error-Conv1DTranspose-same-even-kernel-output-length");
         }
+        // Where that length is 0 (one step, stride 1), eager TF returns the empty output
+        // without running the kernel; XLA checks the lengths and refuses.
+        Kind::ModeMismatch
+            if conv_transpose
+                && v.mode == Some(Mode::Xla)
+                && config.get("padding").and_then(Value::as_str) == Some("same")
+                && v.detail
+                    .contains(": Size of out_backprop doesn't match computed: ")
+                && v.detail.contains(", computed = 0 ") =>
+        {
+            return Some("late-error-Conv1DTranspose-same-even-kernel-output-length");
+        }
         // Nor do these normalizations check their axes for repeats (a later layer may refuse
         // the model first).
         Kind::LateError | Kind::MissingValidation
@@ -1232,6 +1244,33 @@ mod tests {
             ),
             None
         );
+    }
+
+    /// A `same` transposed conv whose Keras length is 0 runs eagerly (an empty output) and is
+    /// refused by XLA: the output-length bug, at that layer and in XLA only.
+    #[test]
+    fn xla_refusing_an_empty_same_transposed_conv_is_the_output_length_bug() {
+        let bug = Some("late-error-Conv1DTranspose-same-even-kernel-output-length");
+        let detail = "xla raises where the reference (and other modes) do not: \
+            InvalidArgumentError: Conv2DBackpropInput: Size of out_backprop doesn't match \
+            computed: actual = 1, computed = 0 spatial_dim: 2 input: 0 filter: 2 output: 1";
+        let at = |padding: &str, mode: Mode| {
+            let case = one_layer_case(
+                "Conv1DTranspose",
+                json!({"filters": 3, "kernel_size": [2], "padding": padding, "output_padding": 0}),
+                json!([null, 1, 2]),
+                json!([]),
+            );
+            let sig = format!(
+                "mode-mismatch/Conv1DTranspose/{}:InvalidArgumentError",
+                mode.name()
+            );
+            let v = verdict_at_l(Kind::ModeMismatch, &sig, Some(mode), detail);
+            framework_bug(&case, DType::Float32, &v, None)
+        };
+        assert_eq!(at("same", Mode::Xla), bug);
+        assert_eq!(at("same", Mode::Graph), None);
+        assert_eq!(at("valid", Mode::Xla), None);
     }
 
     /// An input rank other than the equation's, run or refused only in a kernel at an
