@@ -1030,24 +1030,29 @@ mod tests {
         .unwrap()
     }
 
+    /// A `SeparableConv1D` with one filter and no bias.
+    fn separable1d(kernel_size: usize, dtype: DType) -> Box<dyn crate::layers::Spec> {
+        let config = serde_json::json!({"name": "s", "filters": 1,
+            "kernel_size": kernel_size, "use_bias": false});
+        let node = crate::case::Node::default();
+        crate::layers::LayerKind::parse(
+            &separable_conv1d::SeparableConv1D,
+            &crate::layers::CallSite {
+                config: config.as_object().unwrap(),
+                node: &node,
+                dtype,
+            },
+        )
+        .unwrap()
+    }
+
     /// TF holds a separable conv's depthwise result in the layer's dtype: a float32
     /// `1e10 · 1e30` is infinite, and the pointwise `· 1e-10` keeps it so; in float64 the
     /// same weights give 1e30.
     #[test]
     fn a_separable_convs_depthwise_result_overflows_in_its_dtype() {
         let out = |dtype: DType| {
-            let config = serde_json::json!({"name": "s", "filters": 1, "kernel_size": 1,
-                "use_bias": false});
-            let node = crate::case::Node::default();
-            let s = crate::layers::LayerKind::parse(
-                &separable_conv1d::SeparableConv1D,
-                &crate::layers::CallSite {
-                    config: config.as_object().unwrap(),
-                    node: &node,
-                    dtype,
-                },
-            )
-            .unwrap();
+            let s = separable1d(1, dtype);
             let x = ArrayD::from_elem(IxDyn(&[1, 1, 1]), 1e10);
             let dk = ArrayD::from_elem(IxDyn(&[1, 1, 1]), 1e30);
             let pk = ArrayD::from_elem(IxDyn(&[1, 1, 1]), 1e-10);
@@ -1063,18 +1068,7 @@ mod tests {
     #[test]
     fn a_separable_conv_flags_its_depthwise_and_its_pointwise_sums() {
         let flags = |kernel_size: usize, x: &[f64], channels: usize| {
-            let config = serde_json::json!({"name": "s", "filters": 1,
-                "kernel_size": kernel_size, "use_bias": false});
-            let node = crate::case::Node::default();
-            let s = crate::layers::LayerKind::parse(
-                &separable_conv1d::SeparableConv1D,
-                &crate::layers::CallSite {
-                    config: config.as_object().unwrap(),
-                    node: &node,
-                    dtype: DType::Float32,
-                },
-            )
-            .unwrap();
+            let s = separable1d(kernel_size, DType::Float32);
             let steps = x.len() / channels;
             let x = ArrayD::from_shape_vec(IxDyn(&[1, steps, channels]), x.to_vec()).unwrap();
             let dk = ArrayD::from_elem(IxDyn(&[kernel_size, channels, 1]), 1.0);
