@@ -259,7 +259,7 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
             Kind::MissingValidation,
             v.category.name(),
             format!(
-                "TensorFlow builds a layer the reference calls invalid ({}): {v}; layer '{later}', which consumes its output, refused first: {said}",
+                "TensorFlow builds a layer the reference calls invalid ({}): {v}; {later}, which consumes its output, refused first: {said}",
                 v.tag.name()
             ),
         )
@@ -295,13 +295,12 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
     }]
 }
 
-/// The layer an error names, when it is not the violation's layer but one that consumes its
-/// output (directly or through other layers). A class that the violation's layer wraps
+/// The layer an error names (`layer 'x'`), when it is not the violation's layer but one that
+/// consumes its output (directly or through other layers); or the class it names (`a Reshape
+/// layer`), when every layer of that class does. A class that the violation's layer wraps
 /// (`TimeDistributed(Conv1D)`) may be that layer's own call: not counted.
-fn refused_downstream<'a>(case: &'a Case, e: &PyError, v: &Violation) -> Option<&'a str> {
-    let (class, Some(name)) = blamed(case, e) else {
-        return None;
-    };
+fn refused_downstream(case: &Case, e: &PyError, v: &Violation) -> Option<String> {
+    let (class, name) = blamed(case, e);
     let wraps_it = case.model.layer(&v.layer).is_some_and(|l| {
         l.config
             .get("layer")
@@ -309,7 +308,21 @@ fn refused_downstream<'a>(case: &'a Case, e: &PyError, v: &Violation) -> Option<
             .and_then(serde_json::Value::as_str)
             == Some(class)
     });
-    (name != v.layer && !wraps_it && consumes(&case.model, name, &v.layer)).then_some(name)
+    if class.is_empty() || wraps_it {
+        return None;
+    }
+    let later = |name: &str| name != v.layer && consumes(&case.model, name, &v.layer);
+    match name {
+        Some(name) => later(name).then(|| format!("layer '{name}'")),
+        // The invalid layer's own class may be its own call.
+        None if class == v.class => None,
+        None => {
+            let mut of_class = case.model.layers.iter().filter(|l| l.class_name == class);
+            of_class
+                .all(|l| later(&l.name))
+                .then(|| format!("a {class} layer"))
+        }
+    }
 }
 
 /// Whether top-level layer `later` consumes an output of layer `earlier`, directly or through
@@ -1121,6 +1134,30 @@ mod tests {
                 verdict.detail
             );
         }
+        // Named by a class only: both Cropping2D layers consume up_sampling2d_1, but only
+        // one consumes up_sampling2d.
+        let by_class = |layer: &str| {
+            let e = PyError {
+                kind: "ValueError".into(),
+                message: wrapped("Cropping2D", "the cropping leaves nothing"),
+                phase: "build".into(),
+                traceback: String::new(),
+                layer: None,
+            };
+            let mut at = v.clone();
+            at.layer = layer.into();
+            judge_invalid(&case, &at, &TfOutcome::Rejected(e)).remove(0)
+        };
+        let verdict = by_class("up_sampling2d_1");
+        assert_eq!(verdict.kind, Kind::MissingValidation, "{verdict:?}");
+        assert!(
+            verdict
+                .detail
+                .contains("a Cropping2D layer, which consumes its output"),
+            "{}",
+            verdict.detail
+        );
+        assert_eq!(by_class("up_sampling2d").kind, Kind::UnclearError);
         // up_sampling2d is on the other branch; input_layer comes before.
         for elsewhere in ["up_sampling2d", "input_layer"] {
             let verdict = refused_by(elsewhere);
