@@ -97,6 +97,18 @@ impl Verdict {
     }
 }
 
+/// Python error types that Keras raises by accident (an index past the end, a division by
+/// zero), never as the answer of a check: a refusal with one is an internal error, however
+/// clearly its wrapper names the layer.
+const INTERNAL_ERRORS: [&str; 6] = [
+    "ZeroDivisionError",
+    "IndexError",
+    "KeyError",
+    "AttributeError",
+    "AssertionError",
+    "UnboundLocalError",
+];
+
 /// How a mode mismatch's detail ends when the layer's inputs hold NaN or an infinity.
 pub const NONFINITE_INPUTS: &str = " (which hold non-finite values)";
 
@@ -271,6 +283,12 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
             Kind::LateError,
             e.kind.as_str(),
             format!("rejected only inside a kernel ({said}); the reference says: {v}"),
+        )
+    } else if INTERNAL_ERRORS.contains(&e.kind.as_str()) {
+        (
+            Kind::LateError,
+            e.kind.as_str(),
+            format!("rejected only by an internal error ({said}); the reference says: {v}"),
         )
     } else if names_the_problem(e, v) {
         (Kind::Agree, "", format!("rejected clearly: {said}"))
@@ -1205,6 +1223,43 @@ mod tests {
         assert!(consumes(&case.model, "conv1d_transpose", "input_layer"));
         assert!(!consumes(&case.model, "up_sampling2d", "up_sampling2d_1"));
         assert!(!consumes(&case.model, "cropping2d", "cropping2d"));
+    }
+
+    /// An internal Python error (`ZeroDivisionError`, `IndexError`) is no answer to a check,
+    /// even where Keras's wrapper names the layer's class: a late error. A `ValueError` so
+    /// wrapped is a clear refusal.
+    #[test]
+    fn an_internal_python_error_is_a_late_error_however_it_is_wrapped() {
+        let case = resample_case();
+        let mut v = Violation::new(
+            oracle::violation::Category::IllegalArgument,
+            oracle::violation::Tag::KerasEnforced,
+        );
+        v.layer = "conv2d_transpose".into();
+        v.class = "Conv2DTranspose".into();
+        v.parameter = "strides[0]".into();
+        let refused_with = |kind: &str| {
+            let e = PyError {
+                kind: kind.into(),
+                message: wrapped("Conv2DTranspose", "division by zero"),
+                phase: "call".into(),
+                traceback: String::new(),
+                layer: None,
+            };
+            judge_invalid(&case, &v, &TfOutcome::Rejected(e)).remove(0)
+        };
+        let late = refused_with("ZeroDivisionError");
+        assert_eq!(late.kind, Kind::LateError, "{late:?}");
+        assert_eq!(
+            late.signature,
+            "late-error/Conv2DTranspose/ZeroDivisionError"
+        );
+        assert!(
+            late.detail
+                .starts_with("rejected only by an internal error")
+        );
+        assert_eq!(refused_with("IndexError").kind, Kind::LateError);
+        assert_eq!(refused_with("ValueError").kind, Kind::Agree);
     }
 
     /// Keras exports `GroupedQueryAttention` as `GroupQueryAttention` (the class configs
