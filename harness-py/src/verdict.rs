@@ -462,7 +462,11 @@ fn blamed_by_message<'a>(case: &'a Case, message: &str) -> (&'a str, Option<&'a 
     let Some(class) = called_class(message) else {
         return ("", None);
     };
-    let mut same = case.model.layers.iter().filter(|l| l.class_name == class);
+    let mut same = case
+        .model
+        .layers
+        .iter()
+        .filter(|l| python_class(&l.class_name) == class);
     match (same.next(), same.next()) {
         (Some(l), None) => (&l.class_name, Some(&l.name)),
         (Some(l), Some(_)) => (&l.class_name, None),
@@ -1284,6 +1288,31 @@ mod tests {
             layer: None,
         };
         assert!(names_the_problem(&e, &v));
+        // The wrapper locates the layer by that class too.
+        let case = Case::from_json_str(
+            &serde_json::json!({
+                "format": "semfuzz-case/1", "dtype": "float32",
+                "model": {"name": "functional", "layers": [
+                    {"module": "keras.layers", "class_name": "InputLayer", "name": "x",
+                     "config": {"batch_shape": [null, 2, 4], "name": "x"}, "inbound_nodes": []},
+                    {"module": "keras.layers", "class_name": "GroupQueryAttention", "name": "gqa",
+                     "config": {"name": "gqa", "head_dim": 2, "num_query_heads": 2,
+                        "num_key_value_heads": 1},
+                     "inbound_nodes": [{"args": [
+                        {"class_name": "__keras_tensor__", "config": {"keras_history": ["x", 0, 0]}},
+                        {"class_name": "__keras_tensor__", "config": {"keras_history": ["x", 0, 0]}}],
+                        "kwargs": {}}]}],
+                  "input_layers": [["x", 0, 0]], "output_layers": [["gqa", 0, 0]]},
+                "weights": {}, "inputs": []
+            })
+            .to_string(),
+            "gqa.case.json",
+        )
+        .unwrap();
+        assert_eq!(
+            blamed_by_message(&case, &e.message),
+            ("GroupQueryAttention", Some("gqa"))
+        );
         v.class = "MultiHeadAttention".into();
         assert!(!names_the_problem(&e, &v));
     }
