@@ -316,7 +316,8 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
 /// The layer an error names (`layer 'x'`), when it is not the violation's layer but one that
 /// consumes its output (directly or through other layers); or the class it names (`a Reshape
 /// layer`), when every layer of that class does. A class that the violation's layer wraps
-/// (`TimeDistributed(Conv1D)`) may be that layer's own call: not counted.
+/// (`TimeDistributed(Conv1D)`) or builds inside itself (a `MultiHeadAttention`'s
+/// `EinsumDense` projections) may be that layer's own call: not counted.
 fn refused_downstream(case: &Case, e: &PyError, v: &Violation) -> Option<String> {
     let (class, name) = blamed(case, e);
     let wraps_it = case.model.layer(&v.layer).is_some_and(|l| {
@@ -326,7 +327,11 @@ fn refused_downstream(case: &Case, e: &PyError, v: &Violation) -> Option<String>
             .and_then(serde_json::Value::as_str)
             == Some(class)
     });
-    if class.is_empty() || wraps_it {
+    let inside_it = matches!(
+        v.class.as_str(),
+        "MultiHeadAttention" | "GroupQueryAttention"
+    ) && matches!(class, "EinsumDense" | "Softmax" | "Dropout");
+    if class.is_empty() || wraps_it || inside_it {
         return None;
     }
     let later = |name: &str| name != v.layer && consumes(&case.model, name, &v.layer);
@@ -1224,6 +1229,43 @@ mod tests {
         };
         let verdict = judge_invalid(&wrapped_case, &td, &TfOutcome::Rejected(e)).remove(0);
         assert_ne!(verdict.kind, Kind::MissingValidation, "{verdict:?}");
+        // Nor is a class an attention layer builds inside itself (its EinsumDense
+        // projections), where a later layer of that class follows it.
+        let attention_case = Case::from_json_str(
+            &serde_json::json!({
+                "format": "semfuzz-case/1", "dtype": "float64",
+                "model": {"name": "functional", "layers": [
+                    {"module": "keras.layers", "class_name": "InputLayer", "name": "x",
+                     "config": {"batch_shape": [null, 3, 4], "name": "x"}, "inbound_nodes": []},
+                    {"module": "keras.layers", "class_name": "MultiHeadAttention", "name": "mha",
+                     "config": {"name": "mha", "num_heads": 0, "key_dim": 2},
+                     "inbound_nodes": [{"args": [
+                        {"class_name": "__keras_tensor__", "config": {"keras_history": ["x", 0, 0]}},
+                        {"class_name": "__keras_tensor__", "config": {"keras_history": ["x", 0, 0]}}],
+                        "kwargs": {}}]},
+                    {"module": "keras.layers", "class_name": "EinsumDense", "name": "ed",
+                     "config": {"name": "ed", "equation": "abc,cd->abd", "output_shape": [null, 2]},
+                     "inbound_nodes": [tensor("mha")]}],
+                  "input_layers": [["x", 0, 0]], "output_layers": [["ed", 0, 0]]},
+                "weights": {}, "inputs": []
+            })
+            .to_string(),
+            "attention.case.json",
+        )
+        .unwrap();
+        let mut mha = v.clone();
+        mha.layer = "mha".into();
+        mha.class = "MultiHeadAttention".into();
+        mha.parameter = "num_heads".into();
+        let e = PyError {
+            kind: "InvalidArgumentError".into(),
+            message: wrapped("EinsumDense", "Matrix size-incompatible"),
+            phase: "call".into(),
+            traceback: String::new(),
+            layer: None,
+        };
+        let verdict = judge_invalid(&attention_case, &mha, &TfOutcome::Rejected(e)).remove(0);
+        assert_eq!(verdict.kind, Kind::LateError, "{verdict:?}");
         assert!(consumes(&case.model, "conv1d_transpose", "input_layer"));
         assert!(!consumes(&case.model, "up_sampling2d", "up_sampling2d_1"));
         assert!(!consumes(&case.model, "cropping2d", "cropping2d"));
