@@ -86,6 +86,7 @@ impl Spec for ConvSpec {
         let g = &self.common.geom;
         let x = &inputs[0];
         let (batch, channels, spatial) = split(x, g.data_format);
+        super::undefined_channels(x, channels)?;
         if let Some(c) = channels
             && c % self.groups != 0
         {

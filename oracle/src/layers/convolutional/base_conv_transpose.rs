@@ -124,7 +124,8 @@ impl Spec for ConvTransposeSpec {
         check_rank(inputs, self.rank)?;
         let g = &self.common.geom;
         let x = &inputs[0];
-        let (batch, _, spatial) = split(x, g.data_format);
+        let (batch, channels, spatial) = split(x, g.data_format);
+        super::undefined_channels(x, channels)?;
         let mut out = Vec::with_capacity(self.rank);
         for (axis, n) in spatial.iter().enumerate() {
             let Some(n) = *n else {

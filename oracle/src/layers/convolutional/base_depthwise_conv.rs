@@ -59,6 +59,7 @@ impl Spec for DepthwiseSpec {
         let g = &self.common.geom;
         let x = &inputs[0];
         let (batch, channels, spatial) = split(x, g.data_format);
+        super::undefined_channels(x, channels)?;
         let out = g
             .output_lens(&spatial)
             .map_err(|(axis, n)| kernel_exceeds(g, axis, n))?;

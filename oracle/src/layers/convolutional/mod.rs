@@ -456,6 +456,23 @@ pub fn kernel_exceeds(g: &Geometry, axis: usize, n: usize) -> Violation {
 }
 
 /// An input with no channels, whose kernel TF refuses (it has no elements).
+/// Keras sizes a convolution's kernel from the input's channel dimension when it builds the
+/// layer: an undefined one fails there (a `TypeError` on `None`, or a `ValueError` about
+/// variable shapes for transposed convolutions), as from a merge that broadcast a batch axis.
+pub fn undefined_channels(x: &Dims, channels: Option<usize>) -> Result<(), Violation> {
+    if channels.is_some() {
+        return Ok(());
+    }
+    Err(
+        Violation::new(Category::IncompatibleShapes, Tag::KerasEnforced)
+            .parameter("input[0]")
+            .actual(super::util::show(x))
+            .expected("a defined channel dimension")
+            .detail("has an undefined channel dimension, from which Keras sizes the kernel")
+            .badness(badness::shape(1.0)),
+    )
+}
+
 pub fn zero_channels(x: &Dims) -> Violation {
     Violation::new(Category::IncompatibleShapes, Tag::KerasEnforced)
         .parameter("input[0]")
@@ -1028,6 +1045,30 @@ mod tests {
             },
         )
         .unwrap()
+    }
+
+    /// Keras sizes the kernel from the channel dimension when it builds a convolution: an
+    /// undefined one is refused (a campaign's DepthwiseConv1D after a Multiply whose
+    /// broadcast left the channel axis unknown, reported as an unexpected rejection).
+    #[test]
+    fn a_convolution_needs_a_defined_channel_dimension() {
+        let undefined = vec![None, Some(5), None];
+        let err = conv1d(DType::Float32)
+            .infer(std::slice::from_ref(&undefined))
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("undefined channel dimension"),
+            "{err}"
+        );
+        assert_eq!(err.tag, Tag::KerasEnforced);
+        let separable = separable1d(1, DType::Float32);
+        assert!(separable.infer(&[undefined]).is_err());
+        // Only the channel axis must be known.
+        assert!(
+            conv1d(DType::Float32)
+                .infer(&[vec![None, None, Some(2)]])
+                .is_ok()
+        );
     }
 
     /// A `SeparableConv1D` with one filter and no bias.
