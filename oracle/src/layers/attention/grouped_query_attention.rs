@@ -29,7 +29,7 @@ use crate::layers::attention::heads::{
 use crate::layers::attention::multi_head_attention::{
     dropout_rate, no_flash, sigmoid, sliding_window,
 };
-use crate::layers::attention::tensor_ops::project;
+use crate::layers::attention::tensor_ops::{infinite_weight_meets_near_zero, project};
 use crate::layers::util::{rank_between, show};
 use crate::layers::{Arity, CallSite, LayerKind, Mask, ParamDef, Spec, WeightDomain, WeightSpec};
 use crate::params::{Config, ParamResult};
@@ -249,6 +249,36 @@ impl GqaSpec {
     }
 }
 
+impl GqaSpec {
+    /// The attention output before the output projection (gated), a bound on its error in
+    /// `dtype`, and the error the weights' rounding adds.
+    fn output_bound(
+        &self,
+        dtype: DType,
+        inputs: &[&ArrayD<f64>],
+        weights: &[&ArrayD<f64>],
+    ) -> (ArrayD<f64>, f64, f64) {
+        let e = Tolerance::eps(dtype);
+        let inputs = self.call.split(inputs).tensors;
+        let (q, v) = (inputs[0], inputs[1]);
+        let k = inputs.get(2).copied().unwrap_or(v);
+        let (_, [qp, kp, vp, o]) = self.forward(inputs, &[], weights);
+        let err = |x: &ArrayD<f64>, which: usize| {
+            let (kernel, bias) = self.kernel(weights, which);
+            let n = x.shape()[2] as f64;
+            4.0 * (n + 1.0) * e * projection_magnitude(x, 1, kernel, bias)
+        };
+        let b = self
+            .core()
+            .budget(dtype, &qp, &kp, &vp, err(q, 0), err(k, 1), err(v, 3));
+        let mut d_o = b.output;
+        if self.use_gate {
+            d_o += max_abs(&o) * (err(q, 2) / 4.0 + 3.0 * e);
+        }
+        (o, d_o, b.weights)
+    }
+}
+
 impl Spec for GqaSpec {
     fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
         let inputs = self.call.split(inputs).tensors;
@@ -462,31 +492,29 @@ impl Spec for GqaSpec {
         weights: &[&ArrayD<f64>],
     ) -> Tolerance {
         let e = Tolerance::eps(dtype);
-        let inputs = self.call.split(inputs).tensors;
-        let (q, v) = (inputs[0], inputs[1]);
-        let k = inputs.get(2).copied().unwrap_or(v);
-        let (_, [qp, kp, vp, o]) = self.forward(inputs, &[], weights);
-        let err = |x: &ArrayD<f64>, which: usize| {
-            let (kernel, bias) = self.kernel(weights, which);
-            let n = x.shape()[2] as f64;
-            4.0 * (n + 1.0) * e * projection_magnitude(x, 1, kernel, bias)
-        };
-        let b = self
-            .core()
-            .budget(dtype, &qp, &kp, &vp, err(q, 0), err(k, 1), err(v, 3));
-        let mut d_o = b.output;
-        if self.use_gate {
-            d_o += max_abs(&o) * (err(q, 2) / 4.0 + 3.0 * e);
-        }
+        let (o, d_o, weights_err) = self.output_bound(dtype, inputs, weights);
         let (kernel, bias) = self.kernel(weights, 4);
         let terms = (self.query_heads * self.head_dim) as f64;
         let dy = terms * d_o * max_abs(kernel)
             + 4.0 * (terms + 1.0) * e * projection_magnitude(&o, 2, kernel, bias);
         Tolerance {
-            abs: dy.max(b.weights).max(Tolerance::elementwise(dtype).abs),
+            abs: dy.max(weights_err).max(Tolerance::elementwise(dtype).abs),
             rel: 8.0 * e,
             flush: 0.0,
         }
+    }
+
+    /// The output projection's sums that an infinite kernel entry meets with a gated
+    /// attention value within its error bound of 0: rounding decides between NaN and an
+    /// infinity there (a float32 gate of `sigmoid(-544)` is 0, its exact value 1e-236).
+    fn order_dependent_overflow(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        weights: &[&ArrayD<f64>],
+    ) -> Option<Vec<ArrayD<bool>>> {
+        let (o, d_o, _) = self.output_bound(self.dtype, inputs, weights);
+        let (kernel, _) = self.kernel(weights, 4);
+        infinite_weight_meets_near_zero(&o, 2, kernel, d_o).map(|f| vec![f])
     }
 
     fn build_config(&self, inputs: &[Dims]) -> Option<Value> {
@@ -529,6 +557,58 @@ mod tests {
             node: &node,
             dtype: DType::Float64,
         })
+    }
+
+    /// A campaign's float32 case, minimized: the gate is `sigmoid(-544)`, 0 in float32 and
+    /// 1e-236 exactly, and the output kernel holds -inf, so TF's output is NaN (0·inf) where
+    /// the reference's is +inf. That output is flagged; with a finite output kernel nothing is.
+    #[test]
+    fn an_infinite_output_weight_on_a_gate_that_may_be_zero_is_flagged() {
+        let node = Node {
+            args: (0..2)
+                .map(|_| Arg::Tensor {
+                    source: TensorRef::new("x", 0, 0),
+                    dtype: None,
+                })
+                .collect(),
+            kwargs: Vec::new(),
+        };
+        let config = json!({"head_dim": 1, "num_query_heads": 1, "num_key_value_heads": 1,
+            "use_gate": true, "use_bias": false});
+        let s = GroupedQueryAttention
+            .parse(&CallSite {
+                config: config.as_object().unwrap(),
+                node: &node,
+                dtype: DType::Float32,
+            })
+            .unwrap();
+        let x = ArrayD::from_shape_vec(
+            vec![1, 2, 6],
+            vec![
+                2448.9668, 3010.0208, 1244.241, 3487.736, 2822.4888, 1582.8441, 4.9e-4, 1.55e-2,
+                3.7e-4, 3.7e-4, 2.4e-4, 1.5e-3,
+            ],
+        )
+        .unwrap();
+        let kernel = |v: [f64; 6]| ArrayD::from_shape_vec(vec![6, 1, 1], v.to_vec()).unwrap();
+        let query = kernel([0.0, 0.0, 0.0, -1.0, 0.0, 0.0]);
+        let key = kernel([0.0, 0.0, -1.0, 0.0, 0.0, 0.0]);
+        let gate = kernel([-1.0, 0.0, 0.0, 1.0, 0.0, -1.0]);
+        let value = kernel([1.0, 0.0, 0.0, -1.0, -1.0, 0.0]);
+        let out = |w0: f64| {
+            ArrayD::from_shape_vec(vec![1, 1, 6], vec![w0, -1.0, 1.0, 0.0, 1.0, 3.0]).unwrap()
+        };
+        let inf_out = out(f64::NEG_INFINITY);
+        let w = [&query, &key, &gate, &value, &inf_out];
+        let y = &s.eval(&[&x, &x], &w)[0];
+        assert_eq!(y[[0, 0, 0]], f64::INFINITY);
+        let flags = s.order_dependent_overflow(&[&x, &x], &w).expect("flags");
+        assert!(flags[0][[0, 0, 0]]);
+        // Only the output that sums the infinite weight.
+        assert!(!flags[0][[0, 0, 1]]);
+        let finite_out = out(2.0);
+        let w = [&query, &key, &gate, &value, &finite_out];
+        assert!(s.order_dependent_overflow(&[&x, &x], &w).is_none());
     }
 
     #[test]

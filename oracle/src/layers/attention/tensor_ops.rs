@@ -106,6 +106,24 @@ fn row_major_strides(shape: &[usize]) -> Vec<isize> {
 
 /// An `EinsumDense` projection that contracts the last `bound` axes of `x` with the leading
 /// axes of `kernel` (`...ab,abXY->...XY`) and adds `bias` (shaped as the kernel's other axes).
+/// The outputs of [`project`] that rounding may make non-finite in another way: those that
+/// sum a product of an infinite kernel entry with an `x` within `err` of 0 (`0·inf` is NaN
+/// where a tiny `x` gives an infinity). `None` where there are none.
+pub fn infinite_weight_meets_near_zero(
+    x: &ArrayD<f64>,
+    bound: usize,
+    kernel: &ArrayD<f64>,
+    err: f64,
+) -> Option<ArrayD<bool>> {
+    if !kernel.iter().any(|w| w.is_infinite()) {
+        return None;
+    }
+    let near = x.mapv(|v| if v.abs() <= err { 1.0 } else { 0.0 });
+    let infinite = kernel.mapv(|w| if w.is_infinite() { 1.0 } else { 0.0 });
+    let flags = project(&near, bound, &infinite, None).mapv(|c| c > 0.0);
+    flags.iter().any(|&f| f).then_some(flags)
+}
+
 pub fn project(
     x: &ArrayD<f64>,
     bound: usize,
