@@ -245,6 +245,14 @@ pub fn framework_bug(
         Kind::UnclearError if unnamed_build_error(class, &v.detail) => {
             return Some("unclear-error-build-errors-name-no-layer");
         }
+        // Poolings take a zero stride or output size and divide by it.
+        Kind::LateError
+            if class.contains("Pooling")
+                && v.detail.contains("(ZeroDivisionError: ")
+                && v.detail.contains(" is not positive ") =>
+        {
+            return Some("late-error-Pooling-zero-size-division-by-zero");
+        }
         // TimeDistributed never checks the wrapped layer's input spec on the slices.
         Kind::MissingValidation
             if class == "TimeDistributed" && v.detail.contains(": layer.input") =>
@@ -1313,6 +1321,34 @@ mod tests {
         };
         assert_eq!(conv2d(2), bug);
         assert_eq!(conv2d(3), None);
+    }
+
+    /// A division by a zero stride or output size at a pooling layer is the kept bug; the
+    /// same error at another class, or for another reason, is not.
+    #[test]
+    fn a_pooling_dividing_by_a_zero_argument_is_the_kept_bug() {
+        let bug = Some("late-error-Pooling-zero-size-division-by-zero");
+        let zero = "rejected only by an internal error (ZeroDivisionError: Exception encountered \
+            when calling AdaptiveAveragePooling1D.call().); the reference says: \
+            AdaptiveAveragePooling1D 'l': output_size[0]=0 is not positive (expected a \
+            positive integer)";
+        let at = |class: &str, detail: &str| {
+            let case = one_layer_case(class, json!({}), json!([null, 1, 1]), json!([]));
+            let sig = format!("late-error/{class}/ZeroDivisionError");
+            let v = verdict_at_l(Kind::LateError, &sig, Some(Mode::Eager), detail);
+            framework_bug(&case, DType::Float32, &v, None)
+        };
+        for class in [
+            "AdaptiveAveragePooling1D",
+            "MaxPooling2D",
+            "AveragePooling1D",
+        ] {
+            assert_eq!(at(class, zero), bug, "{class}");
+        }
+        assert_eq!(at("Conv1D", zero), None);
+        let other = "rejected only by an internal error (IndexError: ...); the reference says: \
+            'l': strides[0]=0 is not positive (expected a positive integer)";
+        assert_eq!(at("MaxPooling1D", other), None);
     }
 
     /// An input rank other than the equation's, run or refused only in a kernel at an

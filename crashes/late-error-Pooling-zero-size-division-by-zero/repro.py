@@ -1,0 +1,38 @@
+"""Keras's pooling layers take a stride or an output size of 0 without complaint, then divide
+by it: a `ZeroDivisionError` ("division by zero") instead of a `ValueError` naming the
+argument. `MaxPooling2D` and `AveragePooling1D` with a zero stride fail so when they are
+built; the adaptive poolings with a zero output size build (with an output axis of length 0)
+and fail so when they run. Exits 1 while any of them divides by zero, 0 once each refuses
+the argument with another error.
+"""
+
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import numpy as np  # noqa: E402
+import keras  # noqa: E402
+
+cases = [
+    ("MaxPooling2D(pool_size=1, strides=(1, 0))", lambda: keras.layers.MaxPooling2D(pool_size=1, strides=(1, 0)), (1, 4, 4, 1)),
+    ("AveragePooling1D(pool_size=2, strides=0)", lambda: keras.layers.AveragePooling1D(pool_size=2, strides=0), (1, 4, 1)),
+    ("AdaptiveAveragePooling1D(output_size=0)", lambda: keras.layers.AdaptiveAveragePooling1D(output_size=0), (1, 4, 1)),
+    ("AdaptiveMaxPooling2D(output_size=(2, 0))", lambda: keras.layers.AdaptiveMaxPooling2D(output_size=(2, 0)), (1, 4, 4, 1)),
+]
+divided = 0
+for name, make, shape in cases:
+    x = keras.Input(batch_shape=(None,) + shape[1:])
+    where = "built"
+    try:
+        y = make()(x)
+        where = f"ran (built with output shape {tuple(y.shape)})"
+        keras.Model(x, y)(np.ones(shape, "float32"))
+        print(f"{name}: runs")
+    except ZeroDivisionError:
+        divided += 1
+        print(f"{name}: ZeroDivisionError when it {where}")
+    except Exception as e:  # the fixed behaviour: the argument is refused
+        print(f"{name}: refused: {type(e).__name__}: {str(e).strip().splitlines()[0]}")
+print("expected: a ValueError naming the zero stride or output size, when the layer is made")
+sys.exit(1 if divided else 0)
