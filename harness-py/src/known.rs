@@ -714,7 +714,7 @@ fn fed_by_zero_padding(case: &Case, call: &oracle::check::CheckedCall) -> bool {
 }
 
 /// The class of the layer a wrapper's config wraps (`TimeDistributed`, `Bidirectional`).
-fn wrapped_class(config: &serde_json::Map<String, Value>) -> Option<&str> {
+pub(crate) fn wrapped_class(config: &serde_json::Map<String, Value>) -> Option<&str> {
     config.get("layer")?.get("class_name")?.as_str()
 }
 

@@ -320,13 +320,10 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
 /// `EinsumDense` projections) may be that layer's own call: not counted.
 fn refused_downstream(case: &Case, e: &PyError, v: &Violation) -> Option<String> {
     let (class, name) = blamed(case, e);
-    let wraps_it = case.model.layer(&v.layer).is_some_and(|l| {
-        l.config
-            .get("layer")
-            .and_then(|w| w.get("class_name"))
-            .and_then(serde_json::Value::as_str)
-            == Some(class)
-    });
+    let wraps_it = case
+        .model
+        .layer(&v.layer)
+        .is_some_and(|l| known::wrapped_class(&l.config) == Some(class));
     let inside_it = matches!(
         v.class.as_str(),
         "MultiHeadAttention" | "GroupQueryAttention"
