@@ -32,7 +32,7 @@ use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::attention::call::{CallArgs, HEAD_TENSORS, MaskReading, heads_call};
 use crate::layers::attention::heads::{Core, max_abs, projection_magnitude, same_size, scale};
-use crate::layers::attention::tensor_ops::project;
+use crate::layers::attention::tensor_ops::{infinite_weight_meets_near_zero, project};
 use crate::layers::util::{rank_between, show};
 use crate::layers::{Arity, CallSite, LayerKind, Mask, ParamDef, Spec, WeightDomain, WeightSpec};
 use crate::params::{Config, ParamResult};
@@ -426,6 +426,36 @@ impl MhaSpec {
     }
 }
 
+impl MhaSpec {
+    /// The attention output before the output projection (gated), a bound on its error in
+    /// `dtype`, and the error the weights' rounding adds.
+    fn output_bound(
+        &self,
+        dtype: DType,
+        inputs: &[&ArrayD<f64>],
+        weights: &[&ArrayD<f64>],
+    ) -> (ArrayD<f64>, f64, f64) {
+        let e = Tolerance::eps(dtype);
+        let l = self.layout();
+        let inputs = self.call.split(inputs).tensors;
+        let (q, v) = (inputs[0], inputs[1]);
+        let k = inputs.get(2).copied().unwrap_or(v);
+        let (_, [qp, kp, vp, o]) = self.forward(inputs, &[], weights);
+        let err = |x: &ArrayD<f64>, at: usize| {
+            let (kernel, bias) = l.kernel(weights, at);
+            let n = *x.shape().last().expect("rank >= 2") as f64;
+            4.0 * (n + 1.0) * e * projection_magnitude(x, 1, kernel, bias)
+        };
+        let core = self.core(q.ndim()).expect("checked by infer");
+        let b = core.budget(dtype, &qp, &kp, &vp, err(q, l.q), err(k, l.k), err(v, l.v));
+        let mut d_o = b.output;
+        if let Some(g) = l.g {
+            d_o += max_abs(&o) * (err(q, g) / 4.0 + 2.0 * e) + e * max_abs(&o);
+        }
+        (o, d_o, b.weights)
+    }
+}
+
 /// `sigmoid` as TF computes it (no overflow either way).
 pub fn sigmoid(x: f64) -> f64 {
     if x >= 0.0 {
@@ -679,33 +709,35 @@ impl Spec for MhaSpec {
         weights: &[&ArrayD<f64>],
     ) -> Tolerance {
         let e = Tolerance::eps(dtype);
-        let l = self.layout();
-        let inputs = self.call.split(inputs).tensors;
-        let (q, v) = (inputs[0], inputs[1]);
-        let k = inputs.get(2).copied().unwrap_or(v);
-        let (outs, [qp, kp, vp, o]) = self.forward(inputs, &[], weights);
-        let err = |x: &ArrayD<f64>, at: usize| {
-            let (kernel, bias) = l.kernel(weights, at);
-            let n = *x.shape().last().expect("rank >= 2") as f64;
-            4.0 * (n + 1.0) * e * projection_magnitude(x, 1, kernel, bias)
-        };
-        let core = self.core(q.ndim()).expect("checked by infer");
-        let b = core.budget(dtype, &qp, &kp, &vp, err(q, l.q), err(k, l.k), err(v, l.v));
-        let mut d_o = b.output;
-        if let Some(g) = l.g {
-            d_o += max_abs(&o) * (err(q, g) / 4.0 + 2.0 * e) + e * max_abs(&o);
-        }
-        let (kernel, bias) = l.kernel(weights, l.o);
+        let (o, d_o, weights_err) = self.output_bound(dtype, inputs, weights);
+        let (kernel, bias) = self.layout().kernel(weights, self.layout().o);
         let terms = (self.num_heads * self.value_dim) as f64;
         let dy = terms * d_o * max_abs(kernel)
             + 4.0 * (terms + 1.0) * e * projection_magnitude(&o, 2, kernel, bias);
         let floor = Tolerance::elementwise(dtype).abs;
-        let _ = outs;
         Tolerance {
-            abs: dy.max(b.weights).max(floor),
+            abs: dy.max(weights_err).max(floor),
             rel: 8.0 * e,
             flush: 0.0,
         }
+    }
+
+    /// The output projection's sums that an infinite kernel entry meets with an attention
+    /// value (gated or not) within its error bound of 0: rounding decides between NaN
+    /// (`0·inf`) and an infinity there.
+    fn order_dependent_overflow(
+        &self,
+        inputs: &[&ArrayD<f64>],
+        weights: &[&ArrayD<f64>],
+    ) -> Option<Vec<ArrayD<bool>>> {
+        let l = self.layout();
+        let (kernel, _) = l.kernel(weights, l.o);
+        if !kernel.iter().any(|w| w.is_infinite()) {
+            return None;
+        }
+        let (o, d_o, _) = self.output_bound(self.dtype, inputs, weights);
+        // Only the first output sums the output kernel; the scores, when returned, have none.
+        infinite_weight_meets_near_zero(&o, 2, kernel, d_o).map(|f| vec![f])
     }
 
     /// Keras builds it through `build(query_shape, value_shape, key_shape)`: the shapes by
@@ -863,6 +895,39 @@ mod tests {
         // A batch of 1 against 3: broadcast by one computation, refused by the other.
         let e = s.infer(&[d(&[1, 3, 4]), d(&[3, 5, 6])]).unwrap_err();
         assert_eq!(e.tag, Tag::Semantic);
+    }
+
+    /// An infinite output weight meets an attention value of 0 (a zero value kernel): rounding
+    /// decides between NaN and an infinity, so that output is flagged, and only that one. A
+    /// value well away from 0 gives an infinity in every order: nothing is flagged.
+    #[test]
+    fn an_infinite_output_weight_on_a_value_that_may_be_zero_is_flagged() {
+        let s = spec(
+            json!({"num_heads": 1, "key_dim": 1, "use_bias": false}),
+            2,
+            json!({}),
+        )
+        .unwrap();
+        let x = ArrayD::from_shape_vec(vec![1, 2, 2], vec![1.0, 0.5, -0.25, 2.0]).unwrap();
+        let kernel = |v: &[f64], shape: &[usize]| {
+            ArrayD::from_shape_vec(shape.to_vec(), v.to_vec()).unwrap()
+        };
+        let query = kernel(&[1.0, 0.0], &[2, 1, 1]);
+        let key = kernel(&[0.0, 1.0], &[2, 1, 1]);
+        let output = kernel(&[f64::NEG_INFINITY, 1.0], &[1, 1, 2]);
+        let zero_value = kernel(&[0.0, 0.0], &[2, 1, 1]);
+        let w = [&query, &key, &zero_value, &output];
+        let flags = s.order_dependent_overflow(&[&x, &x], &w).expect("flags");
+        assert_eq!(flags.len(), 1);
+        assert_eq!(flags[0].shape(), &[1, 2, 2]);
+        assert!(flags[0][[0, 0, 0]] && flags[0][[0, 1, 0]]);
+        assert!(!flags[0][[0, 0, 1]] && !flags[0][[0, 1, 1]]);
+        let value = kernel(&[1.0, 1.0], &[2, 1, 1]);
+        let w = [&query, &key, &value, &output];
+        assert!(s.order_dependent_overflow(&[&x, &x], &w).is_none());
+        let finite = kernel(&[3.0, 1.0], &[1, 1, 2]);
+        let w = [&query, &key, &zero_value, &finite];
+        assert!(s.order_dependent_overflow(&[&x, &x], &w).is_none());
     }
 
     #[test]
