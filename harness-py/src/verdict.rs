@@ -250,7 +250,10 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
     // device that has the kernel computes; a later layer, made for the shape the case's
     // author expected, may then refuse that shape first. The case says nothing about how TF
     // treats the violation.
+    // A class that may be the layer's own call (see `own_call`) is not another layer, even
+    // where it locates one.
     let refused_first = || match blamed(case, e) {
+        (class, _) if own_call(case, v, class) => None,
         (_, Some(name)) => (name != v.layer).then(|| format!("layer '{name}'")),
         (class, None) => {
             (!class.is_empty() && class != v.class).then(|| format!("a {class} layer"))
@@ -320,15 +323,7 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
 /// `EinsumDense` projections) may be that layer's own call: not counted.
 fn refused_downstream(case: &Case, e: &PyError, v: &Violation) -> Option<String> {
     let (class, name) = blamed(case, e);
-    let wraps_it = case
-        .model
-        .layer(&v.layer)
-        .is_some_and(|l| known::wrapped_class(&l.config) == Some(class));
-    let inside_it = matches!(
-        v.class.as_str(),
-        "MultiHeadAttention" | "GroupQueryAttention"
-    ) && matches!(class, "EinsumDense" | "Softmax" | "Dropout");
-    if class.is_empty() || wraps_it || inside_it {
+    if class.is_empty() || own_call(case, v, class) {
         return None;
     }
     let later = |name: &str| name != v.layer && consumes(&case.model, name, &v.layer);
@@ -343,6 +338,21 @@ fn refused_downstream(case: &Case, e: &PyError, v: &Violation) -> Option<String>
                 .then(|| format!("a {class} layer"))
         }
     }
+}
+
+/// Whether a layer of `class` may be part of the violation's layer's own call: the class it
+/// wraps (`TimeDistributed(Conv1D)`), or one it builds inside itself (an attention layer's
+/// `EinsumDense` projections, `Softmax` and `Dropout`).
+fn own_call(case: &Case, v: &Violation, class: &str) -> bool {
+    let wraps_it = case
+        .model
+        .layer(&v.layer)
+        .is_some_and(|l| known::wrapped_class(&l.config) == Some(class));
+    let inside_it = matches!(
+        v.class.as_str(),
+        "MultiHeadAttention" | "GroupQueryAttention"
+    ) && matches!(class, "EinsumDense" | "Softmax" | "Dropout");
+    wraps_it || inside_it
 }
 
 /// Whether top-level layer `later` consumes an output of layer `earlier`, directly or through
@@ -1261,6 +1271,12 @@ mod tests {
             traceback: String::new(),
             layer: None,
         };
+        let verdict =
+            judge_invalid(&attention_case, &mha, &TfOutcome::Rejected(e.clone())).remove(0);
+        assert_eq!(verdict.kind, Kind::LateError, "{verdict:?}");
+        // Nor, for a violation only TF's kernels see, is that class another layer that
+        // refused first (which would make the case inconclusive).
+        mha.at_run = true;
         let verdict = judge_invalid(&attention_case, &mha, &TfOutcome::Rejected(e)).remove(0);
         assert_eq!(verdict.kind, Kind::LateError, "{verdict:?}");
         assert!(consumes(&case.model, "conv1d_transpose", "input_layer"));
