@@ -552,6 +552,8 @@ fn judge_valid(
         ModeOutcome::Outputs(out) if *m == Mode::Eager => Some(out),
         _ => None,
     });
+    // Each mode's masks of each call judged, for comparing the modes with them.
+    let mut masks_by_mode: HashMap<Mode, CallMasks> = HashMap::new();
     for (mode, outcome) in modes {
         match outcome {
             ModeOutcome::Error(e) => {
@@ -587,12 +589,20 @@ fn judge_valid(
             ModeOutcome::Outputs(out) => {
                 let explained =
                     |v: &Verdict| known::framework_bug(case, dtype, v, Some(analysis)).is_some();
+                let masks = masks_by_mode.entry(*mode).or_default();
                 verdicts.extend(divergences(
-                    case, dtype, analysis, out, &values, *mode, &explained,
+                    case, dtype, analysis, out, &values, *mode, &explained, masks,
                 ));
                 if let (Some(base), true) = (eager, *mode != Mode::Eager)
-                    && let Some(v) =
-                        mode_divergence(case, dtype, analysis, base, out, *mode, &values)
+                    && let Some(v) = mode_divergence(
+                        case,
+                        dtype,
+                        analysis,
+                        (base, masks_by_mode.get(&Mode::Eager)),
+                        (out, masks_by_mode.get(mode)),
+                        *mode,
+                        &values,
+                    )
                 {
                     verdicts.push(v.in_mode(*mode));
                 }
@@ -742,10 +752,15 @@ impl AsFed {
     }
 }
 
+/// The masks each judged call was given (one per input; `None` unmasked), by (layer, call
+/// index): only calls given some mask are kept.
+type CallMasks = HashMap<(String, usize), Vec<Option<Mask>>>;
+
 /// The layers (in topological order) whose TF output differs from the reference on TF's own
 /// inputs in `mode`, up to the first that `explained` (a known framework bug) does not
 /// account for: a known bug early in a model does not hide the layers after it, each of
 /// which is judged on what TF fed it.
+#[allow(clippy::too_many_arguments)]
 fn divergences(
     case: &Case,
     dtype: DType,
@@ -754,6 +769,7 @@ fn divergences(
     values: &AsFed,
     mode: Mode,
     explained: &dyn Fn(&Verdict) -> bool,
+    call_masks: &mut CallMasks,
 ) -> Vec<Verdict> {
     let mut found = Vec::new();
     let AsFed { inputs, weights } = values;
@@ -798,6 +814,9 @@ fn divergences(
                 .collect(),
         };
         let arg_masks: Vec<Option<&Mask>> = owned_masks.iter().map(Option::as_ref).collect();
+        if owned_masks.iter().any(Option::is_some) {
+            call_masks.insert((layer.name.clone(), call.node), owned_masks.clone());
+        }
         let w: Vec<&ArrayD<f64>> = weights
             .get(layer.name.as_str())
             .map(|v| v.iter().collect())
@@ -989,8 +1008,8 @@ fn mode_divergence(
     case: &Case,
     dtype: DType,
     analysis: &ModelAnalysis,
-    eager: &LayerOutputs,
-    other: &LayerOutputs,
+    (eager, eager_masks): (&LayerOutputs, Option<&CallMasks>),
+    (other, other_masks): (&LayerOutputs, Option<&CallMasks>),
     mode: Mode,
     values: &AsFed,
 ) -> Option<Verdict> {
@@ -1018,11 +1037,24 @@ fn mode_divergence(
         }) {
             continue;
         }
+        // The masks the call was given, as each mode's judgement worked them out (from that
+        // mode's arrays): calls whose masks differ between the modes are not compared, as
+        // calls on different inputs are not.
+        let masks_of = |m: Option<&CallMasks>| m.and_then(|m| m.get(&key)).cloned();
+        let given = match (masks_of(eager_masks), masks_of(other_masks)) {
+            (Some(x), Some(y)) if x != y => continue,
+            (x, y) => x.or(y).unwrap_or_default(),
+        };
+        let arg_masks: Vec<Option<&Mask>> = (0..ia.len())
+            .map(|i| given.get(i).and_then(Option::as_ref))
+            .collect();
         let w: Vec<&ArrayD<f64>> = weights
             .get(layer.name.as_str())
             .map(|v| v.iter().collect())
             .unwrap_or_default();
-        let tol = spec.tolerance(dtype, &ia, &w).flushing(dtype);
+        let tol = spec
+            .tolerance_masked(dtype, &ia, &arg_masks, &w)
+            .flushing(dtype);
         // Modes may sum in different orders (eager and XLA do): where some order overflows
         // and another does not, either mode may be the non-finite one.
         // Worked out only where an element would otherwise differ (see `divergences`).
@@ -1039,7 +1071,9 @@ fn mode_divergence(
                 || differs(&[])
                     && differs(&element_flags(
                         order_dependent
-                            .get_or_init(|| spec.order_dependent_overflow(&ia, &w))
+                            .get_or_init(|| {
+                                spec.order_dependent_overflow_masked(&ia, &arg_masks, &w)
+                            })
                             .as_deref(),
                         i,
                         x.shape(),
@@ -1668,6 +1702,88 @@ mod tests {
 
     fn kinds(v: &[Verdict]) -> Vec<Kind> {
         v.iter().map(|v| v.kind).collect()
+    }
+
+    /// Eager and XLA compared on a masked recurrent layer take its masks: an `Embedding`
+    /// (`mask_zero`) whose masked row is 1e30 feeds a `SimpleRNN`. With the mask, the RNN's
+    /// bound is that of its two unmasked steps, and a difference of 1e-6 between the modes is
+    /// a mode mismatch; without it, the masked step's 1e30 made the bound too wide to see it.
+    #[test]
+    fn modes_are_compared_with_the_masks_the_layer_was_given() {
+        let case = |mask_zero: bool| {
+            let tensor = |name: &str| {
+                serde_json::json!({"args": [{"class_name": "__keras_tensor__",
+                    "config": {"keras_history": [name, 0, 0]}}], "kwargs": {}})
+            };
+            let text = serde_json::json!({
+                "format": "semfuzz-case/1", "dtype": "float64",
+                "model": {"name": "m", "trainable": true, "layers": [
+                    {"module": "keras.layers", "class_name": "InputLayer", "name": "x",
+                     "config": {"batch_shape": [null, 3], "dtype": "float64", "name": "x"}, "inbound_nodes": []},
+                    {"module": "keras.layers", "class_name": "Embedding", "name": "e",
+                     "config": {"name": "e", "input_dim": 2, "output_dim": 1, "mask_zero": mask_zero},
+                     "inbound_nodes": [tensor("x")]},
+                    {"module": "keras.layers", "class_name": "SimpleRNN", "name": "r",
+                     "config": {"name": "r", "units": 1}, "inbound_nodes": [tensor("e")]}
+                ], "input_layers": [["x", 0, 0]], "output_layers": [["r", 0, 0]]},
+                "weights": {"e": [{"shape": [2, 1], "data": [1e30, 0.5]}],
+                            "r": [{"shape": [1, 1], "data": [1.0]}, {"shape": [1, 1], "data": [0.5]},
+                                  {"shape": [1], "data": [0.0]}]},
+                "inputs": [{"shape": [1, 3], "data": [1.0, 0.0, 1.0]}]
+            });
+            Case::from_json_str(&text.to_string(), "masked.case.json").unwrap()
+        };
+        let judged = |mask_zero: bool| {
+            let c = case(mask_zero);
+            let analysis = oracle::check::check_in(&c, DType::Float64).unwrap();
+            let h1 = 0.5f64.tanh();
+            let last = if mask_zero {
+                (0.5 + 0.5 * h1).tanh()
+            } else {
+                (0.5 + 0.5 * (1e30 + 0.5 * h1).tanh()).tanh()
+            };
+            let outputs = |r: f64| {
+                let mut outs = LayerOutputs::new();
+                outs.insert(
+                    ("e".to_owned(), 0),
+                    vec![ArrayD::from_shape_vec(vec![1, 3, 1], vec![0.5, 1e30, 0.5]).unwrap()],
+                );
+                outs.insert(
+                    ("r".to_owned(), 0),
+                    vec![ArrayD::from_shape_vec(vec![1, 1], vec![r]).unwrap()],
+                );
+                ModeOutcome::Outputs(outs)
+            };
+            let v = judge_valid(
+                &c,
+                DType::Float64,
+                &analysis,
+                &TfOutcome::Ran {
+                    modes: vec![
+                        (Mode::Eager, outputs(last)),
+                        (Mode::Xla, outputs(last + 1e-6)),
+                    ],
+                    reused: false,
+                    tf_seconds: 0.0,
+                    worker_seconds: 0.0,
+                },
+            );
+            v.iter()
+                .filter(|v| v.mode == Some(Mode::Xla))
+                .map(|v| v.kind)
+                .collect::<Vec<_>>()
+        };
+        assert!(
+            judged(true).contains(&Kind::ModeMismatch),
+            "{:?}",
+            judged(true)
+        );
+        // Unmasked, the 1e30 step is part of the sum: 1e-6 is within the bound.
+        assert!(
+            !judged(false).contains(&Kind::ModeMismatch),
+            "{:?}",
+            judged(false)
+        );
     }
 
     /// Float32 `LayerNormalization` over 16 features, γ = 1, β = 0. The first sample has
