@@ -109,6 +109,32 @@ const INTERNAL_ERRORS: [&str; 5] = [
     "UnboundLocalError",
 ];
 
+/// What Python says for the accidents of [`INTERNAL_ERRORS`], and for a `math` function
+/// outside its domain (a `ValueError`, `math.sqrt(-1)`): how they read inside the `TypeError`
+/// that `from_config` wraps a layer's failing constructor in, which keeps only the message.
+const INTERNAL_MESSAGES: [&str; 6] = [
+    "division by zero",
+    "modulo by zero",
+    "math domain error",
+    "index out of range",
+    "object has no attribute",
+    "unsupported operand type",
+];
+
+/// The innermost message of an error Keras's deserialization wrapped (`<class ...> could
+/// not be deserialized properly ... Exception encountered: <message>`), when that message is
+/// one of [`INTERNAL_MESSAGES`].
+fn internal_when_deserialized(message: &str) -> Option<&str> {
+    if !message.contains("could not be deserialized properly") {
+        return None;
+    }
+    let inner = message.rsplit("Exception encountered: ").next()?.trim();
+    INTERNAL_MESSAGES
+        .iter()
+        .any(|m| inner.contains(m))
+        .then_some(inner)
+}
+
 /// How a mode mismatch's detail ends when the layer's inputs hold NaN or an infinity.
 pub const NONFINITE_INPUTS: &str = " (which hold non-finite values)";
 
@@ -292,6 +318,17 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
             Kind::LateError,
             e.kind.as_str(),
             format!("rejected only by an internal error ({said}); the reference says: {v}"),
+        )
+    } else if let Some(inner) = internal_when_deserialized(&e.message) {
+        // The wrapper's config names the layer and every argument; what failed is an
+        // accident inside its constructor.
+        (
+            Kind::LateError,
+            e.kind.as_str(),
+            format!(
+                "rejected only by an internal error in its constructor ({}: ... {inner}); the reference says: {v}",
+                e.kind
+            ),
         )
     } else if names_the_problem(e, v) {
         (Kind::Agree, "", format!("rejected clearly: {said}"))
@@ -1353,6 +1390,31 @@ mod tests {
         );
         assert_eq!(refused_with("IndexError").kind, Kind::LateError);
         assert_eq!(refused_with("ValueError").kind, Kind::Agree);
+        // A constructor's accident, as `from_config` wraps it (a `TypeError` that keeps only
+        // the message, after the config): `GroupQueryAttention(head_dim=-1)` takes the square
+        // root of -1. A constructor's own check so wrapped is a clear refusal.
+        let deserialized = |inner: &str| {
+            let e = PyError {
+                kind: "TypeError".into(),
+                message: format!(
+                    "<class 'keras.src.layers.convolutional.conv2d_transpose.Conv2DTranspose'> could not be deserialized properly. Please ensure ...\n\nconfig={{'name': 'conv2d_transpose', 'strides': 0}}.\n\nException encountered: Error when deserializing class 'Conv2DTranspose' using config={{'strides': 0}}.\n\nException encountered: {inner}"
+                ),
+                phase: "build".into(),
+                traceback: String::new(),
+                layer: None,
+            };
+            judge_invalid(&case, &v, &TfOutcome::Rejected(e)).remove(0)
+        };
+        let late = deserialized("math domain error");
+        assert_eq!(late.kind, Kind::LateError, "{late:?}");
+        assert_eq!(late.signature, "late-error/Conv2DTranspose/TypeError");
+        assert_eq!(
+            deserialized(
+                "Invalid value for argument `strides`. Expected a strictly positive value."
+            )
+            .kind,
+            Kind::Agree
+        );
     }
 
     /// Keras exports `GroupedQueryAttention` as `GroupQueryAttention` (the class configs
