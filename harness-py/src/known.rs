@@ -245,6 +245,25 @@ pub fn framework_bug(
         Kind::UnclearError if unnamed_build_error(class, &v.detail) => {
             return Some("unclear-error-build-errors-name-no-layer");
         }
+        // GroupQueryAttention checks none of its sizes: a zero or negative one fails in its
+        // constructor (a square root, a division, a modulo), in a kernel, or as the shape of
+        // a variable.
+        Kind::LateError | Kind::UnclearError
+            if class == "GroupQueryAttention" && unchecked_attention_size(&v.detail) =>
+        {
+            return Some("late-error-GroupQueryAttention-unchecked-sizes");
+        }
+        // A negative size that Keras does not check reaches the shape of a variable, whose
+        // message names neither the layer nor the argument.
+        Kind::UnclearError
+            if matches!(
+                class,
+                "EinsumDense" | "MultiHeadAttention" | "ConvLSTM1D" | "ConvLSTM2D" | "ConvLSTM3D"
+            ) && v.detail.contains(": Cannot convert '(")
+                && v.detail.contains("Negative dimensions are not allowed") =>
+        {
+            return Some("unclear-error-negative-sizes-reach-variable-shapes");
+        }
         // Poolings take a zero stride or output size and divide by it.
         Kind::LateError
             if class.contains("Pooling")
@@ -702,6 +721,18 @@ fn unnamed_build_error(class: &str, detail: &str) -> bool {
         ),
     ];
     checks.iter().any(|(at, text)| *at && detail.contains(text))
+}
+
+/// Whether a verdict's detail is about a size of `GroupQueryAttention` that is not positive:
+/// the violation the judge quotes, or the argument an unclear message does not name.
+fn unchecked_attention_size(detail: &str) -> bool {
+    ["head_dim", "num_query_heads", "num_key_value_heads"]
+        .iter()
+        .any(|p| {
+            detail.contains(&format!("{p}=")) && detail.contains(" is not positive ")
+                || detail.contains(&format!("nor `{p}`"))
+                    && detail.contains("Negative dimensions are not allowed")
+        })
 }
 
 /// Whether a call's first input is the output of a `ZeroPadding2D` or `ZeroPadding3D`.
@@ -1349,6 +1380,61 @@ mod tests {
         let other = "rejected only by an internal error (IndexError: ...); the reference says: \
             'l': strides[0]=0 is not positive (expected a positive integer)";
         assert_eq!(at("MaxPooling1D", other), None);
+    }
+
+    /// GroupQueryAttention's sizes that are not positive, however they fail, are the kept
+    /// bug; another GroupQueryAttention violation, or the same at another class, is not.
+    #[test]
+    fn group_query_attention_sizes_that_are_not_positive_are_the_kept_bug() {
+        let bug = Some("late-error-GroupQueryAttention-unchecked-sizes");
+        let at = |class: &str, kind: Kind, detail: &str| {
+            let case = one_layer_case(class, json!({}), json!([null, 2, 3]), json!([]));
+            let sig = format!("{}/{class}/ValueError", kind.name());
+            let v = verdict_at_l(kind, &sig, None, detail);
+            framework_bug(&case, DType::Float32, &v, None)
+        };
+        let sqrt = "rejected only by an internal error in its constructor (TypeError: ... math \
+            domain error); the reference says: GroupQueryAttention 'l': head_dim=-1 is not \
+            positive (expected a positive integer)";
+        let kernel = "rejected only inside a kernel (InvalidArgumentError: ...); the reference \
+            says: GroupQueryAttention 'l': num_query_heads=0 is not positive (expected a \
+            positive integer)";
+        let shape = "the error names neither layer 'l' nor `num_key_value_heads`: ValueError: \
+            Cannot convert '(3, -2, 2)' to a shape. Negative dimensions are not allowed.";
+        assert_eq!(at("GroupQueryAttention", Kind::LateError, sqrt), bug);
+        assert_eq!(at("GroupQueryAttention", Kind::LateError, kernel), bug);
+        assert_eq!(at("GroupQueryAttention", Kind::UnclearError, shape), bug);
+        assert_eq!(at("MultiHeadAttention", Kind::LateError, sqrt), None);
+        let other = "the error names neither layer 'l' nor `inputs`: ValueError: Inputs have \
+            incompatible shapes";
+        assert_eq!(at("GroupQueryAttention", Kind::UnclearError, other), None);
+    }
+
+    /// A negative size reaching a variable's shape at the classes seen is the kept bug; the
+    /// same message at another class, or another unclear message there, is not.
+    #[test]
+    fn a_negative_size_reaching_a_variable_shape_is_the_kept_bug() {
+        let bug = Some("unclear-error-negative-sizes-reach-variable-shapes");
+        let at = |class: &str, detail: &str| {
+            let case = one_layer_case(class, json!({}), json!([null, 3]), json!([]));
+            let sig = format!("unclear-error/{class}/ValueError");
+            let v = verdict_at_l(Kind::UnclearError, &sig, None, detail);
+            framework_bug(&case, DType::Float32, &v, None)
+        };
+        let negative = "the error names neither layer 'l' nor `output_shape`: ValueError: \
+            Cannot convert '(3, -1)' to a shape. Negative dimensions are not allowed.";
+        for class in [
+            "EinsumDense",
+            "MultiHeadAttention",
+            "ConvLSTM1D",
+            "ConvLSTM3D",
+        ] {
+            assert_eq!(at(class, negative), bug, "{class}");
+        }
+        assert_eq!(at("Dense", negative), None);
+        let other = "the error names neither layer 'l' nor `output_shape`: ValueError: \
+            something else";
+        assert_eq!(at("EinsumDense", other), None);
     }
 
     /// An input rank other than the equation's, run or refused only in a kernel at an

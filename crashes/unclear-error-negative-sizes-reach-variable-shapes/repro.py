@@ -1,0 +1,36 @@
+"""A negative size that `EinsumDense` (`output_shape`), `MultiHeadAttention` (`output_shape`)
+or `ConvLSTM1D` (`filters`) does not check reaches the shape of a variable when the layer is
+built: `ValueError: Cannot convert '(3, -1)' to a shape. Negative dimensions are not allowed.`
+The message names neither the layer nor the argument. Exits 1 while any of them fails so, 0
+once each names its argument (as `Dense`, `Conv1D` and `LSTM` do for theirs).
+"""
+
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import keras  # noqa: E402
+
+cases = [
+    ("EinsumDense('ab,bc->ac', output_shape=-1)", "output_shape",
+     lambda: keras.layers.EinsumDense("ab,bc->ac", output_shape=-1), (3,), 1),
+    ("MultiHeadAttention(num_heads=1, key_dim=2, output_shape=-1)", "output_shape",
+     lambda: keras.layers.MultiHeadAttention(num_heads=1, key_dim=2, output_shape=-1), (2, 3), 2),
+    ("ConvLSTM1D(filters=-1, kernel_size=1)", "filters",
+     lambda: keras.layers.ConvLSTM1D(filters=-1, kernel_size=1), (2, 3, 1), 1),
+]
+unnamed = 0
+for name, argument, make, shape, n in cases:
+    x = keras.Input(batch_shape=(None,) + shape)
+    try:
+        make()(*[x] * n)
+        print(f"{name}: builds")
+        unnamed += 1
+    except Exception as e:
+        message = " ".join(str(e).split())
+        named = f"`{argument}`" in message or f"{argument}=" in message
+        unnamed += not named
+        print(f"{name}: {type(e).__name__}: {message[:160]}")
+print("expected: a ValueError naming the argument, when the layer is made")
+sys.exit(1 if unnamed else 0)
