@@ -253,6 +253,16 @@ pub fn framework_bug(
         {
             return Some("late-error-GroupQueryAttention-unchecked-sizes");
         }
+        // The attention layers hand `dropout` to a Dropout layer they build, whose check
+        // names its own argument, `rate`, and no layer.
+        Kind::UnclearError
+            if matches!(class, "MultiHeadAttention" | "GroupQueryAttention")
+                && v.detail.contains("nor `dropout`")
+                && v.detail
+                    .contains("Invalid value received for argument `rate`") =>
+        {
+            return Some("unclear-error-MultiHeadAttention-dropout-refused-as-rate");
+        }
         // A negative size that Keras does not check reaches the shape of a variable, whose
         // message names neither the layer nor the argument.
         Kind::UnclearError
@@ -1408,6 +1418,28 @@ mod tests {
         let other = "the error names neither layer 'l' nor `inputs`: ValueError: Inputs have \
             incompatible shapes";
         assert_eq!(at("GroupQueryAttention", Kind::UnclearError, other), None);
+    }
+
+    /// An attention layer's `dropout` refused as the `rate` of its Dropout is the kept bug; the
+    /// same words about another argument, or at another class, are not.
+    #[test]
+    fn an_attention_dropout_refused_as_rate_is_the_kept_bug() {
+        let bug = Some("unclear-error-MultiHeadAttention-dropout-refused-as-rate");
+        let at = |class: &str, parameter: &str| {
+            let case = one_layer_case(class, json!({}), json!([null, 2, 3]), json!([]));
+            let detail = format!(
+                "the error names neither layer 'l' nor `{parameter}`: ValueError: Invalid value \
+                 received for argument `rate`. Expected a float value between 0 and 1. \
+                 Received: rate=-1.0"
+            );
+            let sig = format!("unclear-error/{class}/ValueError");
+            let v = verdict_at_l(Kind::UnclearError, &sig, None, &detail);
+            framework_bug(&case, DType::Float32, &v, None)
+        };
+        assert_eq!(at("MultiHeadAttention", "dropout"), bug);
+        assert_eq!(at("GroupQueryAttention", "dropout"), bug);
+        assert_eq!(at("MultiHeadAttention", "key_dim"), None);
+        assert_eq!(at("Dropout", "dropout"), None);
     }
 
     /// A negative size reaching a variable's shape at the classes seen is the kept bug; the
