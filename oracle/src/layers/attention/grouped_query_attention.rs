@@ -24,7 +24,7 @@ use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::attention::call::{CallArgs, HEAD_TENSORS, MaskReading, heads_call};
 use crate::layers::attention::heads::{
-    Core, max_abs, projection_magnitude, repeat_heads, same_size, scale,
+    Core, max_abs, projection_error, projection_magnitude, repeat_heads, same_size, scale,
 };
 use crate::layers::attention::multi_head_attention::{
     dropout_rate, no_flash, sigmoid, sliding_window,
@@ -265,8 +265,7 @@ impl GqaSpec {
         let (_, [qp, kp, vp, o]) = self.forward(inputs, &[], weights);
         let err = |x: &ArrayD<f64>, which: usize| {
             let (kernel, bias) = self.kernel(weights, which);
-            let n = x.shape()[2] as f64;
-            4.0 * (n + 1.0) * e * projection_magnitude(x, 1, kernel, bias)
+            projection_error(x, kernel, bias, e)
         };
         let b = self
             .core()

@@ -411,6 +411,18 @@ pub fn max_abs(a: &ArrayD<f64>) -> f64 {
         .fold(0.0f64, |m, x| m.max(x.abs()))
 }
 
+/// A bound on the error of an input projection (contracting the last axis of `x`, of `n`
+/// terms) in a dtype whose rounding is `e`: `4(n+1)·ε` of its magnitude.
+pub fn projection_error(
+    x: &ArrayD<f64>,
+    kernel: &ArrayD<f64>,
+    bias: Option<&ArrayD<f64>>,
+    e: f64,
+) -> f64 {
+    let n = *x.shape().last().expect("rank >= 1") as f64;
+    4.0 * (n + 1.0) * e * projection_magnitude(x, 1, kernel, bias)
+}
+
 /// The largest `Σ|x||w| + |b|` of a projection: its error is `(n+1)·ε` of that.
 pub fn projection_magnitude(
     x: &ArrayD<f64>,

@@ -31,7 +31,9 @@ use crate::DType;
 use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::attention::call::{CallArgs, HEAD_TENSORS, MaskReading, heads_call};
-use crate::layers::attention::heads::{Core, max_abs, projection_magnitude, same_size, scale};
+use crate::layers::attention::heads::{
+    Core, max_abs, projection_error, projection_magnitude, same_size, scale,
+};
 use crate::layers::attention::tensor_ops::{infinite_weight_meets_near_zero, project};
 use crate::layers::util::{rank_between, show};
 use crate::layers::{Arity, CallSite, LayerKind, Mask, ParamDef, Spec, WeightDomain, WeightSpec};
@@ -443,8 +445,7 @@ impl MhaSpec {
         let (_, [qp, kp, vp, o]) = self.forward(inputs, &[], weights);
         let err = |x: &ArrayD<f64>, at: usize| {
             let (kernel, bias) = l.kernel(weights, at);
-            let n = *x.shape().last().expect("rank >= 2") as f64;
-            4.0 * (n + 1.0) * e * projection_magnitude(x, 1, kernel, bias)
+            projection_error(x, kernel, bias, e)
         };
         let core = self.core(q.ndim()).expect("checked by infer");
         let b = core.budget(dtype, &qp, &kp, &vp, err(q, l.q), err(k, l.k), err(v, l.v));
