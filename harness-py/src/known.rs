@@ -274,11 +274,21 @@ pub fn framework_bug(
         {
             return Some("unclear-error-negative-sizes-reach-variable-shapes");
         }
-        // Poolings take a zero stride or output size and divide by it.
+        // Poolings take a zero stride or output size and divide by it; an adaptive one builds
+        // an empty axis first, which a later layer may refuse before the division is reached.
         Kind::LateError
             if class.contains("Pooling")
                 && v.detail.contains("(ZeroDivisionError: ")
                 && v.detail.contains(" is not positive ") =>
+        {
+            return Some("late-error-Pooling-zero-size-division-by-zero");
+        }
+        Kind::MissingValidation
+            if class.starts_with("Adaptive")
+                && v.detail.contains(": output_size[")
+                && v.detail.contains("]=0 is not positive ")
+                && v.detail
+                    .contains(", which consumes its output, refused first: ") =>
         {
             return Some("late-error-Pooling-zero-size-division-by-zero");
         }
@@ -1390,6 +1400,21 @@ mod tests {
         let other = "rejected only by an internal error (IndexError: ...); the reference says: \
             'l': strides[0]=0 is not positive (expected a positive integer)";
         assert_eq!(at("MaxPooling1D", other), None);
+        // An adaptive pooling's empty axis refused by a later layer first (campaign 6).
+        let refused_later = |class: &str, detail: &str| {
+            let case = one_layer_case(class, json!({}), json!([null, 1, 1]), json!([]));
+            let sig = format!("missing-validation/{class}/illegal-argument");
+            let v = verdict_at_l(Kind::MissingValidation, &sig, None, detail);
+            framework_bug(&case, DType::Float32, &v, None)
+        };
+        let empty = "TensorFlow builds a layer the reference calls invalid (keras-enforced): \
+            AdaptiveAveragePooling3D 'l': output_size[0]=0 is not positive (expected a \
+            positive integer); layer 'reshape', which consumes its output, refused first: \
+            ValueError: Exception encountered when calling Reshape.call().";
+        assert_eq!(refused_later("AdaptiveAveragePooling3D", empty), bug);
+        assert_eq!(refused_later("MaxPooling3D", empty), None);
+        let negative = empty.replace("]=0 is not positive", "]=-1 is not positive");
+        assert_eq!(refused_later("AdaptiveAveragePooling3D", &negative), None);
     }
 
     /// GroupQueryAttention's sizes that are not positive, however they fail, are the kept
