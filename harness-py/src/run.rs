@@ -534,13 +534,38 @@ impl<'a> Arrays<'a> {
     }
 }
 
-/// What a worker holds between cases: the model it has built, under its key, and the
-/// weights last set in it, by layer.
+/// What a worker holds between cases: the model it has built, under its key, and a digest of
+/// the weights last set in it, by layer ([`digest`]): a digest, not a copy, so that a case
+/// whose values all changed costs one pass over them, not a comparison and a copy.
 #[derive(Debug)]
 struct Held {
     key: String,
     model: Built,
-    weights: HashMap<String, Vec<ArrayD<f64>>>,
+    weights: HashMap<String, u128>,
+}
+
+/// A 128-bit XXH3 digest of a layer's weights: each array's shape, then its values' bits in
+/// logical order (NaNs and signed zeros told apart). Two different sets of weights share one
+/// with a chance of about 2^-128.
+fn digest(arrays: &[oracle::case::Tensor]) -> u128 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(&(arrays.len() as u64).to_le_bytes());
+    for a in arrays {
+        let a = &a.data;
+        h.update(&(a.ndim() as u64).to_le_bytes());
+        for &d in a.shape() {
+            h.update(&(d as u64).to_le_bytes());
+        }
+        match a.as_slice() {
+            Some(xs) => h.update(native_bytes(xs)),
+            None => {
+                for x in a.iter() {
+                    h.update(&x.to_bits().to_le_bytes());
+                }
+            }
+        }
+    }
+    h.digest128()
 }
 
 /// What decides the model a worker builds: the config as parsed (derived shapes are not part
@@ -602,18 +627,6 @@ fn native_bytes(xs: &[f64]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(xs.as_ptr().cast::<u8>(), size_of_val(xs)) }
 }
 
-/// Whether two arrays hold the same shape and bits (NaNs included).
-fn same_bits(a: &ArrayD<f64>, b: &ArrayD<f64>) -> bool {
-    if a.shape() != b.shape() {
-        return false;
-    }
-    match (a.as_slice_memory_order(), b.as_slice_memory_order()) {
-        // Compared as bytes: one `memcmp`, where comparing value by value does not vectorise.
-        (Some(x), Some(y)) if a.strides() == b.strides() => native_bytes(x) == native_bytes(y),
-        _ => a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
-    }
-}
-
 /// The request's header and arrays, and what the worker will hold once it has run it. When
 /// the worker holds this model (`held` fits the case), the config does not travel, and of
 /// the weights only the layers whose values differ from those last set. The checker runs
@@ -625,16 +638,18 @@ fn request_for<'a>(
 ) -> (Value, Arrays<'a>, Held) {
     let dtype = opts.dtype.unwrap_or(case.dtype);
     let held = held.filter(|held| held.model.fits(case, dtype));
-    let changed: Vec<&str> = case
+    let digests: Vec<(&str, u128)> = case
         .weights
         .iter()
+        .map(|(name, now)| (name.as_str(), digest(now)))
+        .collect();
+    let changed: Vec<&str> = digests
+        .iter()
         .filter(|(name, now)| {
-            held.as_ref().is_none_or(|held| {
-                let then = &held.weights[name.as_str()];
-                now.len() != then.len() || now.iter().zip(then).any(|(a, b)| !same_bits(&a.data, b))
-            })
+            held.as_ref()
+                .is_none_or(|held| held.weights.get(*name) != Some(now))
         })
-        .map(|(name, _)| name.as_str())
+        .map(|(name, _)| *name)
         .collect();
     let mut arrays = Arrays::of_layers(case, dtype, true, |name| changed.contains(&name));
     let input_dtypes = std::mem::take(&mut arrays.input_dtypes);
@@ -661,19 +676,9 @@ fn request_for<'a>(
         "model_key": next.key,
         "python_coverage": opts.python_coverage,
     });
-    for name in changed {
-        let now = &case.weights[name];
-        match next.weights.get_mut(name) {
-            // The arrays' buffers are reused: most changes keep every shape.
-            Some(then) if then.len() == now.len() => {
-                for (then, now) in then.iter_mut().zip(now) {
-                    then.clone_from(&now.data);
-                }
-            }
-            _ => {
-                let arrays = now.iter().map(|t| t.data.clone()).collect();
-                next.weights.insert(name.to_owned(), arrays);
-            }
+    for (name, now) in digests {
+        if next.weights.get(name) != Some(&now) {
+            next.weights.insert(name.to_owned(), now);
         }
     }
     (header, arrays, next)
