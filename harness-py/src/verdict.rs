@@ -259,14 +259,45 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
         }),
         _ => None,
     };
+    // A mode that ran the whole model says Keras took the invalid layer. Another mode's
+    // error at a layer that is neither the invalid one nor fed by it (nor part of it) is no
+    // answer to the violation: it is that mode's own trouble elsewhere in the model, which
+    // valid models show too (XLA's refusal of an adaptive pooling on another branch).
+    let ran_somewhere = matches!(tf, TfOutcome::Ran { modes, .. }
+        if modes.iter().any(|(_, o)| matches!(o, ModeOutcome::Outputs(_))));
+    let unrelated = first_error.filter(|(_, e)| {
+        ran_somewhere
+            && match blamed(case, e) {
+                (class, Some(name)) => {
+                    name != v.layer
+                        && !own_call(case, v, class)
+                        && !consumes(&case.model, name, &v.layer)
+                }
+                _ => false,
+            }
+    });
+    let first_error = if unrelated.is_some() {
+        None
+    } else {
+        first_error
+    };
     let Some((mode, e)) = first_error else {
+        let elsewhere = unrelated.map_or(String::new(), |(m, e)| {
+            format!(
+                " ({} raised elsewhere in the model, at layer '{}': {}: {})",
+                m.map_or("a mode", |m| m.name()),
+                blamed(case, e).1.unwrap_or_default(),
+                e.kind,
+                first_line(&e.message)
+            )
+        });
         return vec![Verdict::new(
             Kind::MissingValidation,
             &v.class,
             v.category.name(),
             Some(&v.layer),
             format!(
-                "TensorFlow runs a model the reference calls invalid ({}): {v}",
+                "TensorFlow runs a model the reference calls invalid ({}): {v}{elsewhere}",
                 v.tag.name()
             ),
         )];
@@ -1353,6 +1384,64 @@ mod tests {
         assert!(consumes(&case.model, "conv1d_transpose", "input_layer"));
         assert!(!consumes(&case.model, "up_sampling2d", "up_sampling2d_1"));
         assert!(!consumes(&case.model, "cropping2d", "cropping2d"));
+    }
+
+    /// Where eager ran the invalid model and XLA raised at a layer on another branch, the
+    /// XLA error is no answer to the violation: missing validation, the error noted. XLA
+    /// raising at a layer fed by the invalid one is still a later refusal.
+    #[test]
+    fn another_modes_error_elsewhere_in_the_model_is_no_answer_to_the_violation() {
+        let case = resample_case();
+        let mut v = Violation::new(
+            oracle::violation::Category::IncompatibleShapes,
+            oracle::violation::Tag::Semantic,
+        );
+        v.layer = "up_sampling2d_1".into();
+        v.class = "UpSampling2D".into();
+        v.parameter = "size".into();
+        let xla_raises_at = |layer: &str| {
+            let e = PyError {
+                kind: "ValueError".into(),
+                message: "Negative dimension size caused by subtracting 2 from 1".into(),
+                phase: "call".into(),
+                traceback: String::new(),
+                layer: Some(layer.into()),
+            };
+            let tf = TfOutcome::Ran {
+                modes: vec![
+                    (Mode::Eager, ModeOutcome::Outputs(LayerOutputs::new())),
+                    (Mode::Xla, ModeOutcome::Error(e)),
+                ],
+                reused: false,
+                tf_seconds: 0.0,
+                worker_seconds: 0.0,
+            };
+            judge_invalid(&case, &v, &tf).remove(0)
+        };
+        let verdict = xla_raises_at("up_sampling2d");
+        assert_eq!(verdict.kind, Kind::MissingValidation, "{verdict:?}");
+        assert_eq!(verdict.mode, None);
+        assert!(
+            verdict
+                .detail
+                .contains("(xla raised elsewhere in the model, at layer 'up_sampling2d': "),
+            "{}",
+            verdict.detail
+        );
+        let verdict = xla_raises_at("cropping2d");
+        assert_eq!(verdict.kind, Kind::MissingValidation, "{verdict:?}");
+        assert!(
+            verdict
+                .detail
+                .contains("which consumes its output, refused first"),
+            "{}",
+            verdict.detail
+        );
+        // The invalid layer's own error in XLA is still judged as its answer.
+        assert_ne!(
+            xla_raises_at("up_sampling2d_1").kind,
+            Kind::MissingValidation
+        );
     }
 
     /// An internal Python error (`ZeroDivisionError`, `IndexError`) is no answer to a check,
