@@ -266,13 +266,20 @@ pub fn framework_bug(
         // A negative size that Keras does not check reaches the shape of a variable, whose
         // message names neither the layer nor the argument.
         Kind::UnclearError
-            if matches!(
-                class,
-                "EinsumDense" | "MultiHeadAttention" | "ConvLSTM1D" | "ConvLSTM2D" | "ConvLSTM3D"
-            ) && v.detail.contains(": Cannot convert '(")
+            if matches!(class, "EinsumDense" | "MultiHeadAttention")
+                && v.detail.contains(": Cannot convert '(")
                 && v.detail.contains("Negative dimensions are not allowed") =>
         {
             return Some("unclear-error-negative-sizes-reach-variable-shapes");
+        }
+        // The ConvLSTM layers never check `filters`: 0 builds an output without channels and
+        // fails in the convolution when it runs, a negative count fails as a variable's shape.
+        Kind::LateError | Kind::UnclearError
+            if class.starts_with("ConvLSTM")
+                && (v.detail.contains(": filters=") && v.detail.contains(" is not positive ")
+                    || v.detail.contains("nor `filters`")) =>
+        {
+            return Some("late-error-ConvLSTM-unchecked-filters");
         }
         // Poolings take a zero stride or output size and divide by it; an adaptive one builds
         // an empty axis first, which a later layer may refuse before the division is reached.
@@ -1480,15 +1487,32 @@ mod tests {
         };
         let negative = "the error names neither layer 'l' nor `output_shape`: ValueError: \
             Cannot convert '(3, -1)' to a shape. Negative dimensions are not allowed.";
-        for class in [
-            "EinsumDense",
-            "MultiHeadAttention",
-            "ConvLSTM1D",
-            "ConvLSTM3D",
-        ] {
+        for class in ["EinsumDense", "MultiHeadAttention"] {
             assert_eq!(at(class, negative), bug, "{class}");
         }
         assert_eq!(at("Dense", negative), None);
+        // ConvLSTM's `filters` is a bug of its own, whatever the message.
+        let filters = "the error names neither layer 'l' nor `filters`: ValueError: Cannot \
+            convert '(1, 1, -4)' to a shape. Negative dimensions are not allowed.";
+        let convlstm = Some("late-error-ConvLSTM-unchecked-filters");
+        assert_eq!(at("ConvLSTM1D", filters), convlstm);
+        let empty = "the error names neither layer 'l' nor `filters`: ValueError: Exception \
+            encountered when calling ConvLSTMCell.call().";
+        assert_eq!(at("ConvLSTM3D", empty), convlstm);
+        let case = one_layer_case("ConvLSTM2D", json!({}), json!([null, 3]), json!([]));
+        let kernel = "rejected only inside a kernel (InvalidArgumentError: Exception encountered \
+            when calling ConvLSTMCell.call().); the reference says: ConvLSTM2D 'l': filters=0 \
+            is not positive (expected a positive integer)";
+        let v = verdict_at_l(
+            Kind::LateError,
+            "late-error/ConvLSTM2D/InvalidArgumentError",
+            Some(Mode::Eager),
+            kernel,
+        );
+        assert_eq!(framework_bug(&case, DType::Float32, &v, None), convlstm);
+        let strides = kernel.replace(": filters=0", ": strides[0]=0");
+        let v = verdict_at_l(Kind::LateError, "late-error/ConvLSTM2D/x", None, &strides);
+        assert_eq!(framework_bug(&case, DType::Float32, &v, None), None);
         let other = "the error names neither layer 'l' nor `output_shape`: ValueError: \
             something else";
         assert_eq!(at("EinsumDense", other), None);
