@@ -321,7 +321,7 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
             Kind::Agree,
             "",
             format!(
-                "inconclusive: Keras builds it (TF's kernels refuse it when they run), and {other} refused first: {said}"
+                "inconclusive: Keras builds it (it is refused only when it runs), and {other} refused first: {said}"
             ),
         )
     } else if let Some(later) = refused_downstream(case, e, v) {

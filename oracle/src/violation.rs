@@ -130,9 +130,11 @@ pub struct Violation {
     pub badness: f64,
     /// The rest of the sentence after `parameter=actual`, e.g. `exceeds padded input width 4`.
     pub detail: String,
-    /// Refused by TF's kernels when the layer runs, not by Keras when it builds: a kernel TF
-    /// lacks on CPU for this dtype or data format. Keras builds such a layer as it would for
-    /// a device that has the kernel, so its output shape is what that device computes.
+    /// Refused only when the layer runs, not by Keras when it builds: by TF's kernels (a
+    /// kernel TF lacks on CPU for this dtype or data format; Keras builds such a layer as it
+    /// would for a device that has the kernel, so its output shape is what that device
+    /// computes), or by Keras's own code in `call` (an attention mask, which Keras meets only
+    /// then).
     pub at_run: bool,
 }
 

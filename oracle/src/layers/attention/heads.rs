@@ -393,15 +393,22 @@ impl Core {
     }
 }
 
+/// A violation by the call's masks. Keras builds the layer from the shapes alone and meets
+/// the masks only when the layer runs: one it refuses is refused then.
 fn mask_violation(tag: Tag, detail: String, scores: &Dims) -> Violation {
-    Violation::new(Category::IncompatibleShapes, tag)
+    let v = Violation::new(Category::IncompatibleShapes, tag)
         .parameter("mask")
         .expected(format!(
             "an attention mask that fits the scores {}",
             crate::layers::util::show(scores)
         ))
         .detail(detail)
-        .badness(badness::shape(1.0))
+        .badness(badness::shape(1.0));
+    if tag == Tag::KerasEnforced {
+        v.refused_at_run()
+    } else {
+        v
+    }
 }
 
 /// The largest absolute finite value of an array.
