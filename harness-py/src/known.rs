@@ -331,6 +331,8 @@ pub fn framework_bug(
                     " key positions (expected as many value as key positions)",
                     " key features (expected query and key features of one size)",
                     " (expected equal batch axes)",
+                    // A mask is not checked against the scores either.
+                    " does not broadcast (expected a mask that fits ",
                 ]
                 .iter()
                 .any(|rule| v.detail.contains(rule)) =>
@@ -1575,6 +1577,13 @@ mod tests {
             differ at batch axis 1: 6 (query) vs 7 (input[1]) (expected equal batch axes)";
         assert_eq!(at("AdditiveAttention", Kind::LateError, batch_axes), bug);
         assert_eq!(at("MultiHeadAttention", Kind::LateError, batch_axes), None);
+        // A mask that does not fit the scores (campaign 6: an Embedding's rank-3 mask on
+        // rank-4 inputs).
+        let mask = "rejected only inside a kernel (InvalidArgumentError: ...); the reference \
+            says: Attention 'l': mask the scores mask [1, 7, 3] does not broadcast (expected \
+            a mask that fits (None, 7, 3, 3))";
+        assert_eq!(at("Attention", Kind::LateError, mask), bug);
+        assert_eq!(at("MultiHeadAttention", Kind::LateError, mask), None);
         let other = "TensorFlow runs a model the reference calls invalid: 'l': input[1] has \
             another batch size";
         assert_eq!(at("Attention", Kind::MissingValidation, other), None);
