@@ -272,6 +272,16 @@ pub fn framework_bug(
         {
             return Some("unclear-error-negative-sizes-reach-variable-shapes");
         }
+        // GlobalAveragePooling1D (channels_first) takes the mask of the wrong axis unchecked:
+        // where its length is neither 1 nor the number of steps, it fails in a kernel.
+        Kind::LateError
+            if class == "GlobalAveragePooling1D"
+                && config.get("data_format").and_then(Value::as_str) == Some("channels_first")
+                && v.detail.contains(": mask=")
+                && v.detail.contains(" does not broadcast to the input ") =>
+        {
+            return Some("mismatch-GlobalAveragePooling1D-channels-first-mask-sum");
+        }
         // The ConvLSTM layers never check `filters`: 0 builds an output without channels and
         // fails in the convolution when it runs, a negative count fails as a variable's shape.
         Kind::LateError | Kind::UnclearError
@@ -2049,7 +2059,7 @@ mod merge_tests {
 
 #[cfg(test)]
 mod masked_pooling_tests {
-    use super::tests::{explained_with_shapes, keras_tensor, verdict_at_l};
+    use super::tests::{explained_with_shapes, keras_tensor, one_layer_case, verdict_at_l};
     use super::*;
     use serde_json::json;
 
@@ -2078,6 +2088,31 @@ mod masked_pooling_tests {
             "inputs": [{"shape": [1, 1, 2], "data": [1.0, 0.0]}]
         });
         Case::from_json_str(&text.to_string(), "pooled.case.json").unwrap()
+    }
+
+    /// The same mask of the wrong axis, of a length that does not broadcast, refused in a
+    /// kernel (campaign 7: `Masking` on `(None, 2, 5)` before a channels-first pooling).
+    #[test]
+    fn a_channels_first_mask_that_does_not_broadcast_is_the_mask_sum_bug() {
+        let detail = "rejected only inside a kernel (InvalidArgumentError: ...); the reference \
+            says: GlobalAveragePooling1D 'l': mask=[1, 1, 2] does not broadcast to the input \
+            (expected a mask that broadcasts to the input (None, 2, 5))";
+        let at = |format: &str| {
+            let case = one_layer_case(
+                "GlobalAveragePooling1D",
+                json!({"data_format": format}),
+                json!([null, 2, 5]),
+                json!([]),
+            );
+            let sig = "late-error/GlobalAveragePooling1D/InvalidArgumentError";
+            let v = verdict_at_l(Kind::LateError, sig, Some(Mode::Eager), detail);
+            framework_bug(&case, DType::Float32, &v, None)
+        };
+        assert_eq!(
+            at("channels_first"),
+            Some("mismatch-GlobalAveragePooling1D-channels-first-mask-sum")
+        );
+        assert_eq!(at("channels_last"), None);
     }
 
     #[test]
