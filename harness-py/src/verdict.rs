@@ -265,28 +265,24 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
     // valid models show too (XLA's refusal of an adaptive pooling on another branch).
     let ran_somewhere = matches!(tf, TfOutcome::Ran { modes, .. }
         if modes.iter().any(|(_, o)| matches!(o, ModeOutcome::Outputs(_))));
-    let unrelated = first_error.filter(|(_, e)| {
-        ran_somewhere
-            && match blamed(case, e) {
-                (class, Some(name)) => {
-                    name != v.layer
-                        && !own_call(case, v, class)
-                        && !consumes(&case.model, name, &v.layer)
-                }
-                _ => false,
-            }
-    });
-    let first_error = if unrelated.is_some() {
-        None
-    } else {
+    let unrelated =
         first_error
-    };
-    let Some((mode, e)) = first_error else {
-        let elsewhere = unrelated.map_or(String::new(), |(m, e)| {
+            .filter(|_| ran_somewhere)
+            .and_then(|(m, e)| match blamed(case, e) {
+                (class, Some(name))
+                    if name != v.layer
+                        && !own_call(case, v, class)
+                        && !consumes(&case.model, name, &v.layer) =>
+                {
+                    Some((m, e, name))
+                }
+                _ => None,
+            });
+    let Some((mode, e)) = first_error.filter(|_| unrelated.is_none()) else {
+        let elsewhere = unrelated.map_or(String::new(), |(m, e, name)| {
             format!(
-                " ({} raised elsewhere in the model, at layer '{}': {}: {})",
+                " ({} raised elsewhere in the model, at layer '{name}': {}: {})",
                 m.map_or("a mode", |m| m.name()),
-                blamed(case, e).1.unwrap_or_default(),
                 e.kind,
                 first_line(&e.message)
             )
@@ -1108,13 +1104,15 @@ fn mode_divergence(
         // The masks the call was given, as each mode's judgement worked them out (from that
         // mode's arrays): calls whose masks differ between the modes are not compared, as
         // calls on different inputs are not.
-        let masks_of = |m: Option<&CallMasks>| m.and_then(|m| m.get(&key)).cloned();
-        let given = match (masks_of(eager_masks), masks_of(other_masks)) {
+        let given = match (
+            eager_masks.and_then(|m| m.get(&key)),
+            other_masks.and_then(|m| m.get(&key)),
+        ) {
             (Some(x), Some(y)) if x != y => continue,
-            (x, y) => x.or(y).unwrap_or_default(),
+            (x, y) => x.or(y),
         };
         let arg_masks: Vec<Option<&Mask>> = (0..ia.len())
-            .map(|i| given.get(i).and_then(Option::as_ref))
+            .map(|i| given.and_then(|g| g.get(i)).and_then(Option::as_ref))
             .collect();
         let w: Vec<&ArrayD<f64>> = weights
             .get(layer.name.as_str())
