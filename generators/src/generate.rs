@@ -130,7 +130,8 @@ fn local_check(
     let outs = spec.infer(dims).ok()?;
     let fits = outs
         .iter()
-        .all(|o| o.iter().map(|d| d.unwrap_or(opts.batch)).product::<usize>() <= opts.max_elements);
+        .all(|o| o.iter().map(|d| d.unwrap_or(opts.batch)).product::<usize>() <= opts.max_elements)
+        && crate::repair::weight_count(spec.as_ref(), dims, opts.batch) <= opts.max_weights;
     fits.then_some(outs)
 }
 

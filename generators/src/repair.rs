@@ -38,6 +38,11 @@ pub struct RepairOptions {
     pub max_tries: usize,
     /// No tensor may hold more elements (at batch `batch`): keeps TF fast and memory bounded.
     pub max_elements: usize,
+    /// No layer call may need more weights (values in all its arrays): keeps a case's file,
+    /// its corpus entry and its journal small. Without it, a Dense after a Flatten of a
+    /// large tensor, within the element bound, could ask for millions of weights (a 100 MB
+    /// case file).
+    pub max_weights: usize,
     /// The batch size the case will run with.
     pub batch: usize,
     /// Whether a layer triggering a kept framework bug counts as a violation to repair (so
@@ -50,6 +55,7 @@ impl Default for RepairOptions {
         RepairOptions {
             max_tries: 400,
             max_elements: 4096,
+            max_weights: 1 << 16,
             batch: 2,
             avoid_known_bugs: true,
         }
@@ -102,7 +108,7 @@ const UNSUPPORTED: f64 = 1e12;
 #[derive(Debug)]
 pub struct Diagnosis {
     pub score: Score,
-    /// The first violation (for a tensor over the element bound, a synthetic one).
+    /// The first violation (for a tensor or a layer past a bound, a synthetic one).
     pub violation: Option<Violation>,
     /// Index of the violating layer in the layer list.
     pub layer: Option<usize>,
@@ -113,11 +119,56 @@ pub struct Diagnosis {
     pub known_bug: Option<KnownBug>,
 }
 
+/// A call past one of the generator's bounds (see [`RepairOptions`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Oversized {
+    /// Its largest output has this many elements.
+    Output(usize),
+    /// It needs this many weights.
+    Weights(usize),
+}
+
+/// Whether a checked call is past the element or the weight bound (outputs first).
+fn oversized(call: &oracle::check::CheckedCall, opts: &RepairOptions) -> Option<Oversized> {
+    let n = call
+        .outputs
+        .iter()
+        .map(|o| o.iter().map(|d| d.unwrap_or(opts.batch)).product::<usize>())
+        .max()
+        .unwrap_or(0);
+    if n > opts.max_elements {
+        return Some(Oversized::Output(n));
+    }
+    let oracle::check::CallKind::Layer(spec) = &call.kind else {
+        return None;
+    };
+    let w = weight_count(spec.as_ref(), &call.input_shapes, opts.batch);
+    (w > opts.max_weights).then_some(Oversized::Weights(w))
+}
+
+/// The weights a call of `spec` needs on inputs of these shapes (unknown dimensions taken as
+/// `batch`): the values in all its arrays.
+pub(crate) fn weight_count(
+    spec: &dyn oracle::layers::Spec,
+    inputs: &[Dims],
+    batch: usize,
+) -> usize {
+    let shapes: Vec<Vec<usize>> = inputs
+        .iter()
+        .map(|d| d.iter().map(|x| x.unwrap_or(batch)).collect())
+        .collect();
+    spec.weights(&shapes)
+        .iter()
+        .map(|w| w.shape.iter().product::<usize>())
+        .sum()
+}
+
 fn calls_in(case: &Case) -> usize {
     case.model.layers.iter().map(Layer::call_count).sum()
 }
 
-/// Checks a case's model on its declared shapes, and its tensors against the element bound.
+/// Checks a case's model on its declared shapes, and its tensors and layers against the
+/// element and weight bounds.
 pub fn diagnose(case: &Case, opts: &RepairOptions) -> Diagnosis {
     let total = calls_in(case);
     let invalid = |layer: Option<usize>, v: Option<Violation>, unreached, badness| Diagnosis {
@@ -147,18 +198,11 @@ pub fn diagnose(case: &Case, opts: &RepairOptions) -> Diagnosis {
         }
         (Ok(s), Ok(k)) => (s, k),
     };
-    let oversized: Vec<(usize, usize)> = known
+    let oversized: Vec<(usize, Oversized)> = known
         .0
         .calls
         .iter()
-        .filter_map(|call| {
-            let n = call
-                .outputs
-                .iter()
-                .map(|o| o.iter().map(|d| d.unwrap_or(opts.batch)).product::<usize>())
-                .max()?;
-            (n > opts.max_elements).then_some((call.layer, n))
-        })
+        .filter_map(|call| oversized(call, opts).map(|o| (call.layer, o)))
         .collect();
     let unreached =
         (total - symbolic.0.calls.len()) + (total - known.0.calls.len()) + oversized.len();
@@ -175,16 +219,20 @@ pub fn diagnose(case: &Case, opts: &RepairOptions) -> Diagnosis {
                     known_bug: None,
                 };
             }
-            Some(&(li, n)) => {
+            Some(&(li, o)) => {
                 let layer = &case.model.layers[li];
+                let (parameter, n, bound, what) = match o {
+                    Oversized::Output(n) => ("output", n, opts.max_elements, "element"),
+                    Oversized::Weights(n) => ("weights", n, opts.max_weights, "weight"),
+                };
                 let v = Violation::new(Category::ImproperArgument, oracle::Tag::Semantic)
-                    .parameter("output")
-                    .expected(format!("at most {} elements", opts.max_elements))
+                    .parameter(parameter)
+                    .expected(format!("at most {bound} {what}s"))
                     .actual(n)
-                    .detail("is larger than the generator's element bound")
+                    .detail(format!("is larger than the generator's {what} bound"))
                     .at(&layer.name, &layer.class_name)
                     .badness(oracle::violation::badness::shape(
-                        (n as f64 / opts.max_elements as f64).log2() * 10.0,
+                        (n as f64 / bound as f64).log2() * 10.0,
                     ));
                 (a, v)
             }
@@ -468,7 +516,7 @@ fn propose(case: &mut Case, d: &Diagnosis, rng: &mut Rng) -> edit::EditResult {
     let too_large = d
         .violation
         .as_ref()
-        .is_some_and(|v| v.parameter == "output");
+        .is_some_and(|v| v.parameter == "output" || v.parameter == "weights");
     // Weights: (resample, adapter, replace class, replace input, remove).
     let weights: [u32; 5] = match category {
         _ if too_large => [30, 0, 30, 10, 30],

@@ -129,3 +129,49 @@ fn generated_layer_names_leave_keras_mask_operation_names_free() {
     // The class whose own name Keras gives its mask operations is generated.
     assert!(concatenates > 0);
 }
+
+/// A Dense after a Flatten keeps its output within the element bound and may still need
+/// millions of weights: the repair counts that as a violation at the layer, and ends with a
+/// valid case within the weight bound.
+#[test]
+fn repair_keeps_each_layer_within_the_weight_bound() {
+    let case = serde_json::json!({"format": "semfuzz-case/1", "dtype": "float32",
+        "model": {"name": "m", "trainable": true, "layers": [
+            {"module": "keras.layers", "class_name": "InputLayer", "name": "x", "registered_name": null,
+             "config": {"batch_shape": [null, 8, 8, 24], "dtype": "float32", "name": "x"}, "inbound_nodes": []},
+            {"module": "keras.layers", "class_name": "Flatten", "name": "f", "registered_name": null,
+             "config": {"name": "f"}, "inbound_nodes": [{"args": [{"class_name": "__keras_tensor__", "config": {"keras_history": ["x", 0, 0]}}], "kwargs": {}}]},
+            {"module": "keras.layers", "class_name": "Dense", "name": "d", "registered_name": null,
+             "config": {"name": "d", "units": 1024}, "inbound_nodes": [{"args": [{"class_name": "__keras_tensor__", "config": {"keras_history": ["f", 0, 0]}}], "kwargs": {}}]}],
+            "input_layers": [["x", 0, 0]], "output_layers": [["d", 0, 0]]}});
+    let mut case = oracle::Case::from_json_str(&case.to_string(), "wide.case.json").unwrap();
+    let opts = RepairOptions::default();
+    // 1536 inputs by 1024 units: 2048 outputs at batch 2, within the element bound.
+    let d = diagnose(&case, &opts);
+    let v = d.violation.expect("over the weight bound");
+    assert_eq!((v.layer.as_str(), v.parameter.as_str()), ("d", "weights"));
+    assert_eq!(v.actual, (1536 * 1024 + 1024).to_string());
+    let within = RepairOptions {
+        max_weights: 1 << 21,
+        ..opts
+    };
+    assert!(diagnose(&case, &within).score.is_valid());
+    let mut rng = generators::rng(5);
+    assert!(repair(&mut case, &opts, &mut rng).valid);
+    let analysis = oracle::check(&case).expect("valid");
+    for call in &analysis.calls {
+        if let oracle::check::CallKind::Layer(spec) = &call.kind {
+            let shapes: Vec<Vec<usize>> = call
+                .input_shapes
+                .iter()
+                .map(|d| d.iter().map(|x| x.unwrap_or(2)).collect())
+                .collect();
+            let n: usize = spec
+                .weights(&shapes)
+                .iter()
+                .map(|w| w.shape.iter().product::<usize>())
+                .sum();
+            assert!(n <= opts.max_weights, "{n} weights");
+        }
+    }
+}
