@@ -756,3 +756,69 @@ fn a_graph_error_is_located_by_the_scope_its_layer_was_traced_in() {
     let v = verdicts(&reports[0]);
     assert_eq!(v[0].2.as_deref(), Some("adaptive_max_pooling1d"), "{v:?}");
 }
+
+/// The files TF's AutoGraph writes for the functions it converts (here Keras's XLA-compiled
+/// grouped convolution, defined anew in each worker) go to the worker's own temporary
+/// directory, which goes with the worker: a long campaign, whose workers are replaced now and
+/// then, leaves nothing behind in the system's temporary directory.
+#[test]
+fn the_worker_s_temporary_files_go_with_it() {
+    use harness_py::{Harness, Mode, PythonEnv, RunOptions, TfOutcome, WorkerCommand};
+    let env = PythonEnv::probe(&PythonEnv::select(None).unwrap()).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = tempfile::tempdir().unwrap();
+    let grouped = chain_case(
+        cases.path(),
+        "grouped.case.json",
+        &[6, 4],
+        &[2, 6, 4],
+        &[(
+            "Conv1D",
+            "conv",
+            json!({"filters": 4, "kernel_size": 3, "groups": 2}),
+        )],
+    );
+    let case = oracle::Case::read(&grouped).unwrap();
+    let cmd = WorkerCommand {
+        program: PathBuf::from(env!("CARGO_BIN_EXE_semfuzz")),
+        args: vec!["__worker".into()],
+        env: vec![("TMPDIR".into(), tmp.path().into())],
+        shared_bytes: harness_py::client::SHARED_BYTES,
+    };
+    let listing = |dir: &Path| -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        out.sort();
+        out
+    };
+    let opts = RunOptions {
+        modes: vec![Mode::Eager, Mode::Graph],
+        ..RunOptions::default()
+    };
+    let mut harness = Harness::new(cmd, env);
+    let tf = harness.run(&case, &opts).unwrap();
+    assert!(matches!(tf, TfOutcome::Ran { .. }), "{tf:?}");
+    let own = listing(tmp.path());
+    assert_eq!(own.len(), 1, "{own:?}");
+    let name = own[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("semfuzz-worker-"), "{name}");
+    let converted = listing(&own[0]);
+    assert!(
+        converted.iter().any(|p| p
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("__autograph_generated_file")),
+        "{converted:?}"
+    );
+    // A new worker gets a new directory; the old one's goes with it.
+    harness.restart();
+    harness.run(&case, &opts).unwrap();
+    let now = listing(tmp.path());
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_ne!(now, own);
+    drop(harness);
+    assert_eq!(listing(tmp.path()), Vec::<PathBuf>::new());
+}

@@ -436,6 +436,11 @@ pub struct Worker {
     stderr_thread: Option<thread::JoinHandle<()>>,
     /// Shared memory for payloads; without it (no `memfd` here) they go through the pipe.
     shared: Option<Shared>,
+    /// The worker's own temporary directory (its `TMPDIR`), removed with the worker: TF's
+    /// AutoGraph writes a file there for every function it converts, and leaves it behind,
+    /// so a long campaign would otherwise fill the system's temporary directory with them.
+    /// Declared after `child`, which `Drop` has killed by the time it goes.
+    _temp: Option<tempfile::TempDir>,
 }
 
 impl Worker {
@@ -459,6 +464,27 @@ impl Worker {
         }
         if std::env::var_os("TF_CPP_MIN_LOG_LEVEL").is_none() {
             command.env("TF_CPP_MIN_LOG_LEVEL", "2");
+        }
+        // Inside the temporary directory the worker would have used: the one its given
+        // environment names, else this process's.
+        let root = cmd
+            .env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "TMPDIR")
+            .map_or_else(std::env::temp_dir, |(_, v)| PathBuf::from(v));
+        let temp = tempfile::Builder::new()
+            .prefix("semfuzz-worker-")
+            .tempdir_in(&root)
+            .inspect_err(|e| {
+                tracing::warn!(
+                    "cannot make the worker a temporary directory in {}: {e}; TF's files stay there",
+                    root.display()
+                )
+            })
+            .ok();
+        if let Some(t) = &temp {
+            command.env("TMPDIR", t.path());
         }
         let shared = Shared::new(cmd.shared_bytes)
             .inspect_err(|e| tracing::debug!("payloads go through the pipe: {e}"))
@@ -530,6 +556,7 @@ impl Worker {
             stderr,
             stderr_thread: Some(stderr_thread),
             shared,
+            _temp: temp,
         })
     }
 
