@@ -13,6 +13,10 @@
 //! - worker resident memory after 100 cases and after SEMFUZZ_BENCH_CASES (default 10,000),
 //!   eager; and under XLA (SEMFUZZ_BENCH_XLA_CASES, default 2,000), whose compiled programs
 //!   stay until the worker is replaced.
+//!
+//! For a profiler, SEMFUZZ_BENCH_PROFILE=N runs only the graph stream in which one array
+//! changes per case (with SEMFUZZ_BENCH_PROFILE_EVERY set: every value), N times over, and
+//! nothing else; attach `perf` to the bench and its worker once the cases are made.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -201,6 +205,29 @@ fn main() {
     // Warm up: import TF, trace once.
     let eager = RunOptions::default();
     stream(&mut harness, &[chain(10, 0, 0)], &eager);
+
+    // For a profiler: only the graph stream in which one array changes per case, on a loop.
+    if let Ok(rounds) = std::env::var("SEMFUZZ_BENCH_PROFILE") {
+        let opts = RunOptions {
+            modes: vec![Mode::Graph],
+            ..RunOptions::default()
+        };
+        let same: Vec<Case> = (0..n).map(|s| chain(10, 0, s as u64)).collect();
+        let every = std::env::var_os("SEMFUZZ_BENCH_PROFILE_EVERY").is_some();
+        let (cases, what) = if every {
+            (same, "every value changes")
+        } else {
+            (one_array_changed(&same), "one array changed per case")
+        };
+        for _ in 0..rounds.parse().unwrap_or(1) {
+            let (wall, tf) = stream(&mut harness, &cases, &opts);
+            report.line(format!(
+                "profile, graph reuse, {what}: harness overhead {:.1}% of TF time",
+                100.0 * (wall - tf) / tf
+            ));
+        }
+        return;
+    }
 
     // 1. Overhead and throughput, eager and graph, with and without reuse (10 layers).
     for (mode, label) in [(Mode::Eager, "eager"), (Mode::Graph, "graph")] {
