@@ -1,5 +1,6 @@
 """XLA on CPU turns a float32 softmax of large dot-product scores into NaN when it fuses the
-matmul with the softmax (Keras's Attention, use_scale=True).
+matmul with the softmax (Keras's Attention, use_scale=True); and a softmax of a large product,
+float32 or float64, likewise.
 
 Each row of scores is 2.1e10 twice, so softmax is exactly 0.5 everywhere: eager mode and XLA on
 the precomputed scores say so; XLA compiling the matmul and the softmax together gives NaN.
@@ -22,8 +23,25 @@ def attention_weights(x):
     return tf.nn.softmax(tf.matmul(x, x, transpose_b=True) * 156.25)
 
 
+def scaled_softmax(x, c):
+    return tf.nn.softmax(x * c)
+
+
+present = False
 eager = attention_weights(q).numpy()
 xla = tf.function(attention_weights, jit_compile=True)(q).numpy()
-print("eager:", eager.ravel().tolist())
-print("xla:  ", xla.ravel().tolist())
-sys.exit(0 if np.allclose(eager, xla) else 1)
+print("attention, eager:", eager.ravel().tolist())
+print("attention, xla:  ", xla.ravel().tolist())
+present |= not np.allclose(eager, xla)
+
+# The same with a plain softmax of a product: [0, 1, 0] exactly, eager; NaN under XLA.
+for dtype, scale in [(tf.float64, 1e20), (tf.float32, 1e10)]:
+    x = tf.constant([[-0.6596864102887254, 0.460364449353039, 0.27108265333026305]], dtype)
+    c = tf.constant([[scale]], dtype)
+    eager = scaled_softmax(x, c).numpy()
+    xla = tf.function(scaled_softmax, jit_compile=True)(x, c).numpy()
+    print(f"softmax(x * {scale:g}), {dtype.name}, eager:", eager.ravel().tolist())
+    print(f"softmax(x * {scale:g}), {dtype.name}, xla:  ", xla.ravel().tolist())
+    present |= not np.allclose(eager, xla)
+
+sys.exit(1 if present else 0)

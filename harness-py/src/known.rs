@@ -491,13 +491,21 @@ pub fn framework_bug(
         {
             return Some("mode-mismatch-UpSampling2D-xla-bilinear");
         }
-        // XLA fuses Attention's scaled matmul with its softmax and gives NaN for float32
-        // scores far beyond exp's range, where eager mode gives the right weights.
+        // XLA fuses a softmax with the product feeding it and gives NaN (or inf) for finite
+        // logits whose rounding error exceeds exp's range (above 1e10 in float32, 1e20 in
+        // float64), where eager mode gives the right weights: Attention's scaled scores in
+        // float32, and a Softmax layer after a Multiply in either dtype.
         Kind::UnexpectedNan | Kind::ModeMismatch
-            if class == "Attention"
+            if (class == "Attention" && dtype == DType::Float32 || class == "Softmax")
                 && xla
-                && dtype == DType::Float32
-                && (v.kind == Kind::ModeMismatch || v.detail.contains(": TensorFlow NaN,")) =>
+                && (v.kind == Kind::ModeMismatch
+                    || [
+                        ": TensorFlow NaN,",
+                        ": TensorFlow inf,",
+                        ": TensorFlow -inf,",
+                    ]
+                    .iter()
+                    .any(|t| v.detail.contains(t))) =>
         {
             return Some("unexpected-nan-Attention-xla-float32-fused-softmax-large-scores");
         }
@@ -1763,6 +1771,46 @@ mod tests {
             framework_bug(&case, DType::Float64, &nan(Mode::Xla), None),
             None
         );
+    }
+
+    /// XLA's NaN or inf at a Softmax, in either dtype, is the same fused-softmax bug (campaign
+    /// 8: a Multiply of a GRU's 5e14 output with itself feeding a Softmax); in eager mode it
+    /// is not, nor is an XLA mismatch of finite values.
+    #[test]
+    fn an_xla_nan_at_a_softmax_is_the_fused_softmax_bug() {
+        let case = one_layer_case("Softmax", json!({}), json!([null, 3]), json!([]));
+        let bad = |mode, tf: &str| {
+            verdict_at_l(
+                Kind::UnexpectedNan,
+                "unexpected-nan/Softmax",
+                Some(mode),
+                &format!(
+                    "'l' output 0 at [0, 2]: TensorFlow {tf}, reference 0e0 (tolerance abs 4.4e-16 rel 8.4e-15)"
+                ),
+            )
+        };
+        let id = Some("unexpected-nan-Attention-xla-float32-fused-softmax-large-scores");
+        for dtype in [DType::Float32, DType::Float64] {
+            assert_eq!(
+                framework_bug(&case, dtype, &bad(Mode::Xla, "NaN"), None),
+                id
+            );
+            assert_eq!(
+                framework_bug(&case, dtype, &bad(Mode::Xla, "inf"), None),
+                id
+            );
+            assert_eq!(
+                framework_bug(&case, dtype, &bad(Mode::Eager, "NaN"), None),
+                None
+            );
+        }
+        let finite = verdict_at_l(
+            Kind::Mismatch,
+            "mismatch/Softmax",
+            Some(Mode::Xla),
+            "'l' output 0 at [0, 2]: TensorFlow 5e-1, reference 0e0 (tolerance abs 4.4e-16 rel 8.4e-15)",
+        );
+        assert_eq!(framework_bug(&case, DType::Float64, &finite, None), None);
     }
 
     /// oneDNN's reorder failure in graph mode is the kept bug at a SeparableConv2D only.
