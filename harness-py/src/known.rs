@@ -349,6 +349,14 @@ pub fn framework_bug(
         {
             return Some("missing-validation-Attention-value-rank-broadcasts-across-batch");
         }
+        // Nor does MultiHeadAttention compare the value's and key's ranks with the query's:
+        // the model builds, then fails in an einsum or transpose kernel.
+        Kind::MissingValidation | Kind::LateError
+            if class == "MultiHeadAttention"
+                && v.detail.contains("has another rank than the query") =>
+        {
+            return Some("late-error-MultiHeadAttention-unchecked-value-rank");
+        }
         // PReLU takes a negative shared axis as a Python index into the non-batch shape,
         // one place off: `shared_axes=[-1]` shares the second-to-last axis.
         Kind::MissingValidation | Kind::LateError
@@ -1769,6 +1777,64 @@ mod tests {
         );
         assert_eq!(
             framework_bug(&case, DType::Float64, &nan(Mode::Xla), None),
+            None
+        );
+    }
+
+    /// A late error at a MultiHeadAttention whose value has another rank than the query is
+    /// the unchecked-rank bug; another late error there, or the same rule at a
+    /// GroupQueryAttention, is not.
+    #[test]
+    fn a_late_error_at_an_attention_of_mixed_ranks_is_the_unchecked_rank_bug() {
+        let rule = "rejected only inside a kernel (InvalidArgumentError: Exception encountered \
+                    when calling MultiHeadAttention.call().); the reference says: \
+                    MultiHeadAttention 'l': input[1]=rank 3 has another rank than the query \
+                    (expected rank 4, the query's)";
+        let late = |detail: &str| {
+            verdict_at_l(
+                Kind::LateError,
+                "late-error/MultiHeadAttention/InvalidArgumentError",
+                Some(Mode::Eager),
+                detail,
+            )
+        };
+        let case = |class: &str| {
+            one_layer_case(
+                class,
+                json!({"num_heads": 1, "key_dim": 1}),
+                json!([null, 2, 3, 4]),
+                json!([]),
+            )
+        };
+        assert_eq!(
+            framework_bug(
+                &case("MultiHeadAttention"),
+                DType::Float32,
+                &late(rule),
+                None
+            ),
+            Some("late-error-MultiHeadAttention-unchecked-value-rank")
+        );
+        let other = rule.replace(
+            "input[1]=rank 3 has another rank than the query (expected rank 4, the query's)",
+            "input[1]=(None, 3, 5) has another last axis than the query",
+        );
+        assert_eq!(
+            framework_bug(
+                &case("MultiHeadAttention"),
+                DType::Float32,
+                &late(&other),
+                None
+            ),
+            None
+        );
+        assert_eq!(
+            framework_bug(
+                &case("GroupQueryAttention"),
+                DType::Float32,
+                &late(rule),
+                None
+            ),
             None
         );
     }
