@@ -3,7 +3,8 @@
 Builds the model with plain Keras calls, sets the case's weights and inputs, runs it in
 TensorFlow (eager) and prints each model output next to semfuzz's reference output.
 Exits 1 when they disagree (or when TensorFlow accepts a model the reference calls invalid),
-0 when they agree. Needs only TensorFlow, Keras and NumPy.
+0 when they agree. Needs only TensorFlow, Keras and NumPy. A second model shows the same mask
+failing in a kernel where it does not broadcast.
 """
 
 import os
@@ -41,4 +42,15 @@ for i, (e, a) in enumerate(zip(expected, actual)):
     if a.shape != e.shape or not np.allclose(a, e, rtol=RTOL, atol=ATOL, equal_nan=True):
         print(f"output {i} DISAGREES")
         ok = False
+
+# The same wrong-axis mask where its length neither is 1 nor broadcasts against the channels
+# (steps 2, channels 5): the model builds, then fails in a kernel instead of averaging.
+x = keras.Input(batch_shape=(None, 2, 5), dtype="float64")
+y = layers.GlobalAveragePooling1D(data_format="channels_first")(layers.Masking()(x))
+try:
+    out = keras.Model(x, y)(np.arange(10, dtype="float64").reshape([1, 2, 5]) - 3.0)
+    print(f"Masking on (None, 2, 5), channels_first: {np.asarray(out).tolist()}")
+except Exception as e:
+    print(f"Masking on (None, 2, 5), channels_first: {type(e).__name__}: {' '.join(str(e).split())[:160]}")
+    ok = False
 sys.exit(0 if ok else 1)
