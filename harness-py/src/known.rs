@@ -1575,8 +1575,8 @@ mod tests {
     }
 
     /// A rank mismatch TF runs (or refuses only in a kernel) at Attention or
-    /// AdditiveAttention is the kept bug; at MultiHeadAttention, or another attention
-    /// precondition, it is not.
+    /// AdditiveAttention is the kept bug; at MultiHeadAttention it is that layer's own kept
+    /// bug, and another attention precondition is neither.
     #[test]
     fn an_attention_rank_mismatch_is_the_unchecked_rank_bug_only_there() {
         let bug = Some("missing-validation-Attention-value-rank-broadcasts-across-batch");
@@ -1591,7 +1591,7 @@ mod tests {
         assert_eq!(at("Attention", Kind::LateError, rank), bug);
         assert_eq!(
             at("MultiHeadAttention", Kind::MissingValidation, rank),
-            None
+            Some("late-error-MultiHeadAttention-unchecked-value-rank")
         );
         let features = "rejected only inside a kernel (InvalidArgumentError: ...); the reference \
             says: 'l': inputs=[(None, 7, 10), (None, 7, 8)] have 10 query and 8 key features \
