@@ -349,13 +349,15 @@ pub fn framework_bug(
         {
             return Some("missing-validation-Attention-value-rank-broadcasts-across-batch");
         }
-        // Nor does MultiHeadAttention compare the value's and key's ranks with the query's:
-        // the model builds, then fails in an einsum or transpose kernel.
+        // Nor does MultiHeadAttention compare the value's and key's ranks with the query's,
+        // or their sizes on the axes it does not attend over: the model builds, then fails in
+        // an einsum or transpose kernel.
         Kind::MissingValidation | Kind::LateError
             if class == "MultiHeadAttention"
-                && v.detail.contains("has another rank than the query") =>
+                && (v.detail.contains("has another rank than the query")
+                    || v.detail.contains(" differ in query and key axis ")) =>
         {
-            return Some("late-error-MultiHeadAttention-unchecked-value-rank");
+            return Some("late-error-MultiHeadAttention-unchecked-query-value-shapes");
         }
         // PReLU takes a negative shared axis as a Python index into the non-batch shape,
         // one place off: `shared_axes=[-1]` shares the second-to-last axis.
@@ -1591,7 +1593,7 @@ mod tests {
         assert_eq!(at("Attention", Kind::LateError, rank), bug);
         assert_eq!(
             at("MultiHeadAttention", Kind::MissingValidation, rank),
-            Some("late-error-MultiHeadAttention-unchecked-value-rank")
+            Some("late-error-MultiHeadAttention-unchecked-query-value-shapes")
         );
         let features = "rejected only inside a kernel (InvalidArgumentError: ...); the reference \
             says: 'l': inputs=[(None, 7, 10), (None, 7, 8)] have 10 query and 8 key features \
@@ -1781,11 +1783,11 @@ mod tests {
         );
     }
 
-    /// A late error at a MultiHeadAttention whose value has another rank than the query is
-    /// the unchecked-rank bug; another late error there, or the same rule at a
-    /// GroupQueryAttention, is not.
+    /// A late error at a MultiHeadAttention whose value has another rank than the query, or
+    /// another size on an axis it does not attend over, is the unchecked-shapes bug; another
+    /// late error there, or the same rule at a GroupQueryAttention, is not.
     #[test]
-    fn a_late_error_at_an_attention_of_mixed_ranks_is_the_unchecked_rank_bug() {
+    fn a_late_error_at_an_attention_of_mismatched_inputs_is_the_unchecked_shapes_bug() {
         let rule = "rejected only inside a kernel (InvalidArgumentError: Exception encountered \
                     when calling MultiHeadAttention.call().); the reference says: \
                     MultiHeadAttention 'l': input[1]=rank 3 has another rank than the query \
@@ -1813,7 +1815,7 @@ mod tests {
                 &late(rule),
                 None
             ),
-            Some("late-error-MultiHeadAttention-unchecked-value-rank")
+            Some("late-error-MultiHeadAttention-unchecked-query-value-shapes")
         );
         let other = rule.replace(
             "input[1]=rank 3 has another rank than the query (expected rank 4, the query's)",
@@ -1827,6 +1829,22 @@ mod tests {
                 None
             ),
             None
+        );
+        // Campaign 9: query and key of one rank whose sizes differ on an axis the layer does
+        // not attend over (attention_axes=[0, 3]).
+        let axis = rule.replace(
+            "input[1]=rank 3 has another rank than the query (expected rank 4, the query's)",
+            "inputs=[(None, 1, 3, 4), (None, 1, 1, 4)] differ in query and key axis 2: 3 vs 1 \
+             (expected equal sizes of query and key axis 2)",
+        );
+        assert_eq!(
+            framework_bug(
+                &case("MultiHeadAttention"),
+                DType::Float32,
+                &late(&axis),
+                None
+            ),
+            Some("late-error-MultiHeadAttention-unchecked-query-value-shapes")
         );
         assert_eq!(
             framework_bug(
