@@ -146,17 +146,27 @@ fn oversized(call: &oracle::check::CheckedCall, opts: &RepairOptions) -> Option<
     (w > opts.max_weights).then_some(Oversized::Weights(w))
 }
 
-/// The weights a call of `spec` needs on inputs of these shapes (unknown dimensions taken as
-/// `batch`): the values in all its arrays.
+/// The weights a call of `spec` needs on inputs of these shapes (an unknown batch axis taken
+/// as `batch`): the values in all its arrays. 0 where another axis is unknown: such a call is
+/// given no weights (see [`crate::values::realize`]), and `weights` is only asked about
+/// shapes it can size.
 pub(crate) fn weight_count(
     spec: &dyn oracle::layers::Spec,
     inputs: &[Dims],
     batch: usize,
 ) -> usize {
-    let shapes: Vec<Vec<usize>> = inputs
+    let shapes: Option<Vec<Vec<usize>>> = inputs
         .iter()
-        .map(|d| d.iter().map(|x| x.unwrap_or(batch)).collect())
+        .map(|d| {
+            d.iter()
+                .enumerate()
+                .map(|(i, x)| if i == 0 { Some(x.unwrap_or(batch)) } else { *x })
+                .collect()
+        })
         .collect();
+    let Some(shapes) = shapes else {
+        return 0;
+    };
     spec.weights(&shapes)
         .iter()
         .map(|w| w.shape.iter().product::<usize>())
