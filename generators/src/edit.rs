@@ -176,9 +176,12 @@ pub fn add_output(case: &mut Case, t: TensorRef) {
     }
 }
 
+/// Drops the model outputs `dead` accepts; a single output that goes leaves an empty list
+/// (to which [`add_output`] may add).
 fn remove_outputs(case: &mut Case, dead: &dyn Fn(&TensorRef) -> bool) {
     if let ModelKind::Functional { outputs, .. } = &mut case.model.kind {
         match outputs {
+            Endpoints::Single(r) if dead(r) => *outputs = Endpoints::List(Vec::new()),
             Endpoints::Single(_) => {}
             Endpoints::List(v) => v.retain(|r| !dead(r)),
             Endpoints::Dict(v) => v.retain(|(_, r)| !dead(r)),
@@ -381,4 +384,40 @@ pub fn isolate(
     }
     out.inputs = arrays;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A model written with a single output endpoint (`"output_layers": ["d", 0, 0]`, as
+    /// Keras writes one output): truncating at a layer the output depends on takes that
+    /// output away, and the layers left without consumers become the outputs. The output
+    /// once named a removed layer, and the minimized case written from it could not be read.
+    #[test]
+    fn truncating_away_a_single_output_leaves_only_live_outputs() {
+        let t = |n: &str| serde_json::json!({"class_name": "__keras_tensor__", "config": {"keras_history": [n, 0, 0]}});
+        let layer = |class: &str, name: &str, input: &str, config: serde_json::Value| {
+            let mut config = config;
+            config["name"] = serde_json::json!(name);
+            serde_json::json!({"module": "keras.layers", "class_name": class, "name": name, "registered_name": null,
+                "config": config, "inbound_nodes": [{"args": [t(input)], "kwargs": {}}]})
+        };
+        let text = serde_json::json!({"format": "semfuzz-case/1", "dtype": "float32",
+            "model": {"name": "m", "trainable": true, "layers": [
+                {"module": "keras.layers", "class_name": "InputLayer", "name": "x", "registered_name": null,
+                 "config": {"batch_shape": [null, 4], "dtype": "float32", "name": "x"}, "inbound_nodes": []},
+                layer("ReLU", "a", "x", serde_json::json!({})),
+                layer("ReLU", "b", "a", serde_json::json!({})),
+                layer("ReLU", "d", "b", serde_json::json!({}))],
+                "input_layers": ["x", 0, 0], "output_layers": ["d", 0, 0]},
+            "inputs": [{"shape": [1, 4], "data": [1.0, -1.0, 2.0, -2.0]}]});
+        let mut case = Case::from_json_str(&text.to_string(), "single.case.json").unwrap();
+        truncate_at(&mut case, 2).unwrap();
+        let names: Vec<String> = outputs(&case).into_iter().map(|r| r.layer).collect();
+        assert_eq!(names, ["a"]);
+        let written = case.to_json(&oracle::check::CheckedShapes::of(&case));
+        Case::from_json_str(&written.to_string(), "truncated.case.json").expect("readable");
+        assert!(oracle::check(&case).is_ok());
+    }
 }
