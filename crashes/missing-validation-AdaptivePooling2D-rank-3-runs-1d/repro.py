@@ -1,5 +1,6 @@
 """AdaptiveMaxPooling2D(output_size=[2, 4]) on a rank-3 input runs the 1-D pooling instead of
-refusing the input, and the model declares the 2-D output shape. Exits 1 while the bug is
+refusing the input, and the model declares the 2-D output shape; AdaptiveMaxPooling1D on a
+rank-4 input builds and fails only when it runs. Exits 1 while the bug is
 present, 0 once fixed (a refusal of the rank-3 input counts as fixed). Needs only
 TensorFlow, Keras and NumPy.
 """
@@ -25,11 +26,27 @@ inputs = [np.array([0.0, 0.0], dtype="float32").reshape([1, 2, 1])]
 feed = inputs[0] if len(inputs) == 1 else inputs
 
 # The reference calls this model invalid: AdaptiveMaxPooling2D 'adaptive_max_pooling2d': input[0]=rank 3 has the wrong rank: Keras runs the 1-D pooling to output_size[0]=2 instead of refusing it (expected rank 4)
+present = False
 try:
     out = model(feed, training=False)
+    print("TensorFlow runs it:", out)
+    print("declared output shape:", adaptive_max_pooling2d_0.shape, "actual:", tuple(out.shape))
+    present = True
 except Exception as e:
     print("TensorFlow refuses it:", type(e).__name__, e)
-    sys.exit(0)
-print("TensorFlow runs it:", out)
-print("declared output shape:", adaptive_max_pooling2d_0.shape, "actual:", tuple(out.shape))
-sys.exit(1)
+
+# The 1-D adaptive pooling on a rank-4 input: it builds (declaring a rank-3 output) and fails
+# only when the model runs, inside the backend.
+x = keras.Input(batch_shape=(None, 1, 1, 1), dtype="float32")
+try:
+    y = layers.AdaptiveMaxPooling1D(3)(x)
+except Exception as e:
+    print("AdaptiveMaxPooling1D(3) on (None, 1, 1, 1) refused when built:", type(e).__name__)
+else:
+    present = True
+    print("AdaptiveMaxPooling1D(3) on (None, 1, 1, 1) builds, declaring", tuple(y.shape))
+    try:
+        keras.Model(x, y)(np.zeros((1, 1, 1, 1), "float32"))
+    except Exception as e:
+        print("  and fails when it runs:", type(e).__name__, " ".join(str(e).split())[:120])
+sys.exit(1 if present else 0)

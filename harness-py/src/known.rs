@@ -309,6 +309,18 @@ pub fn framework_bug(
         {
             return Some("late-error-Pooling-zero-size-division-by-zero");
         }
+        // The same empty axis refused by a later layer whose error names neither.
+        Kind::UnclearError
+            if class.starts_with("Adaptive")
+                && v.detail.contains(" nor `output_size[")
+                && config.get("output_size").is_some_and(|o| {
+                    o.as_u64() == Some(0)
+                        || o.as_array()
+                            .is_some_and(|a| a.iter().any(|d| d.as_u64() == Some(0)))
+                }) =>
+        {
+            return Some("late-error-Pooling-zero-size-division-by-zero");
+        }
         // TimeDistributed never checks the wrapped layer's input spec on the slices.
         Kind::MissingValidation
             if class == "TimeDistributed" && v.detail.contains(": layer.input") =>
@@ -322,10 +334,23 @@ pub fn framework_bug(
         {
             return Some("missing-validation-AdaptivePooling2D-rank-3-runs-1d");
         }
+        // Nor do the 1-D ones: another rank builds, declares a rank-3 output, and fails in
+        // the backend's unpacking of the shape when the model runs (or a later layer refuses
+        // the declared shape first).
+        Kind::MissingValidation | Kind::LateError | Kind::UnclearError
+            if class.starts_with("Adaptive")
+                && class.ends_with("1D")
+                && v.detail.contains(": input[0]=rank ")
+                && v.detail.contains(" has the wrong rank (expected rank 3)") =>
+        {
+            return Some("missing-validation-AdaptivePooling2D-rank-3-runs-1d");
+        }
         // RNN checks no input rank: a rank-4 input runs (another shape than declared) or
-        // fails inside the cell's kernel. LSTM, GRU and SimpleRNN have an input spec.
+        // fails inside the cell's kernel, also inside a Bidirectional. LSTM, GRU and
+        // SimpleRNN have an input spec.
         Kind::MissingValidation | Kind::LateError
-            if class == "RNN"
+            if (class == "RNN"
+                || class == "Bidirectional" && wrapped_class(config) == Some("RNN"))
                 && v.detail.contains(": input[0]=rank ")
                 && v.detail.contains(" has the wrong rank (expected rank 3") =>
         {
@@ -1853,6 +1878,96 @@ mod tests {
                 &late(rule),
                 None
             ),
+            None
+        );
+    }
+
+    /// Campaign 12's findings: an RNN inside a Bidirectional on a rank-4 input, a zero-size
+    /// adaptive pooling whose empty axis a later layer refuses unclearly, and a 1-D adaptive
+    /// pooling on a rank-4 input.
+    #[test]
+    fn campaign_12_findings_are_the_rnn_rank_and_adaptive_pooling_bugs() {
+        let rnn = json!({"layer": {"module": "keras.layers", "class_name": "RNN", "config": {}}});
+        let lstm = json!({"layer": {"module": "keras.layers", "class_name": "LSTM", "config": {}}});
+        let rank = "rejected only inside a kernel (InvalidArgumentError: Exception encountered \
+            when calling LSTMCell.call().); the reference says: Bidirectional 'l': \
+            input[0]=rank 4 has the wrong rank (expected rank 3 (batch, time, features))";
+        let late = |signature: &str, detail: &str| {
+            verdict_at_l(Kind::LateError, signature, Some(Mode::Eager), detail)
+        };
+        let bi = |config: Value| {
+            one_layer_case("Bidirectional", config, json!([null, 2, 3, 4]), json!([]))
+        };
+        let v = late("late-error/Bidirectional/InvalidArgumentError", rank);
+        assert_eq!(
+            framework_bug(&bi(rnn), DType::Float32, &v, None),
+            Some("missing-validation-RNN-rank-4-input")
+        );
+        assert_eq!(framework_bug(&bi(lstm), DType::Float32, &v, None), None);
+
+        let unclear = verdict_at_l(
+            Kind::UnclearError,
+            "unclear-error/AdaptiveAveragePooling2D/ValueError",
+            Some(Mode::Eager),
+            "the error names neither layer 'l' nor `output_size[1]`: ValueError: Exception \
+             encountered when calling Reshape.call().",
+        );
+        let pool = |size: Value| {
+            one_layer_case(
+                "AdaptiveAveragePooling2D",
+                json!({"output_size": size}),
+                json!([null, 4, 2, 3]),
+                json!([]),
+            )
+        };
+        assert_eq!(
+            framework_bug(&pool(json!([2, 0])), DType::Float64, &unclear, None),
+            Some("late-error-Pooling-zero-size-division-by-zero")
+        );
+        assert_eq!(
+            framework_bug(&pool(json!([2, 1])), DType::Float64, &unclear, None),
+            None
+        );
+
+        let wrong_rank = "TensorFlow builds a layer the reference calls invalid (keras-enforced): \
+            AdaptiveMaxPooling1D 'l': input[0]=rank 4 has the wrong rank (expected rank 3); \
+            layer 'reshape', which consumes its output, refused first: ValueError: Exception \
+            encountered when calling Reshape.call().";
+        let missing = verdict_at_l(
+            Kind::MissingValidation,
+            "missing-validation/AdaptiveMaxPooling1D/rank",
+            None,
+            wrong_rank,
+        );
+        let one_d = |class: &str| {
+            one_layer_case(
+                class,
+                json!({"output_size": 3}),
+                json!([null, 1, 1, 1]),
+                json!([]),
+            )
+        };
+        let id = Some("missing-validation-AdaptivePooling2D-rank-3-runs-1d");
+        assert_eq!(
+            framework_bug(
+                &one_d("AdaptiveMaxPooling1D"),
+                DType::Float64,
+                &missing,
+                None
+            ),
+            id
+        );
+        assert_eq!(
+            framework_bug(
+                &one_d("AdaptiveAveragePooling1D"),
+                DType::Float64,
+                &missing,
+                None
+            ),
+            id
+        );
+        assert_eq!(
+            framework_bug(&one_d("MaxPooling1D"), DType::Float64, &missing, None),
             None
         );
     }
