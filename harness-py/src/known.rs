@@ -55,11 +55,12 @@ const LIMITATIONS: [(&str, &str, &str); 9] = [
         "InvalidArgumentError",
         "Conv3DBackpropInputOpV2 only supports NDHWC on the CPU",
     ),
-    // Nor do they dilate (float32 goes through oneDNN, which does).
+    // Nor do they dilate (float32 goes through oneDNN, which does). The 3-D kernel says
+    // "implementation does not", the 2-D one "implementations do not".
     (
         "cpu-transposed-conv-no-dilation",
         "InvalidArgumentError",
-        "Current CPU implementation does not yet support dilation rates larger than 1",
+        " not yet support dilation rates larger than 1",
     ),
     (
         "xla-unsupported-op",
@@ -603,11 +604,15 @@ pub fn framework_bug(
             return Some("late-error-Softmax-axis-out-of-range");
         }
         // Keras's `same` transposed-conv length with `output_padding=0` and an even kernel,
-        // which TF's kernel derives a different input length from.
-        Kind::LateError
+        // which TF's kernel derives a different input length from (or which a later layer
+        // refuses before the kernel runs).
+        Kind::LateError | Kind::MissingValidation
             if conv_transpose
                 && v.detail.contains(": output_padding[")
-                && v.detail.contains(" gives an output length ") =>
+                && v.detail.contains(" gives an output length ")
+                && (v.kind == Kind::LateError
+                    || v.detail
+                        .contains(", which consumes its output, refused first: ")) =>
         {
             return Some("late-error-Conv1DTranspose-same-even-kernel-output-length");
         }
@@ -1972,6 +1977,43 @@ mod tests {
         );
     }
 
+    /// The transposed-conv output length a later layer refuses before the kernel runs is the
+    /// output-length bug (campaign 12's Conv3DTranspose then Cropping3D); TF running it
+    /// silently would not be.
+    #[test]
+    fn a_transposed_conv_length_refused_by_a_later_layer_is_the_output_length_bug() {
+        let case = one_layer_case(
+            "Conv3DTranspose",
+            json!({"filters": 1, "kernel_size": 2, "padding": "same"}),
+            json!([null, 2, 2, 2, 1]),
+            json!([]),
+        );
+        let rule = "TensorFlow builds a layer the reference calls invalid (keras-enforced): \
+            Conv3DTranspose 'l': output_padding[1]=0 gives an output length 1 from which TF \
+            derives another input length than 2 (expected output_padding >= 1 with an even \
+            dilated kernel and padding \"same\")";
+        let missing = |detail: String| {
+            verdict_at_l(
+                Kind::MissingValidation,
+                "missing-validation/Conv3DTranspose/improper-argument",
+                None,
+                &detail,
+            )
+        };
+        let refused = missing(format!(
+            "{rule}; layer 'cropping3d', which consumes its output, refused first: \
+             ValueError: Exception encountered when calling Cropping3D.call()."
+        ));
+        assert_eq!(
+            framework_bug(&case, DType::Float64, &refused, None),
+            Some("late-error-Conv1DTranspose-same-even-kernel-output-length")
+        );
+        assert_eq!(
+            framework_bug(&case, DType::Float64, &missing(rule.to_owned()), None),
+            None
+        );
+    }
+
     /// XLA's NaN or inf at a Softmax, in either dtype, is the same fused-softmax bug (campaign
     /// 8: a Multiply of a GRU's 5e14 output with itself feeding a Softmax); in eager mode it
     /// is not, nor is an XLA mismatch of finite values.
@@ -2472,6 +2514,15 @@ mod limitation_tests {
             rates larger than 1. [Op:Conv3DBackpropInputV2]";
         assert_eq!(
             limitation(&e(dilated)),
+            Some("cpu-transposed-conv-no-dilation")
+        );
+        // The 2-D kernel's wording (a campaign's float64 Conv2DTranspose with dilation 2).
+        let dilated_2d = "Exception encountered when calling Conv2DTranspose.call().\n\n\
+            {{function_node __wrapped__Conv2DBackpropInput_device_/job:localhost/replica:0/\
+            task:0/device:CPU:0}} Current CPU implementations do not yet support dilation \
+            rates larger than 1. [Op:Conv2DBackpropInput]";
+        assert_eq!(
+            limitation(&e(dilated_2d)),
             Some("cpu-transposed-conv-no-dilation")
         );
     }
