@@ -149,6 +149,13 @@ pub fn minimize(
                     if candidate_size >= size {
                         continue;
                     }
+                    // A variant is kept only as a file could hold it: one whose written form
+                    // does not read back (an output naming a removed layer) is an edit's bug,
+                    // and the case written at the end would be unreadable.
+                    if !readable(&candidate) {
+                        tracing::warn!("a minimization variant does not read back; skipped");
+                        continue;
+                    }
                     stats.tried += 1;
                     if keeps(&candidate) {
                         tracing::debug!(size = ?candidate_size, "kept a smaller variant");
@@ -167,6 +174,14 @@ pub fn minimize(
         }
     }
     (current, stats)
+}
+
+/// Whether the case, written as a case file, reads back.
+fn readable(case: &Case) -> bool {
+    let text = case
+        .to_json(&oracle::check::CheckedShapes::of(case))
+        .to_string();
+    Case::from_json_str(&text, "variant.case.json").is_ok()
 }
 
 /// Each inner layer removed (its consumers rewired), then the model cut at each inner layer;
@@ -451,6 +466,31 @@ fn argument_variants(case: &Case) -> Vec<Case> {
 
 #[cfg(test)]
 mod tests {
+    /// A variant whose output names a layer that is gone does not read back, so it is
+    /// never kept; the case it came from does.
+    #[test]
+    fn a_variant_naming_a_missing_output_layer_is_unreadable() {
+        let text = serde_json::json!({"format": "semfuzz-case/1", "dtype": "float32",
+            "model": {"name": "m", "trainable": true, "layers": [
+                {"module": "keras.layers", "class_name": "InputLayer", "name": "x", "registered_name": null,
+                 "config": {"batch_shape": [null, 4], "dtype": "float32", "name": "x"}, "inbound_nodes": []},
+                {"module": "keras.layers", "class_name": "ReLU", "name": "a", "registered_name": null,
+                 "config": {"name": "a"}, "inbound_nodes": [{"args": [{"class_name": "__keras_tensor__",
+                 "config": {"keras_history": ["x", 0, 0]}}], "kwargs": {}}]}],
+                "input_layers": ["x", 0, 0], "output_layers": ["a", 0, 0]},
+            "inputs": [{"shape": [1, 4], "data": [1.0, -1.0, 2.0, -2.0]}]});
+        let case = Case::from_json_str(&text.to_string(), "m.case.json").unwrap();
+        assert!(super::readable(&case));
+        let mut stale = case.clone();
+        if let ModelKind::Functional { outputs, .. } = &mut stale.model.kind {
+            *outputs = Endpoints::List(vec![
+                oracle::case::TensorRef::new("gone", 0, 0),
+                oracle::case::TensorRef::new("a", 0, 0),
+            ]);
+        }
+        assert!(!super::readable(&stale));
+    }
+
     use super::*;
     use crate::GenOptions;
 
