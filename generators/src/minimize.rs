@@ -466,6 +466,9 @@ fn argument_variants(case: &Case) -> Vec<Case> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::GenOptions;
+
     /// A variant whose output names a layer that is gone does not read back, so it is
     /// never kept; the case it came from does.
     #[test]
@@ -490,9 +493,6 @@ mod tests {
         }
         assert!(!super::readable(&stale));
     }
-
-    use super::*;
-    use crate::GenOptions;
 
     fn generated(seed: u64) -> Case {
         let mut rng = crate::rng(seed);

@@ -314,11 +314,7 @@ pub fn framework_bug(
         Kind::UnclearError
             if class.starts_with("Adaptive")
                 && v.detail.contains(" nor `output_size[")
-                && config.get("output_size").is_some_and(|o| {
-                    o.as_u64() == Some(0)
-                        || o.as_array()
-                            .is_some_and(|a| a.iter().any(|d| d.as_u64() == Some(0)))
-                }) =>
+                && config_ints(config, "output_size").contains(&0) =>
         {
             return Some("late-error-Pooling-zero-size-division-by-zero");
         }
@@ -534,14 +530,7 @@ pub fn framework_bug(
         Kind::UnexpectedNan | Kind::ModeMismatch
             if (class == "Attention" && dtype == DType::Float32 || class == "Softmax")
                 && xla
-                && (v.kind == Kind::ModeMismatch
-                    || [
-                        ": TensorFlow NaN,",
-                        ": TensorFlow inf,",
-                        ": TensorFlow -inf,",
-                    ]
-                    .iter()
-                    .any(|t| v.detail.contains(t))) =>
+                && (v.kind == Kind::ModeMismatch || tf_nonfinite(&v.detail)) =>
         {
             return Some("unexpected-nan-Attention-xla-float32-fused-softmax-large-scores");
         }
@@ -836,28 +825,40 @@ pub(crate) fn wrapped_class(config: &serde_json::Map<String, Value>) -> Option<&
     config.get("layer")?.get("class_name")?.as_str()
 }
 
+const NONFINITE: [&str; 3] = ["NaN", "inf", "-inf"];
+
+/// Whether a value verdict's detail says TF's value is NaN or infinite.
+fn tf_nonfinite(detail: &str) -> bool {
+    NONFINITE
+        .iter()
+        .any(|x| detail.contains(&format!(": TensorFlow {x}, ")))
+}
+
 /// Whether a value verdict's detail says TF's value is finite and the reference's is not.
 fn tf_finite_reference_not(detail: &str) -> bool {
-    let nonfinite = ["NaN", "inf", "-inf"];
-    nonfinite
+    NONFINITE
         .iter()
         .any(|x| detail.contains(&format!(", reference {x} ")))
-        && !nonfinite
-            .iter()
-            .any(|x| detail.contains(&format!(": TensorFlow {x}, ")))
+        && !tf_nonfinite(detail)
+}
+
+/// A config argument given as an int or a list of ints (`kernel_size`, `strides`,
+/// `output_size`), as its non-negative entries; empty when absent.
+fn config_ints(config: &serde_json::Map<String, Value>, key: &str) -> Vec<u64> {
+    match config.get(key) {
+        Some(Value::Array(v)) => v.iter().filter_map(Value::as_u64).collect(),
+        Some(v) => v.as_u64().into_iter().collect(),
+        None => Vec::new(),
+    }
 }
 
 /// Whether a convolution's dilated kernel (`kernel_size` and `dilation_rate`, ints or lists)
 /// is even along some axis.
 fn even_dilated_kernel(config: &serde_json::Map<String, Value>) -> bool {
-    let list = |key: &str| -> Vec<u64> {
-        match config.get(key) {
-            Some(Value::Array(v)) => v.iter().filter_map(Value::as_u64).collect(),
-            Some(v) => v.as_u64().into_iter().collect(),
-            None => Vec::new(),
-        }
-    };
-    let (kernel, dilation) = (list("kernel_size"), list("dilation_rate"));
+    let (kernel, dilation) = (
+        config_ints(config, "kernel_size"),
+        config_ints(config, "dilation_rate"),
+    );
     kernel.iter().enumerate().any(|(i, &k)| {
         let d = dilation.get(i).or(dilation.first()).copied().unwrap_or(1);
         (k.saturating_sub(1) * d + 1) % 2 == 0
@@ -866,11 +867,7 @@ fn even_dilated_kernel(config: &serde_json::Map<String, Value>) -> bool {
 
 /// Whether a layer's `strides` (an int or a list) has a stride above 1.
 fn strided(config: &serde_json::Map<String, Value>) -> bool {
-    match config.get("strides") {
-        Some(Value::Array(s)) => s.iter().any(|v| v.as_u64().is_some_and(|v| v > 1)),
-        Some(v) => v.as_u64().is_some_and(|v| v > 1),
-        None => false,
-    }
+    config_ints(config, "strides").iter().any(|&s| s > 1)
 }
 
 /// A max pooling layer (which drops NaN, kept bug `unexpected-nan-MaxPooling1D-nan-and-neg-inf`).
