@@ -195,13 +195,8 @@ impl CaseExecutor {
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
             Ok(t) => Some(t),
             Err(_) => {
-                let kept = self.internal_errors.as_ref().and_then(|dir| {
-                    std::fs::create_dir_all(dir).ok()?;
-                    let input = CaseInput::from_case(case);
-                    let path = dir.join(libafl::inputs::Input::generate_name(&input, None));
-                    libafl::inputs::Input::to_file(&input, &path).ok()?;
-                    Some(path)
-                });
+                let kept =
+                    keep_internal(self.internal_errors.as_deref(), &CaseInput::from_case(case));
                 tracing::error!(
                     "semfuzz failed while {what} a case (a bug of semfuzz, not of TF); kept in {}",
                     kept.map_or("(nowhere)".to_owned(), |p| p.display().to_string())
@@ -268,6 +263,33 @@ impl CaseExecutor {
     }
 }
 
+/// Keeps an input that made semfuzz itself fail in `dir`, under its content's name, as the
+/// text it is (which need not be a readable case); the path, where it could be written.
+fn keep_internal(dir: Option<&std::path::Path>, input: &CaseInput) -> Option<std::path::PathBuf> {
+    let dir = dir?;
+    std::fs::create_dir_all(dir).ok()?;
+    let path = dir.join(libafl::inputs::Input::generate_name(input, None));
+    std::fs::write(&path, input.json()).ok()?;
+    Some(path)
+}
+
+/// The case an input holds; an input whose text is no readable case (one another client sent,
+/// written by a mutation with a bug of ours) is kept in `internal_errors` and logged, and no
+/// case runs: a bug of semfuzz costs one execution, not the client.
+fn readable(input: &CaseInput, internal_errors: Option<&std::path::Path>) -> Option<oracle::Case> {
+    match input.case() {
+        Ok(case) => Some(case),
+        Err(e) => {
+            let kept = keep_internal(internal_errors, input);
+            tracing::error!(
+                "a test case does not read back (a bug of semfuzz, not of TF): {e}; kept in {}",
+                kept.map_or("(nowhere)".to_owned(), |p| p.display().to_string())
+            );
+            None
+        }
+    }
+}
+
 impl HasObservers for CaseExecutor {
     type Observers = Observers;
     fn observers(&self) -> RefIndexable<&Self::Observers, Self::Observers> {
@@ -295,9 +317,9 @@ where
         }
         *state.executions_mut() += 1;
         let started = Instant::now();
-        let case = input
-            .case()
-            .map_err(|e| Error::illegal_state(format!("a test case does not parse: {e}")))?;
+        let Some(case) = readable(input, self.internal_errors.as_deref()) else {
+            return Ok(ExitKind::Ok);
+        };
         let modes = self.sample_modes(state);
         let opts = RunOptions {
             modes: modes.clone(),
@@ -422,5 +444,40 @@ where
         self.counters.judge_us += micros(ran_at.elapsed());
         self.report(mgr, state, false)?;
         Ok(exit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An input as another client sends it (its text only), that names an output layer the
+    /// model does not have: no case runs, and the text is kept for us to fix.
+    #[test]
+    fn an_unreadable_input_is_kept_and_skipped() {
+        let case = generators::generate::generate(
+            &generators::generate::GenOptions::default(),
+            &mut generators::rng(3),
+        )
+        .case;
+        let good = CaseInput::from_case(&case);
+        let mut text: Value = serde_json::from_str(good.json()).unwrap();
+        text["model"]["output_layers"] = serde_json::json!([["no_such_layer", 0, 0]]);
+        let sent = |json: String| -> CaseInput {
+            serde_json::from_value(serde_json::json!({ "json": json })).unwrap()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let kept = dir.path().join("internal-errors");
+
+        assert!(readable(&sent(good.json().to_owned()), Some(&kept)).is_some());
+        assert!(!kept.exists(), "a readable input is not kept");
+
+        let bad = sent(text.to_string());
+        assert!(readable(&bad, Some(&kept)).is_none());
+        let files: Vec<_> = std::fs::read_dir(&kept).unwrap().collect();
+        assert_eq!(files.len(), 1);
+        let path = files[0].as_ref().unwrap().path();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), bad.json());
+        assert!(readable(&sent("not JSON".into()), None).is_none());
     }
 }
