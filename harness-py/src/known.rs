@@ -383,6 +383,24 @@ pub fn framework_bug(
         }
         // PReLU takes a negative shared axis as a Python index into the non-batch shape,
         // one place off: `shared_axes=[-1]` shares the second-to-last axis.
+        // XLA's gather clamps an index out of range where TF's CPU kernel refuses it: an
+        // Embedding compiled with XLA returns the nearest row (reported upstream).
+        Kind::MissingValidation
+            if class == "Embedding"
+                && v.mode == Some(Mode::Xla)
+                && v.detail.contains(" is not a row of the embedding ") =>
+        {
+            return Some("missing-validation-Embedding-xla-out-of-range-index-clamped");
+        }
+        // Attention and AdditiveAttention take any dropout rate, where Dropout refuses one
+        // outside [0, 1]: a negative rate is ignored, one past 1 fails when trained.
+        Kind::MissingValidation
+            if matches!(class, "Attention" | "AdditiveAttention")
+                && v.detail.contains(": dropout=")
+                && v.detail.contains("(expected a rate in [0, 1])") =>
+        {
+            return Some("missing-validation-Attention-dropout-out-of-range");
+        }
         Kind::MissingValidation | Kind::LateError
             if class == "PReLU" && v.detail.contains("is not a non-batch axis (Keras shares") =>
         {
@@ -1529,6 +1547,49 @@ mod tests {
         assert_eq!(at("GroupQueryAttention", "dropout"), bug);
         assert_eq!(at("MultiHeadAttention", "key_dim"), None);
         assert_eq!(at("Dropout", "dropout"), None);
+    }
+
+    /// An Embedding run under XLA on an index out of range is the kept bug; in another mode,
+    /// or another layer on such values, it is not.
+    #[test]
+    fn an_xla_embedding_on_an_index_out_of_range_is_the_kept_bug() {
+        let bug = Some("missing-validation-Embedding-xla-out-of-range-index-clamped");
+        let at = |class: &str, mode: Mode| {
+            let case = one_layer_case(class, json!({}), json!([null, 3]), json!([]));
+            let detail = format!(
+                "TensorFlow runs 'l' on values the reference refuses: {class} 'l': inputs=2 at \
+                 [0, 2] is not a row of the embedding (expected indices in [-2, 2) (input_dim 2))"
+            );
+            let sig = format!("missing-validation/{class}/input-value");
+            let v = verdict_at_l(Kind::MissingValidation, &sig, Some(mode), &detail);
+            framework_bug(&case, DType::Float64, &v, None)
+        };
+        assert_eq!(at("Embedding", Mode::Xla), bug);
+        assert_eq!(at("Embedding", Mode::Graph), None);
+        assert_eq!(at("Embedding", Mode::Eager), None);
+        assert_eq!(at("CategoryEncoding", Mode::Xla), None);
+    }
+
+    /// An out-of-range dropout that Attention or AdditiveAttention takes is the kept bug; the
+    /// same at another class (MultiHeadAttention refuses it), or another argument of
+    /// Attention, is not.
+    #[test]
+    fn an_attention_dropout_out_of_range_is_the_kept_bug() {
+        let bug = Some("missing-validation-Attention-dropout-out-of-range");
+        let at = |class: &str, argument: &str| {
+            let case = one_layer_case(class, json!({}), json!([null, 2, 3]), json!([]));
+            let detail = format!(
+                "TensorFlow runs a model the reference calls invalid (keras-enforced): {class} \
+                 'l': {argument}=1.5 is not a legal value (expected a rate in [0, 1])"
+            );
+            let sig = format!("missing-validation/{class}/illegal-argument");
+            let v = verdict_at_l(Kind::MissingValidation, &sig, None, &detail);
+            framework_bug(&case, DType::Float64, &v, None)
+        };
+        assert_eq!(at("Attention", "dropout"), bug);
+        assert_eq!(at("AdditiveAttention", "dropout"), bug);
+        assert_eq!(at("MultiHeadAttention", "dropout"), None);
+        assert_eq!(at("Attention", "score_mode"), None);
     }
 
     /// A negative size reaching a variable's shape at the classes seen is the kept bug; the

@@ -921,10 +921,12 @@ fn divergences(
             // which the reference does not know, so the layer cannot be judged.
             continue;
         }
-        if let Err(v) = spec.check_values(&args) {
+        if let Err(mut v) = spec.check_values(&args) {
             if v.tag == oracle::Tag::Semantic {
                 continue; // no defined result to compare with
             }
+            v.layer.clone_from(&layer.name);
+            v.class.clone_from(&layer.class_name);
             {
                 let v = Verdict::new(
                     Kind::MissingValidation,

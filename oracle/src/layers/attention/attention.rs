@@ -32,9 +32,13 @@ pub fn score_mode(c: &Config<'_>) -> ParamResult<Score> {
     }
 }
 
-/// `dropout`: any number (Keras does not check it; it is the identity at inference).
+/// `dropout`: a rate in `[0, 1]`, as Keras documents it and as its `Dropout` layer (and the
+/// attention layers built on one) enforces. Keras's `Attention` and `AdditiveAttention` do not
+/// check it: a negative rate is ignored, and a rate past 1 fails only once the layer is
+/// called in training (a known bug, `missing-validation-Attention-dropout-out-of-range`).
+/// It is the identity at inference.
 pub fn dropout(c: &Config<'_>) -> ParamResult<f64> {
-    c.f64_or("dropout", 0.0)
+    crate::layers::attention::multi_head_attention::dropout_rate(c)
 }
 
 impl LayerKind for Attention {
@@ -232,5 +236,33 @@ mod tests {
             spec(json!({"score_mode": "Dot"}), json!({})),
             Err(ParamError::Invalid(_))
         ));
+    }
+
+    /// A dropout rate outside `[0, 1]` is refused, as Keras's `Dropout` refuses it, in both
+    /// layers that share the rule; the edges are rates.
+    #[test]
+    fn a_dropout_rate_outside_zero_to_one_is_illegal() {
+        for rate in [-0.5, 1.5] {
+            for kind in [
+                &Attention as &dyn LayerKind,
+                &crate::layers::attention::additive_attention::AdditiveAttention,
+            ] {
+                let parsed = kind.parse(&CallSite {
+                    config: json!({"dropout": rate}).as_object().unwrap(),
+                    node: &node(json!({})),
+                    dtype: DType::Float64,
+                });
+                let Err(ParamError::Invalid(v)) = parsed else {
+                    panic!("{} took dropout={rate}", kind.class_name())
+                };
+                assert_eq!(
+                    (v.parameter.as_str(), v.tag),
+                    ("dropout", Tag::KerasEnforced)
+                );
+            }
+        }
+        for rate in [0.0, 0.3, 1.0] {
+            assert!(spec(json!({"dropout": rate}), json!({})).is_ok(), "{rate}");
+        }
     }
 }
