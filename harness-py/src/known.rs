@@ -383,6 +383,27 @@ pub fn framework_bug(
         }
         // PReLU takes a negative shared axis as a Python index into the non-batch shape,
         // one place off: `shared_axes=[-1]` shares the second-to-last axis.
+        // MultiHeadAttention builds an empty output for a 0 in `output_shape` (Dense refuses
+        // `units=0`); a later layer may refuse that output, naming neither.
+        Kind::MissingValidation | Kind::UnclearError | Kind::LateError
+            if class == "MultiHeadAttention"
+                && config
+                    .get("output_shape")
+                    .and_then(Value::as_array)
+                    .is_some_and(|dims| dims.iter().any(|d| d.as_i64() == Some(0)))
+                && (v.detail.contains(" makes an empty output ")
+                    || v.detail.contains("nor `output_shape`")) =>
+        {
+            return Some("missing-validation-MultiHeadAttention-zero-output-shape");
+        }
+        // On rank-2 inputs MultiHeadAttention attends over no axis: it builds, and its
+        // Softmax fails with an IndexError when it runs.
+        Kind::LateError
+            if class == "MultiHeadAttention"
+                && v.detail.contains(" leaves the softmax no axis ") =>
+        {
+            return Some("late-error-MultiHeadAttention-rank-2-softmax-no-axis");
+        }
         // XLA's gather clamps an index out of range where TF's CPU kernel refuses it: an
         // Embedding compiled with XLA returns the nearest row (reported upstream).
         Kind::MissingValidation
@@ -1547,6 +1568,71 @@ mod tests {
         assert_eq!(at("GroupQueryAttention", "dropout"), bug);
         assert_eq!(at("MultiHeadAttention", "key_dim"), None);
         assert_eq!(at("Dropout", "dropout"), None);
+    }
+
+    /// A MultiHeadAttention with a 0 in `output_shape` is the kept bug, whether TF runs it or
+    /// a later layer refuses its empty output unclearly; without the 0 (the same words about
+    /// another argument), or at another class, it is not.
+    #[test]
+    fn a_zero_in_an_attention_output_shape_is_the_kept_bug() {
+        let bug = Some("missing-validation-MultiHeadAttention-zero-output-shape");
+        let at = |class: &str, output_shape: Value, kind: Kind, detail: &str| {
+            let config = json!({"num_heads": 1, "key_dim": 1, "output_shape": output_shape});
+            let case = one_layer_case(class, config, json!([null, 3, 2]), json!([]));
+            let v = verdict_at_l(kind, &format!("x/{class}/y"), None, detail);
+            framework_bug(&case, DType::Float64, &v, None)
+        };
+        let ran = "TensorFlow runs a model the reference calls invalid (semantic): \
+                   MultiHeadAttention 'l': output_shape=[0] makes an empty output (expected \
+                   positive sizes)";
+        let unclear = "the error names neither layer 'l' nor `output_shape`: ValueError: \
+                       Inputs have incompatible shapes. Received shapes (6, 0) and (6, 4)";
+        let mha = "MultiHeadAttention";
+        assert_eq!(at(mha, json!([0]), Kind::MissingValidation, ran), bug);
+        assert_eq!(at(mha, json!([2, 0]), Kind::UnclearError, unclear), bug);
+        assert_eq!(at(mha, json!([2]), Kind::UnclearError, unclear), None);
+        assert_eq!(
+            at(
+                "GroupQueryAttention",
+                json!([0]),
+                Kind::MissingValidation,
+                ran
+            ),
+            None
+        );
+    }
+
+    /// A MultiHeadAttention refused late because its softmax has no axis is the kept bug;
+    /// another late error there is not.
+    #[test]
+    fn a_rank_2_attention_whose_softmax_has_no_axis_is_the_kept_bug() {
+        let at = |detail: &str| {
+            let case = one_layer_case(
+                "MultiHeadAttention",
+                json!({"num_heads": 1, "key_dim": 1}),
+                json!([null, 2]),
+                json!([]),
+            );
+            let sig = "late-error/MultiHeadAttention/IndexError";
+            let v = verdict_at_l(Kind::LateError, sig, None, detail);
+            framework_bug(&case, DType::Float64, &v, None)
+        };
+        assert_eq!(
+            at(
+                "rejected only by an internal error (IndexError: Exception encountered when \
+                calling Softmax.call().); the reference says: MultiHeadAttention 'l': \
+                attention_axes=() leaves the softmax no axis (inputs of rank 2) (expected at \
+                least one attention axis)"
+            ),
+            Some("late-error-MultiHeadAttention-rank-2-softmax-no-axis")
+        );
+        assert_eq!(
+            at(
+                "rejected only by an internal error (IndexError: ...); the reference says: \
+                MultiHeadAttention 'l': attention_axes=5 is out of range"
+            ),
+            None
+        );
     }
 
     /// An Embedding run under XLA on an index out of range is the kept bug; in another mode,
