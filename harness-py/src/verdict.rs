@@ -374,10 +374,36 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
         // A kernel TF does not have for this dtype (float64 3D pooling) is a known limitation.
         verdict.known = known::limitation(e);
     }
-    vec![match mode {
+    let mut verdicts = vec![match mode {
         Some(m) => verdict.in_mode(m),
         None => verdict,
-    }]
+    }];
+    // Values only a kernel checks: a mode that ran the whole model computed something from
+    // values another mode's kernel refused (XLA's gather clamps an index out of range).
+    if v.category == oracle::Category::InputValue
+        && let TfOutcome::Ran { modes, .. } = tf
+    {
+        let refused_in = mode.map_or("another mode", |m| m.name());
+        verdicts.extend(
+            modes
+                .iter()
+                .filter(|(_, o)| matches!(o, ModeOutcome::Outputs(_)))
+                .map(|(m, _)| {
+                    Verdict::new(
+                        Kind::MissingValidation,
+                        &v.class,
+                        v.category.name(),
+                        Some(&v.layer),
+                        format!(
+                            "TensorFlow runs '{}' on values the reference refuses, which {refused_in} refused ({said}): {v}",
+                            v.layer
+                        ),
+                    )
+                    .in_mode(*m)
+                }),
+        );
+    }
+    verdicts
 }
 
 /// The layer an error names (`layer 'x'`), when it is not the violation's layer but one that
@@ -1226,6 +1252,71 @@ mod tests {
             &e("Inputs have incompatible shapes. Received shapes (1, 7) and (6,)"),
             &v
         ));
+    }
+
+    /// Values only a kernel checks, refused by one mode's kernel: a mode that ran the whole
+    /// model on them is a missing validation in that mode (XLA's gather clamps an index out
+    /// of range); where no mode ran it, the refusal is the whole answer.
+    #[test]
+    fn a_mode_that_runs_values_another_mode_refused_is_a_missing_validation() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../crashes/missing-validation-Embedding-xla-out-of-range-index-clamped/case.case.json"
+        );
+        let case = Case::read(path).unwrap();
+        let mut v = Violation::new(
+            oracle::violation::Category::InputValue,
+            oracle::violation::Tag::KerasEnforced,
+        )
+        .parameter("inputs")
+        .actual(2)
+        .detail("at [0, 2] is not a row of the embedding");
+        v.layer = "embedding".into();
+        v.class = "Embedding".into();
+        let refused = || {
+            ModeOutcome::Error(PyError {
+                kind: "InvalidArgumentError".into(),
+                message: "indices[0,2] = 2 is not in [0, 2)".into(),
+                phase: "call".into(),
+                traceback: String::new(),
+                layer: Some("embedding".into()),
+            })
+        };
+        let judged = |modes: Vec<(Mode, ModeOutcome)>| {
+            let tf = TfOutcome::Ran {
+                modes,
+                reused: false,
+                tf_seconds: 0.0,
+                worker_seconds: 0.0,
+            };
+            judge_invalid(&case, &v, &tf)
+        };
+        let verdicts = judged(vec![
+            (Mode::Eager, refused()),
+            (Mode::Xla, ModeOutcome::Outputs(LayerOutputs::new())),
+        ]);
+        let kinds: Vec<_> = verdicts.iter().map(|v| (v.kind, v.mode)).collect();
+        assert_eq!(
+            kinds,
+            [
+                (Kind::Agree, Some(Mode::Eager)),
+                (Kind::MissingValidation, Some(Mode::Xla))
+            ]
+        );
+        assert_eq!(
+            verdicts[1].signature,
+            "missing-validation/Embedding/input-value"
+        );
+        assert!(
+            verdicts[1]
+                .detail
+                .contains("which eager refused (InvalidArgumentError: "),
+            "{}",
+            verdicts[1].detail
+        );
+        let verdicts = judged(vec![(Mode::Eager, refused()), (Mode::Graph, refused())]);
+        assert_eq!(verdicts.len(), 1);
+        assert_eq!(verdicts[0].kind, Kind::Agree);
     }
 
     /// A refusal by a layer that consumes the invalid layer's output says Keras built the
