@@ -265,6 +265,14 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
     // valid models show too (XLA's refusal of an adaptive pooling on another branch).
     let ran_somewhere = matches!(tf, TfOutcome::Ran { modes, .. }
         if modes.iter().any(|(_, o)| matches!(o, ModeOutcome::Outputs(_))));
+    // Where no mode ran the model, an error at a layer that is neither the invalid one nor
+    // fed by it (nor part of it) answers nothing about the violation either.
+    if !ran_somewhere
+        && let Some((mode, e)) = first_error
+        && let Some(v) = refused_elsewhere(case, v, mode, e)
+    {
+        return vec![v];
+    }
     let unrelated =
         first_error
             .filter(|_| ran_somewhere)
@@ -404,6 +412,80 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
         );
     }
     verdicts
+}
+
+/// The verdict on an error that the worker located (by the graph node it names) at a layer
+/// that is neither the violation's layer, nor part of its call, nor fed by it; None for any
+/// other error. A layer named in a message only may be one the message mentions in passing,
+/// so such an error is still judged as the answer to the violation. Where the violation's
+/// layer consumes
+/// that layer's output, Keras (which builds and calls layers in order) failed there before it
+/// reached the invalid layer, and the reference checked and accepted that layer on its way to
+/// the violation: an unexpected rejection there. Elsewhere (another branch) the case is
+/// inconclusive: the invalid layer may or may not have been reached, and the reference did
+/// not check that layer.
+fn refused_elsewhere(
+    case: &Case,
+    v: &Violation,
+    mode: Option<Mode>,
+    e: &PyError,
+) -> Option<Verdict> {
+    let layer = e.layer.as_deref().and_then(|n| case.model.layer(n))?;
+    let (class, name) = (layer.class_name.as_str(), layer.name.as_str());
+    if name == v.layer || own_call(case, v, class) || consumes(&case.model, name, &v.layer) {
+        return None;
+    }
+    if !consumes(&case.model, &v.layer, name) {
+        let verdict = Verdict::new(
+            Kind::Agree,
+            &v.class,
+            "",
+            Some(&v.layer),
+            format!(
+                "inconclusive: TensorFlow refused layer '{name}', on another branch, which says nothing about the violation: {}: {}",
+                e.kind,
+                first_line(&e.message)
+            ),
+        );
+        return Some(match mode {
+            Some(m) => verdict.in_mode(m),
+            None => verdict,
+        });
+    }
+    let later = format!(
+        "; the reference's first violation is later, at '{}': {v}",
+        v.layer
+    );
+    let mut verdict = match mode {
+        Some(m) => Verdict::new(
+            Kind::UnexpectedRejection,
+            class,
+            &format!("{}:{}", m.name(), e.kind),
+            Some(name),
+            format!(
+                "{} raises where the reference (and other modes) do not: {}: {}{later}",
+                m.name(),
+                e.kind,
+                what_it_says(&e.message)
+            ),
+        )
+        .in_mode(m),
+        None => Verdict::new(
+            Kind::UnexpectedRejection,
+            class,
+            &e.kind,
+            Some(name),
+            format!(
+                "the reference accepts the layers before '{}'; TensorFlow refuses it at {}: {}: {}{later}",
+                v.layer,
+                e.phase,
+                e.kind,
+                what_it_says(&e.message)
+            ),
+        ),
+    };
+    verdict.known = known::limitation(e);
+    Some(verdict)
 }
 
 /// The layer an error names (`layer 'x'`), when it is not the violation's layer but one that
@@ -1319,9 +1401,84 @@ mod tests {
         assert_eq!(verdicts[0].kind, Kind::Agree);
     }
 
+    /// Where no mode ran the model, an error the worker located at a layer before the invalid
+    /// one is an unexpected rejection there, and one on another branch says nothing about
+    /// the violation; one at a layer fed by the invalid one is still its missing validation.
+    #[test]
+    fn a_located_error_before_or_beside_the_invalid_layer_is_no_answer_to_it() {
+        let case = resample_case();
+        let mut v = Violation::new(
+            oracle::violation::Category::IncompatibleShapes,
+            oracle::violation::Tag::KerasEnforced,
+        );
+        v.layer = "conv2d_transpose".into();
+        v.class = "Conv2DTranspose".into();
+        v.parameter = "kernel_size".into();
+        let graph_fails_at = |v: &Violation, layer: &str| {
+            let e = PyError {
+                kind: "ValueError".into(),
+                message: format!(
+                    "Negative dimension size caused by subtracting 3 from 2 for \
+                     '{{{{node functional_1/{layer}_1/op}}}}'"
+                ),
+                phase: "call".into(),
+                traceback: String::new(),
+                layer: Some(layer.into()),
+            };
+            let tf = TfOutcome::Ran {
+                modes: vec![(Mode::Graph, ModeOutcome::Error(e))],
+                reused: false,
+                tf_seconds: 0.0,
+                worker_seconds: 0.0,
+            };
+            let mut verdicts = judge_invalid(&case, v, &tf);
+            assert_eq!(verdicts.len(), 1);
+            verdicts.remove(0)
+        };
+        // concatenate feeds conv2d_transpose: TF never reached the invalid layer.
+        let verdict = graph_fails_at(&v, "concatenate");
+        assert_eq!(verdict.kind, Kind::UnexpectedRejection, "{verdict:?}");
+        assert_eq!(
+            (verdict.layer.as_deref(), verdict.mode),
+            (Some("concatenate"), Some(Mode::Graph))
+        );
+        assert_eq!(
+            verdict.signature,
+            "unexpected-rejection/Concatenate/graph:ValueError"
+        );
+        assert!(
+            verdict.detail.contains(
+                "graph raises where the reference (and other modes) do not: ValueError: "
+            ) && verdict
+                .detail
+                .contains("the reference's first violation is later, at 'conv2d_transpose'"),
+            "{}",
+            verdict.detail
+        );
+        // The invalid layer's own error is judged as its answer, and a layer it feeds that
+        // refuses says it was built.
+        assert_ne!(graph_fails_at(&v, "conv2d_transpose").kind, Kind::Agree);
+        assert_eq!(
+            graph_fails_at(&v, "cropping2d_1").kind,
+            Kind::MissingValidation
+        );
+        // Another branch: with the invalid layer at up_sampling2d, cropping2d (fed by
+        // up_sampling2d_1) is neither before it nor after it.
+        v.layer = "up_sampling2d".into();
+        v.class = "UpSampling2D".into();
+        let verdict = graph_fails_at(&v, "cropping2d");
+        assert_eq!(verdict.kind, Kind::Agree, "{verdict:?}");
+        assert!(
+            verdict.detail.starts_with("inconclusive: "),
+            "{}",
+            verdict.detail
+        );
+    }
+
     /// A refusal by a layer that consumes the invalid layer's output says Keras built the
-    /// invalid one: missing validation there, not an unclear message about it. A refusal by
-    /// a layer on another branch is still judged as the answer to the violation.
+    /// invalid one: missing validation there, not an unclear message about it. A refusal
+    /// that only a message places on another branch is still judged as the answer to the
+    /// violation.
     #[test]
     fn a_refusal_by_a_later_consumer_is_missing_validation_at_the_invalid_layer() {
         let case = resample_case();
