@@ -3,7 +3,7 @@ when calling Add.call()`, `Input 0 of layer 'dense' is incompatible`), but not i
 while a layer is built or its output shape computed on symbolic inputs. In a model of many
 layers of one class, such a message does not say which layer is wrong.
 
-Builds, for each of four such checks, a model with two layers of one class, of which the
+Builds, for each of five such checks, a model with two layers of one class, of which the
 second is wrong, and prints the message Keras gives. Exits 1 while some message names
 neither layer, 0 once every one does.
 """
@@ -41,8 +41,14 @@ def wrapped_conv_rank():
     layers.TimeDistributed(layers.Conv1D(2, 2), name="td_wrong")(keras.Input((3, 1)))  # slices of rank 1
 
 
+def attention_key_value():
+    q, v, k = keras.Input((2, 8)), keras.Input((1, 8)), keras.Input((2, 8))
+    layers.MultiHeadAttention(1, 2, name="mha_ok")(q, v, v)
+    layers.MultiHeadAttention(1, 2, name="mha_wrong")(q, v, k)  # 1 value step, 2 key steps
+
+
 unnamed = 0
-for check in (merge, dot, conv_output_size, wrapped_conv_rank):
+for check in (merge, dot, conv_output_size, wrapped_conv_rank, attention_key_value):
     try:
         check()
         print(f"{check.__name__}: no error")

@@ -824,7 +824,7 @@ fn unnamed_build_error(class: &str, detail: &str) -> bool {
         "Add" | "Subtract" | "Multiply" | "Average" | "Minimum" | "Maximum"
     );
     let conv = class.contains("Conv");
-    let checks: [(bool, &str); 4] = [
+    let checks: [(bool, &str); 5] = [
         (merge, ": Inputs have incompatible shapes. Received shapes "),
         (class == "Dot", ": Incompatible input shapes: axis values "),
         // Raised by the shape computation that convolutions and poolings share (also under
@@ -833,6 +833,10 @@ fn unnamed_build_error(class: &str, detail: &str) -> bool {
         (
             conv || class == "TimeDistributed",
             ": Kernel shape must have the same length as input",
+        ),
+        (
+            class == "MultiHeadAttention",
+            ": All dimensions of `value` and `key`, except the last one, must be equal.",
         ),
     ];
     checks.iter().any(|(at, text)| *at && detail.contains(text))
@@ -1412,6 +1416,13 @@ mod tests {
             assert_eq!(at(class, Kind::UnclearError, conv), bug, "{class}");
         }
         assert_eq!(at("TimeDistributed", Kind::UnclearError, rank), bug);
+        let key_value = "All dimensions of `value` and `key`, except the last one, must be \
+                         equal. Received: value_shape=(None, 1, 8) and key_shape=(None, 2, 8)";
+        assert_eq!(at("MultiHeadAttention", Kind::UnclearError, key_value), bug);
+        assert_eq!(
+            at("GroupQueryAttention", Kind::UnclearError, key_value),
+            None
+        );
         // The same words elsewhere, another kind, another message.
         assert_eq!(at("Attention", Kind::UnclearError, merge), None);
         assert_eq!(at("Concatenate", Kind::UnclearError, merge), None);
