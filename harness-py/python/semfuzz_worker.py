@@ -391,7 +391,7 @@ def _run(request, payload):
             _prepared = _Prepared(key, model)
             gc.collect()  # the previous model's cycles, once per rebuild rather than per case
     except Exception as e:
-        raise CaseError("build", e)
+        raise CaseError("build", e, _build_error_layer(case["model"], dtype, input_dtypes, e))
     prepared = _prepared
     try:
         _set_weights(prepared.model, request, arrays)
@@ -427,7 +427,49 @@ def _run(request, payload):
     return {"modes": results, "shapes": shapes, "reused": reused, "tf_seconds": tf_seconds}, data
 
 
-def _describe(e, phase):
+def _build_error_layer(model_config, dtype, input_dtypes, error):
+    """The case's layer that raised `error` while the model was built, where the message names
+    only its class ("Exception encountered when calling Reshape.call()") and the case has
+    several layers of that class; None otherwise. Keras strips its own frames from the
+    traceback, so the model is built once more with the traceback kept whole, and the
+    innermost frame whose `self` is one of those layers says which."""
+    import re
+
+    keras = _env["keras"]
+    called = re.search(r"Exception encountered when calling (\w+)\.call\(\)", str(error))
+    if called is None:
+        return None
+    names = {
+        layer.get("name")
+        for layer in model_config.get("layers", [])
+        if layer.get("class_name") == called.group(1)
+    }
+    if len(names) < 2:
+        return None
+    filtering = keras.config.is_traceback_filtering_enabled()
+    keras.config.disable_traceback_filtering()
+    try:
+        _build(model_config, dtype, input_dtypes)
+        return None
+    except Exception as again:
+        # Keras re-raises with part of the traceback: the frames that were live when the error
+        # was raised are reached from the innermost one.
+        tb = again.__traceback__
+        while tb.tb_next is not None:
+            tb = tb.tb_next
+        frame = tb.tb_frame
+        while frame is not None:
+            owner = frame.f_locals.get("self")
+            if isinstance(owner, keras.layers.Layer) and getattr(owner, "name", None) in names:
+                return owner.name
+            frame = frame.f_back
+        return None
+    finally:
+        if filtering:
+            keras.config.enable_traceback_filtering()
+
+
+def _describe(e, phase, layer=None):
     import traceback
 
     tb = traceback.format_exception(type(e), e, e.__traceback__)
@@ -437,7 +479,7 @@ def _describe(e, phase):
         "message": message[:2000],
         "phase": phase,
         "traceback": "".join(tb[-6:])[-3000:],
-        "layer": _node_layer(message),
+        "layer": layer or _node_layer(message),
     }
 
 
@@ -607,7 +649,7 @@ def handle(header, payload):
         body["ok"] = True
         return json.dumps(body), data
     except CaseError as e:  # TF refused or failed on the case: an answer, not a failure
-        body = {"ok": True, "modes": [], "case_error": _describe(e.error, e.phase), "shapes": []}
+        body = {"ok": True, "modes": [], "case_error": _describe(e.error, e.phase, e.layer), "shapes": []}
         if coverage is not None:
             body["python_lines"] = coverage.hashes()
         return json.dumps(body), b""

@@ -11,7 +11,7 @@ use crate::run::{Mode, PyError};
 use crate::verdict::{Kind, Verdict};
 
 /// (identifier, error type, text the message contains).
-const LIMITATIONS: [(&str, &str, &str); 9] = [
+const LIMITATIONS: [(&str, &str, &str); 10] = [
     // oneDNN's float32 softmax takes at most rank 5 (float64, or TF_ENABLE_ONEDNN_OPTS=0,
     // works): multi-head attention on rank-5 inputs hits it.
     (
@@ -24,6 +24,15 @@ const LIMITATIONS: [(&str, &str, &str); 9] = [
         "broadcast-above-rank-8",
         "UnimplementedError",
         "is not supported yet. [Op:SelectV2]",
+    ),
+    // TF's CPU slicing kernels (StridedSlice, Slice) take at most rank 8: `TimeDistributed`
+    // slices its time steps with them, so it fails on a rank-9 input in every mode but XLA.
+    // StridedSlice says "Unhandled input dimensions 9", Slice "SliceOp : Unhandled input
+    // dimensions".
+    (
+        "slice-above-rank-8",
+        "UnimplementedError",
+        "Unhandled input dimensions",
     ),
     // The other binary element-wise kernels (AddV2, Sub, Mul, Minimum, Maximum, ...) only up
     // to rank 5, counted after merging neighbouring axes that broadcast alike: `Minimum` of
@@ -2638,6 +2647,36 @@ mod limitation_tests {
             ..e
         };
         assert_eq!(limitation(&other), None);
+    }
+
+    /// TF's CPU slicing kernels stop at rank 8 (campaign 14: a `TimeDistributed(Softmax)` on
+    /// a rank-9 `Dot` output): a kernel limitation, counted as an item.
+    #[test]
+    fn slicing_above_rank_8_is_a_known_limitation() {
+        let e = |kind: &str, message: &str| PyError {
+            kind: kind.into(),
+            message: message.into(),
+            phase: "call".into(),
+            traceback: String::new(),
+            layer: None,
+        };
+        let strided = "Exception encountered when calling TimeDistributed.call().\n\n\
+            {{function_node __wrapped__StridedSlice_device_/job:localhost/replica:0/task:0/\
+            device:CPU:0}} Unhandled input dimensions 9 [Op:StridedSlice] name: \
+            functional/time_distributed/strided_slice/";
+        assert_eq!(
+            limitation(&e("UnimplementedError", strided)),
+            Some("slice-above-rank-8")
+        );
+        let slice = "{{function_node __inference_f_12}} SliceOp : Unhandled input dimensions";
+        assert_eq!(
+            limitation(&e("UnimplementedError", slice)),
+            Some("slice-above-rank-8")
+        );
+        // Other kernels word rank limits otherwise; the same words as another error kind
+        // (WhereOp's InvalidArgumentError) are not this item.
+        let where_op = "WhereOp : Unhandled input dimensions: 9";
+        assert_eq!(limitation(&e("InvalidArgumentError", where_op)), None);
     }
 
     /// TF's float64/float16 CPU kernels for transposed convolutions refuse channels-first

@@ -68,7 +68,9 @@ pub struct PyError {
     #[serde(default)]
     pub traceback: String,
     /// The layer in whose traced name scope the failing graph node lies, when the worker
-    /// could tell (graph and XLA errors name nodes by scope path, which TF may suffix).
+    /// could tell (graph and XLA errors name nodes by scope path, which TF may suffix); for
+    /// an error raised while the model is built whose message names only a class that
+    /// several of the case's layers have, the one that raised it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layer: Option<String>,
 }

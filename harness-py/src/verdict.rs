@@ -414,11 +414,12 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
     verdicts
 }
 
-/// The verdict on an error that the worker located (by the graph node it names) at a layer
-/// that is neither the violation's layer, nor part of its call, nor fed by it; None for any
-/// other error. A layer named in a message only may be one the message mentions in passing,
-/// so such an error is still judged as the answer to the violation. Where the violation's
-/// layer consumes
+/// The verdict on an error located at a layer that is neither the violation's layer, nor
+/// part of its call, nor fed by it; None for any other error. Located means by the worker
+/// (the graph node the error names, or the frame that raised it), or by Keras's call wrapper
+/// (`Exception encountered when calling X.call()`) where one layer of the case has class `X`.
+/// A layer a message merely mentions may be one it mentions in passing, so such an error is
+/// still judged as the answer to the violation. Where the violation's layer consumes
 /// that layer's output, Keras (which builds and calls layers in order) failed there before it
 /// reached the invalid layer, and the reference checked and accepted that layer on its way to
 /// the violation: an unexpected rejection there. Elsewhere (another branch) the case is
@@ -430,7 +431,17 @@ fn refused_elsewhere(
     mode: Option<Mode>,
     e: &PyError,
 ) -> Option<Verdict> {
-    let layer = e.layer.as_deref().and_then(|n| case.model.layer(n))?;
+    let layer = match e.layer.as_deref() {
+        Some(name) => case.model.layer(name),
+        None => called_class(&e.message).and_then(|class| {
+            let mut same = case
+                .model
+                .layers
+                .iter()
+                .filter(|l| python_class(&l.class_name) == class);
+            same.next().filter(|_| same.next().is_none())
+        }),
+    }?;
     let (class, name) = (layer.class_name.as_str(), layer.name.as_str());
     if name == v.layer || own_call(case, v, class) || consumes(&case.model, name, &v.layer) {
         return None;
@@ -1454,6 +1465,28 @@ mod tests {
                 .contains("the reference's first violation is later, at 'conv2d_transpose'"),
             "{}",
             verdict.detail
+        );
+        // Eager errors are located by Keras's call wrapper, where one layer has the class.
+        let eager = PyError {
+            kind: "InvalidArgumentError".into(),
+            message: wrapped(
+                "Concatenate",
+                "ConcatOp : Dimension 1 in both shapes must be equal",
+            ),
+            phase: "call".into(),
+            traceback: String::new(),
+            layer: None,
+        };
+        let tf = TfOutcome::Ran {
+            modes: vec![(Mode::Eager, ModeOutcome::Error(eager))],
+            reused: false,
+            tf_seconds: 0.0,
+            worker_seconds: 0.0,
+        };
+        let verdict = judge_invalid(&case, &v, &tf).remove(0);
+        assert_eq!(
+            (verdict.kind, verdict.layer.as_deref()),
+            (Kind::UnexpectedRejection, Some("concatenate"))
         );
         // The invalid layer's own error is judged as its answer, and a layer it feeds that
         // refuses says it was built.
