@@ -370,6 +370,29 @@ fn invalid_cases_are_judged_by_how_tf_refuses_them() {
     );
 }
 
+/// A build error whose message names only a class two layers share (`Reshape`) is located by
+/// the worker at the layer that raised it: here the one fed by an invalid attention layer,
+/// which Keras therefore built (a missing validation), not the other one.
+#[test]
+fn a_build_error_of_a_shared_class_is_located_at_the_layer_that_raised_it() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/empty_attention_output_reshaped_beside_another_reshape.case.json");
+    let (_, reports, stderr) = run(&[&case], &[]);
+    assert_eq!(reports.len(), 1, "{stderr}");
+    let error = &reports[0]["tensorflow"]["eager"]["error"];
+    assert_eq!(error["layer"], "reshape_b", "{:#}", reports[0]);
+    let verdict = &reports[0]["verdicts"][0];
+    assert_eq!(verdict["kind"], "missing-validation", "{verdict:#}");
+    assert_eq!(verdict["layer"], "mha");
+    assert!(
+        verdict["detail"]
+            .as_str()
+            .unwrap()
+            .contains("layer 'reshape_b', which consumes its output, refused first"),
+        "{verdict:#}"
+    );
+}
+
 #[test]
 fn fixtures_agree_in_every_mode_and_dtype() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../oracle/tests/fixtures/keras");
