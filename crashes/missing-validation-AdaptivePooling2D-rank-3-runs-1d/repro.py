@@ -1,8 +1,8 @@
 """AdaptiveMaxPooling2D(output_size=[2, 4]) on a rank-3 input runs the 1-D pooling instead of
 refusing the input, and the model declares the 2-D output shape; AdaptiveMaxPooling1D on a
-rank-4 input builds and fails only when it runs. Exits 1 while the bug is
-present, 0 once fixed (a refusal of the rank-3 input counts as fixed). Needs only
-TensorFlow, Keras and NumPy.
+rank-4 input, and AdaptiveAveragePooling2D on a rank-2 one, build and fail only when they
+run. Exits 1 while the bug is present, 0 once fixed (a refusal of the rank-3 input counts as
+fixed). Needs only TensorFlow, Keras and NumPy.
 """
 
 import os
@@ -49,4 +49,19 @@ else:
         keras.Model(x, y)(np.zeros((1, 1, 1, 1), "float32"))
     except Exception as e:
         print("  and fails when it runs:", type(e).__name__, " ".join(str(e).split())[:120])
+
+# The 2-D adaptive pooling on a rank-2 input: it builds (declaring a rank-4 output) and fails
+# only when the model runs, in the backend.
+x = keras.Input(batch_shape=(None, 4), dtype="float32")
+try:
+    y = layers.AdaptiveAveragePooling2D([2, 2])(x)
+except Exception as e:
+    print("AdaptiveAveragePooling2D([2, 2]) on (None, 4) refused when built:", type(e).__name__)
+else:
+    present = True
+    print("AdaptiveAveragePooling2D([2, 2]) on (None, 4) builds, declaring", tuple(y.shape))
+    try:
+        keras.Model(x, y)(np.zeros((1, 4), "float32"))
+    except Exception as e:
+        print("  and fails when it runs:", type(e).__name__, " ".join(str(e).split())[:160])
 sys.exit(1 if present else 0)

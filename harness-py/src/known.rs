@@ -342,12 +342,27 @@ pub fn framework_bug(
         }
         // Nor do the 1-D ones: another rank builds, declares a rank-3 output, and fails in
         // the backend's unpacking of the shape when the model runs (or a later layer refuses
-        // the declared shape first).
+        // the declared shape first). A 2-D or 3-D one on a rank-2 input declares an output of
+        // its own rank and fails in the backend ("supports 1D, 2D, or 3D inputs only").
         Kind::MissingValidation | Kind::LateError | Kind::UnclearError
             if class.starts_with("Adaptive")
-                && class.ends_with("1D")
                 && v.detail.contains(": input[0]=rank ")
-                && v.detail.contains(" has the wrong rank (expected rank 3)") =>
+                && [
+                    (
+                        class.ends_with("1D"),
+                        " has the wrong rank (expected rank 3)",
+                    ),
+                    (
+                        class.ends_with("2D"),
+                        " has the wrong rank (expected rank 4)",
+                    ),
+                    (
+                        class.ends_with("3D"),
+                        " has the wrong rank (expected rank 5)",
+                    ),
+                ]
+                .iter()
+                .any(|(at, rule)| *at && v.detail.contains(rule)) =>
         {
             return Some("missing-validation-AdaptivePooling2D-rank-3-runs-1d");
         }
@@ -2137,6 +2152,31 @@ mod tests {
         );
         assert_eq!(
             framework_bug(&one_d("MaxPooling1D"), DType::Float64, &missing, None),
+            None
+        );
+        // A 2-D one on a rank-2 input (campaign 16), and the same rule quoted at the wrong
+        // class (a 1-D pooling's expected rank at a 2-D one).
+        let rank_2 = |expected: usize| {
+            let detail = wrong_rank
+                .replace("AdaptiveMaxPooling1D", "AdaptiveAveragePooling2D")
+                .replace("rank 4 has", "rank 2 has")
+                .replace("(expected rank 3)", &format!("(expected rank {expected})"));
+            verdict_at_l(
+                Kind::MissingValidation,
+                "missing-validation/AdaptiveAveragePooling2D/rank",
+                None,
+                &detail,
+            )
+        };
+        let two_d = one_layer_case(
+            "AdaptiveAveragePooling2D",
+            json!({"output_size": [2, 2]}),
+            json!([null, 4]),
+            json!([]),
+        );
+        assert_eq!(framework_bug(&two_d, DType::Float32, &rank_2(4), None), id);
+        assert_eq!(
+            framework_bug(&two_d, DType::Float32, &rank_2(3), None),
             None
         );
     }
