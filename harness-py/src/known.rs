@@ -466,11 +466,13 @@ pub fn framework_bug(
         }
         // Keras's squareplus squares its input: beyond the square root of the dtype's
         // largest value it gives +inf where the function is about `x` (or about `1/|x|`). A
-        // gated recurrent cell multiplies it by a gate, which may be negative: -inf there. At
-        // -inf itself, `-inf + inf` is NaN where the function's limit is 0.
+        // gated recurrent cell multiplies it by a gate, which may be negative: -inf there, and
+        // NaN where an infinite gate meets a zero state (the first step's). At -inf itself,
+        // `-inf + inf` is NaN where the function's limit is 0.
         Kind::UnexpectedNan
             if (v.detail.contains(": TensorFlow inf, ")
-                || v.detail.contains(": TensorFlow -inf, ")
+                || (v.detail.contains(": TensorFlow -inf, ")
+                    || v.detail.contains(": TensorFlow NaN, "))
                     && gated(&Value::Object(config.clone()))
                 || v.detail.contains(": TensorFlow NaN, reference 0e0 ")
                 || v.detail.contains(": TensorFlow NaN, reference -0e0 "))
@@ -1928,6 +1930,22 @@ mod tests {
         assert_eq!(explained(&relu, &at_minus_inf), None);
         assert_eq!(explained(&lstm, &minus_inf), bug);
         assert_eq!(explained(&dense, &minus_inf), None);
+        // An infinite gate times the first step's zero state: NaN at a gated cell (campaign
+        // 16's float32 ConvLSTM3D with `recurrent_activation="squareplus"`), never at a plain
+        // squareplus, nor at a gated cell without one.
+        let gate_nan = nan_verdict(
+            "LSTM",
+            "'l' output 0 at [0, 0, 0, 1, 0]: TensorFlow NaN, reference -5.46773617315921e-6",
+        );
+        assert_eq!(explained(&lstm, &gate_nan), bug);
+        assert_eq!(explained(&dense, &gate_nan), None);
+        let plain_lstm = one_layer_case(
+            "LSTM",
+            json!({"units": 1, "activation": "tanh", "recurrent_activation": "sigmoid"}),
+            json!([null, 1, 1]),
+            json!([]),
+        );
+        assert_eq!(explained(&plain_lstm, &gate_nan), None);
     }
 
     /// Eager max pooling drops a NaN that XLA's keeps: the modes differ on such inputs, and
