@@ -88,6 +88,13 @@ impl Spec for ActivationSpec {
                     ..t
                 }
             }
+            // Along the last axis.
+            Activation::Softmax | Activation::LogSoftmax => {
+                let x = inputs[0];
+                let n = x.shape().last().copied().unwrap_or(1);
+                let magnitude = crate::layers::normalization::max_abs_of(x.iter());
+                Tolerance::axis_wise(self.activation, dtype, n, magnitude)
+            }
             _ => Tolerance::elementwise_on(dtype, inputs),
         }
     }
