@@ -232,11 +232,24 @@ pub fn framework_bug(
         || nan_turns_finite && tf_finite_reference_not(&v.detail);
     match v.kind {
         // Keras declares a left-ellipsis EinsumDense's output with the ellipsis axes
-        // reversed, and runs the model built on that shape.
-        Kind::MissingValidation
+        // reversed, and runs the model built on that shape. A layer after it may fail in a
+        // kernel on the actual shape, or refuse the declared one while it is built, in words
+        // that name neither the EinsumDense nor `output_shape`.
+        Kind::MissingValidation | Kind::LateError
             if class == "EinsumDense"
                 && v.detail
                     .contains("makes Keras declare another output shape") =>
+        {
+            return Some("missing-validation-EinsumDense-ellipsis-declared-shape");
+        }
+        Kind::UnclearError
+            if class == "EinsumDense"
+                && v.detail.contains("nor `output_shape`")
+                && !v.detail.contains("Negative dimensions")
+                && config
+                    .get("equation")
+                    .and_then(Value::as_str)
+                    .is_some_and(|e| e.starts_with("...")) =>
         {
             return Some("missing-validation-EinsumDense-ellipsis-declared-shape");
         }
@@ -1605,6 +1618,33 @@ mod tests {
         assert_eq!(at("GroupQueryAttention", "dropout"), bug);
         assert_eq!(at("MultiHeadAttention", "key_dim"), None);
         assert_eq!(at("Dropout", "dropout"), None);
+    }
+
+    /// A left-ellipsis EinsumDense's reversed declared shape is the kept bug whether TF runs
+    /// it, a kernel after it fails, or a layer built on the declared shape refuses it
+    /// unclearly (campaign 17's two findings); an unclear error about `output_shape` at an
+    /// EinsumDense without a left ellipsis, or about a negative size, is not.
+    #[test]
+    fn a_reversed_einsum_declared_shape_is_the_kept_bug_however_it_shows() {
+        let bug = Some("missing-validation-EinsumDense-ellipsis-declared-shape");
+        let at = |equation: &str, kind: Kind, detail: &str| {
+            let config = json!({"equation": equation, "output_shape": 1, "bias_axes": "c"});
+            let case = one_layer_case("EinsumDense", config, json!([null, 6, 2, 3]), json!([]));
+            let v = verdict_at_l(kind, "x/EinsumDense/y", None, detail);
+            framework_bug(&case, DType::Float32, &v, None)
+        };
+        let declared = "the reference says: EinsumDense 'l': output_shape=(None, 4, 1, 1) \
+                        makes Keras declare another output shape than the einsum's";
+        let late = format!("rejected only inside a kernel (InvalidArgumentError: ...); {declared}");
+        let unclear = "the error names neither layer 'l' nor `output_shape`: ValueError: \
+                       Inputs have incompatible shapes. Received shapes (2, 6, 1) and (6, 6, 1)";
+        let negative = "the error names neither layer 'l' nor `output_shape`: ValueError: \
+                        Cannot convert '(3, -1)' to a shape. Negative dimensions are not allowed";
+        assert_eq!(at("...b,bc->...c", Kind::MissingValidation, declared), bug);
+        assert_eq!(at("...b,bc->...c", Kind::LateError, &late), bug);
+        assert_eq!(at("...b,bc->...c", Kind::UnclearError, unclear), bug);
+        assert_eq!(at("ab,bc->ac", Kind::UnclearError, unclear), None);
+        assert_ne!(at("...b,bc->...c", Kind::UnclearError, negative), bug);
     }
 
     /// A MultiHeadAttention with a 0 in `output_shape` is the kept bug, whether TF runs it or
