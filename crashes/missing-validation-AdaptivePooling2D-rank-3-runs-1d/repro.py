@@ -35,33 +35,28 @@ try:
 except Exception as e:
     print("TensorFlow refuses it:", type(e).__name__, e)
 
-# The 1-D adaptive pooling on a rank-4 input: it builds (declaring a rank-3 output) and fails
-# only when the model runs, inside the backend.
-x = keras.Input(batch_shape=(None, 1, 1, 1), dtype="float32")
-try:
-    y = layers.AdaptiveMaxPooling1D(3)(x)
-except Exception as e:
-    print("AdaptiveMaxPooling1D(3) on (None, 1, 1, 1) refused when built:", type(e).__name__)
-else:
-    present = True
-    print("AdaptiveMaxPooling1D(3) on (None, 1, 1, 1) builds, declaring", tuple(y.shape))
-    try:
-        keras.Model(x, y)(np.zeros((1, 1, 1, 1), "float32"))
-    except Exception as e:
-        print("  and fails when it runs:", type(e).__name__, " ".join(str(e).split())[:120])
 
-# The 2-D adaptive pooling on a rank-2 input: it builds (declaring a rank-4 output) and fails
-# only when the model runs, in the backend.
-x = keras.Input(batch_shape=(None, 4), dtype="float32")
-try:
-    y = layers.AdaptiveAveragePooling2D([2, 2])(x)
-except Exception as e:
-    print("AdaptiveAveragePooling2D([2, 2]) on (None, 4) refused when built:", type(e).__name__)
-else:
-    present = True
-    print("AdaptiveAveragePooling2D([2, 2]) on (None, 4) builds, declaring", tuple(y.shape))
+def builds_on(layer, what, shape):
+    """Whether `layer` builds on inputs of `shape` (batch first); prints what it declares and
+    how the model fails when it runs."""
+    x = keras.Input(batch_shape=(None,) + shape, dtype="float32")
     try:
-        keras.Model(x, y)(np.zeros((1, 4), "float32"))
+        y = layer(x)
+    except Exception as e:
+        print(f"{what} on {(None,) + shape} refused when built:", type(e).__name__)
+        return False
+    print(f"{what} on {(None,) + shape} builds, declaring", tuple(y.shape))
+    try:
+        keras.Model(x, y)(np.zeros((1,) + shape, "float32"))
     except Exception as e:
         print("  and fails when it runs:", type(e).__name__, " ".join(str(e).split())[:160])
+    return True
+
+
+# Other ranks build, declaring an output of the layer's own rank, and fail only when the
+# model runs, inside the backend: the 1-D pooling on a rank-4 input, the 2-D one on rank 2.
+present |= builds_on(layers.AdaptiveMaxPooling1D(3), "AdaptiveMaxPooling1D(3)", (1, 1, 1))
+present |= builds_on(
+    layers.AdaptiveAveragePooling2D([2, 2]), "AdaptiveAveragePooling2D([2, 2])", (4,)
+)
 sys.exit(1 if present else 0)
