@@ -7,6 +7,8 @@
 //!   Keras/TF, as a share of the latter (target <= 5%), on a stream of ~10-layer cases;
 //! - cases per second on one core, eager and graph, with and without model reuse (with reuse:
 //!   a stream where every value changes, and one where one array changes per case);
+//! - the same overhead on a stream of the fuzzer's own ~10-layer models (`semfuzz gen`), each
+//!   followed by 19 value changes of one array, eager and graph;
 //! - reference (check + evaluation) time against TF eager time for the same cases, at 10 and
 //!   50 layers with ~4 KB inputs;
 //! - the cost of the optional Python coverage (`--python-coverage`), in time per case;
@@ -15,7 +17,8 @@
 //!   stay until the worker is replaced.
 //!
 //! For a profiler, SEMFUZZ_BENCH_PROFILE=N runs only the graph stream in which one array
-//! changes per case (with SEMFUZZ_BENCH_PROFILE_EVERY set: every value), N times over, and
+//! changes per case (with SEMFUZZ_BENCH_PROFILE_EVERY set: every value; with
+//! SEMFUZZ_BENCH_PROFILE_GENERATED set: the generated models' stream), N times over, and
 //! nothing else; attach `perf` to the bench and its worker once the cases are made.
 
 use std::fmt::Write as _;
@@ -89,6 +92,120 @@ fn chain(depth: usize, variant: usize, seed: u64) -> Case {
         "model": {"name": "bench", "trainable": true, "layers": layers, "input_layers": [["x", 0, 0]], "output_layers": [[previous, 0, 0]]},
         "weights": Value::Object(weights), "inputs": [{"shape": [8, 64], "data": input}]});
     Case::from_json_str(&case.to_string(), "bench.case.json").expect("bench cases are valid")
+}
+
+/// `models` generated ~10-layer models (`semfuzz gen`, a fixed seed), those TF runs in eager
+/// mode; each gets a case for every value change that follows it in a stream.
+fn generated(harness: &mut Harness, models: usize) -> Vec<Case> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_semfuzz"))
+        .args([
+            "gen",
+            "--count",
+            &models.to_string(),
+            "--seed",
+            "2026",
+            "--quiet",
+            "--out",
+        ])
+        .arg(dir.path())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("semfuzz gen");
+    assert!(status.success(), "semfuzz gen failed");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir.path())
+        .expect("cases")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.to_string_lossy().ends_with(".case.json"))
+        .collect();
+    paths.sort();
+    let eager = RunOptions::default();
+    paths
+        .iter()
+        .map(|p| Case::read(p).expect("generated cases read back"))
+        .filter(|case| {
+            matches!(
+                harness.run(case, &eager).expect("the worker runs"),
+                TfOutcome::Ran { .. }
+            )
+        })
+        .collect()
+}
+
+/// `case`, then `changes` cases that each differ from the one before in one array: the inputs
+/// or a layer's weights in turn, rotated by one element (the values stay those the generator
+/// drew, so integer indices stay indices and ranges stay ranges).
+fn value_changes(case: &Case, changes: usize) -> Vec<Case> {
+    let rotate = |t: &mut oracle::case::Tensor| {
+        let mut flat: Vec<f64> = t.data.iter().copied().collect();
+        flat.rotate_left(1);
+        t.data = ndarray::ArrayD::from_shape_vec(t.data.raw_dim(), flat).expect("same shape");
+    };
+    let mut out = vec![case.clone()];
+    let slots = case.inputs.len() + case.weights.len();
+    for i in 0..changes {
+        let mut next = out.last().expect("one case").clone();
+        let slot = i % slots.max(1);
+        if slot < next.inputs.len() {
+            rotate(&mut next.inputs[slot]);
+        } else if let Some((_, ts)) = next.weights.get_index_mut(slot - next.inputs.len()) {
+            ts.iter_mut().for_each(rotate);
+        }
+        out.push(next);
+    }
+    out
+}
+
+/// Harness overhead on streams of generated models with value changes, eager and graph: over
+/// the cases of a held model (value changes only), and over the whole stream (each model's
+/// first case builds it).
+fn generated_streams(harness: &mut Harness, report: &Report, n: usize) {
+    let models = generated(harness, (n / 10).max(4));
+    let stream: Vec<Case> = models.iter().flat_map(|c| value_changes(c, 19)).collect();
+    report.line(format!(
+        "generated models: {} of {} run in eager mode; {} cases in the stream",
+        models.len(),
+        (n / 10).max(4),
+        stream.len()
+    ));
+    for (mode, label) in [(Mode::Eager, "eager"), (Mode::Graph, "graph")] {
+        let opts = RunOptions {
+            modes: vec![mode],
+            ..RunOptions::default()
+        };
+        // [wall, TF] over all cases that ran, and over the reused ones.
+        let (mut all, mut reused) = ([0.0f64; 2], [0.0f64; 2]);
+        let (mut ran, mut held) = (0usize, 0usize);
+        for case in &stream {
+            let t = Instant::now();
+            let outcome = harness.run(case, &opts).expect("the worker runs");
+            let wall = t.elapsed().as_secs_f64();
+            if let TfOutcome::Ran {
+                tf_seconds,
+                reused: r,
+                ..
+            } = outcome
+            {
+                ran += 1;
+                all[0] += wall;
+                all[1] += tf_seconds;
+                if r {
+                    held += 1;
+                    reused[0] += wall;
+                    reused[1] += tf_seconds;
+                }
+            }
+        }
+        let share = |[wall, tf]: [f64; 2]| 100.0 * (wall - tf) / tf.max(1e-12);
+        report.line(format!(
+            "{label} generated 10-layer models with value changes: {ran} of {} cases ran ({held} on a held model); held model: TF {:.3} ms/case, harness overhead {:.1}% of TF time; whole stream: {:.1} cases/s, harness overhead {:.1}% of TF time",
+            stream.len(),
+            1e3 * reused[1] / held.max(1) as f64,
+            share(reused),
+            ran as f64 / all[0].max(1e-12),
+            share(all)
+        ));
+    }
 }
 
 /// The stream a run of value mutations gives: case `i` is case `i - 1` with one array taken
@@ -214,7 +331,12 @@ fn main() {
         };
         let same: Vec<Case> = (0..n).map(|s| chain(10, 0, s as u64)).collect();
         let every = std::env::var_os("SEMFUZZ_BENCH_PROFILE_EVERY").is_some();
-        let (cases, what) = if every {
+        let generated_models = std::env::var_os("SEMFUZZ_BENCH_PROFILE_GENERATED").is_some();
+        let (cases, what) = if generated_models {
+            let models = generated(&mut harness, (n / 10).max(4));
+            let stream = models.iter().flat_map(|c| value_changes(c, 19)).collect();
+            (stream, "generated models with value changes")
+        } else if every {
             (same, "every value changes")
         } else {
             (one_array_changed(&same), "one array changed per case")
@@ -264,6 +386,10 @@ fn main() {
             100.0 * (wall - tf) / tf
         ));
     }
+
+    // 1b. The fuzzer's own ~10-layer models (`semfuzz gen`), each followed by value changes
+    // as the fuzz loop's value mutations make them, one array at a time.
+    generated_streams(&mut harness, &report, n);
 
     // The optional Python coverage (`--python-coverage`): the same cases with and without it,
     // back to back, with reuse and without.
