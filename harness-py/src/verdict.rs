@@ -263,8 +263,31 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
     // error at a layer that is neither the invalid one nor fed by it (nor part of it) is no
     // answer to the violation: it is that mode's own trouble elsewhere in the model, which
     // valid models show too (XLA's refusal of an adaptive pooling on another branch).
+    // XLA compiles kernels of its own: its run of a layer that only TF's CPU kernels refuse
+    // (a data format or dtype they lack) is no missing validation.
+    let ran = |m: Mode, o: &ModeOutcome| {
+        matches!(o, ModeOutcome::Outputs(_)) && !(v.cpu_kernels && m == Mode::Xla)
+    };
     let ran_somewhere = matches!(tf, TfOutcome::Ran { modes, .. }
-        if modes.iter().any(|(_, o)| matches!(o, ModeOutcome::Outputs(_))));
+        if modes.iter().any(|(m, o)| ran(*m, o)));
+    if first_error.is_none()
+        && !ran_somewhere
+        && let TfOutcome::Ran { modes, .. } = tf
+        && let Some((xla, _)) = modes.iter().find(|(m, _)| *m == Mode::Xla)
+    {
+        return vec![
+            Verdict::new(
+                Kind::Agree,
+                &v.class,
+                "",
+                Some(&v.layer),
+                format!(
+                    "inconclusive: XLA runs it with kernels of its own; the reference's objection is one of TF's CPU kernels: {v}"
+                ),
+            )
+            .in_mode(*xla),
+        ];
+    }
     // Where no mode ran the model, an error at a layer that is neither the invalid one nor
     // fed by it (nor part of it) answers nothing about the violation either.
     if !ran_somewhere
@@ -1354,6 +1377,74 @@ mod tests {
             &e("Inputs have incompatible shapes. Received shapes (1, 7) and (6,)"),
             &v
         ));
+    }
+
+    /// A layer only TF's CPU kernels refuse (float64 `channels_first` transposed convolutions):
+    /// XLA, with kernels of its own, runs it, which is no missing validation (campaign 19
+    /// reported it as one, running XLA alone); eager's refusal is the known limitation.
+    #[test]
+    fn an_xla_run_of_what_only_cpu_kernels_refuse_is_no_missing_validation() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../fuzzer/tests/data/conv2d_transpose_float64_channels_first.case.json"
+        );
+        let case = Case::read(path).unwrap();
+        let v = match oracle::check::check(&case) {
+            Err(CheckError::Invalid(v)) => v,
+            other => panic!("the reference should refuse the case: {other:?}"),
+        };
+        assert!(v.cpu_kernels, "{v:?}");
+        let ran = || ModeOutcome::Outputs(LayerOutputs::new());
+        let refused = || {
+            ModeOutcome::Error(PyError {
+                kind: "InvalidArgumentError".into(),
+                message: "Conv2DCustomBackpropInputOp only supports NHWC.".into(),
+                phase: "call".into(),
+                traceback: String::new(),
+                layer: Some(v.layer.clone()),
+            })
+        };
+        let judged = |v: &Violation, modes: Vec<(Mode, ModeOutcome)>| {
+            let tf = TfOutcome::Ran {
+                modes,
+                reused: false,
+                tf_seconds: 0.0,
+                worker_seconds: 0.0,
+            };
+            judge_invalid(&case, v, &tf)
+                .into_iter()
+                .map(|v| (v.kind, v.mode, v.known))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            judged(&v, vec![(Mode::Xla, ran())]),
+            [(Kind::Agree, Some(Mode::Xla), None)]
+        );
+        let limitation = Some("cpu-transposed-conv-channels-last-only");
+        for modes in [
+            vec![(Mode::Eager, refused()), (Mode::Xla, ran())],
+            vec![(Mode::Xla, ran()), (Mode::Eager, refused())],
+        ] {
+            assert_eq!(
+                judged(&v, modes),
+                [(Kind::LateError, Some(Mode::Eager), limitation)]
+            );
+        }
+        // Another mode that runs it is still a missing validation, and so is XLA's run of
+        // what every kernel should refuse.
+        assert_eq!(
+            judged(&v, vec![(Mode::Graph, ran()), (Mode::Xla, ran())])[0].0,
+            Kind::MissingValidation
+        );
+        let everywhere = Violation {
+            cpu_kernels: false,
+            at_run: false,
+            ..v.clone()
+        };
+        assert_eq!(
+            judged(&everywhere, vec![(Mode::Xla, ran())])[0].0,
+            Kind::MissingValidation
+        );
     }
 
     /// Values only a kernel checks, refused by one mode's kernel: a mode that ran the whole

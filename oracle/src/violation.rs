@@ -136,6 +136,10 @@ pub struct Violation {
     /// computes), or by Keras's own code in `call` (an attention mask, which Keras meets only
     /// then).
     pub at_run: bool,
+    /// Refused by TF's CPU kernels only, for a dtype or data format they lack (implies
+    /// [`Violation::at_run`]): XLA compiles kernels of its own, which may run the layer, so a
+    /// run under XLA says nothing about TF's validation of it.
+    pub cpu_kernels: bool,
 }
 
 impl Violation {
@@ -159,12 +163,21 @@ impl Violation {
             },
             detail: String::new(),
             at_run: false,
+            cpu_kernels: false,
         }
     }
 
     /// Marks the violation as one TF's kernels refuse when they run ([`Violation::at_run`]).
     pub fn refused_at_run(mut self) -> Self {
         self.at_run = true;
+        self
+    }
+
+    /// Marks the violation as a limitation of TF's CPU kernels, which refuse it when they
+    /// run ([`Violation::cpu_kernels`]).
+    pub fn refused_by_cpu_kernels(mut self) -> Self {
+        self.at_run = true;
+        self.cpu_kernels = true;
         self
     }
 

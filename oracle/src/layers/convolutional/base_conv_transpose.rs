@@ -180,7 +180,7 @@ impl Spec for ConvTransposeSpec {
                         .expected("1 in float64/float16 on CPU")
                         .detail("is refused by TF's float64/float16 CPU kernels for transposed convolutions")
                         .badness(badness::argument((d - 1) as f64))
-                        .refused_at_run(),
+                        .refused_by_cpu_kernels(),
                 );
             }
         }

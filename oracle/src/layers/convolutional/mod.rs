@@ -498,7 +498,7 @@ pub fn depthwise_strides_refused(common: &Common) -> Result<(), Violation> {
                 .expected("equal strides in float64/float16 on CPU")
                 .detail("are refused by TF's float64/float16 depthwise kernel (unequal row and column strides)")
                 .badness(badness::argument(s[0].abs_diff(s[1]) as f64))
-                .refused_at_run(),
+                .refused_by_cpu_kernels(),
         );
     }
     Ok(())
@@ -514,7 +514,7 @@ pub fn channels_first_refused(what: &str) -> Violation {
             "is refused by TF's float64/float16 CPU kernels for {what} (NHWC only)"
         ))
         .badness(badness::argument(1.0))
-        .refused_at_run()
+        .refused_by_cpu_kernels()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1292,6 +1292,8 @@ mod tests {
             (e.category, &e.parameter[..]),
             (Category::IllegalArgument, "data_format")
         );
+        // A limitation of TF's CPU kernels, which XLA's own do not share.
+        assert!(e.at_run && e.cpu_kernels, "{e:?}");
         assert!(call("Conv2D", cf.clone(), DType::Float16, &[2, 3, 4, 4]).is_err());
         assert_eq!(
             call("Conv2D", cf.clone(), DType::Float32, &[2, 3, 4, 4]),
@@ -1323,6 +1325,7 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.parameter, "dilation_rate[0]");
+        assert!(e.at_run && e.cpu_kernels, "{e:?}");
         assert_eq!(
             call("Conv2DTranspose", dilated, DType::Float32, &[1, 4, 4, 2]),
             Ok(known(&[1, 8, 8, 2]))

@@ -495,7 +495,7 @@ pub fn pool3d_dtype(dtype: DType) -> Result<(), Violation> {
         .expected("float32 or bfloat16")
         .detail("has no TensorFlow CPU kernel for 3-D pooling (MaxPool3D, AvgPool3D)")
         .badness(badness::argument(1.0))
-        .refused_at_run())
+        .refused_by_cpu_kernels())
 }
 
 #[cfg(test)]
