@@ -393,6 +393,38 @@ fn a_build_error_of_a_shared_class_is_located_at_the_layer_that_raised_it() {
     );
 }
 
+/// A float64 `channels_first` Conv2DTranspose, which TF's CPU kernels refuse (a known
+/// limitation) and XLA, compiling kernels of its own, runs: no missing validation.
+#[test]
+fn xla_running_what_only_cpu_kernels_refuse_is_no_missing_validation() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/conv2d_transpose_float64_channels_first.case.json");
+    let (_, reports, stderr) = run(&[&case], &["--modes", "xla"]);
+    assert_eq!(reports.len(), 1, "{stderr}");
+    assert!(
+        reports[0]["tensorflow"]["xla"]["outputs"].is_array(),
+        "{:#}",
+        reports[0]
+    );
+    let verdict = &reports[0]["verdicts"][0];
+    assert_eq!(verdict["kind"], "agree", "{verdict:#}");
+    assert!(
+        verdict["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("inconclusive: XLA runs it"),
+        "{verdict:#}"
+    );
+    let (_, reports, stderr) = run(&[&case], &["--modes", "eager"]);
+    assert_eq!(reports.len(), 1, "{stderr}");
+    let verdict = &reports[0]["verdicts"][0];
+    assert_eq!(verdict["kind"], "late-error", "{verdict:#}");
+    assert_eq!(
+        verdict["known"], "cpu-transposed-conv-channels-last-only",
+        "{verdict:#}"
+    );
+}
+
 #[test]
 fn fixtures_agree_in_every_mode_and_dtype() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../oracle/tests/fixtures/keras");
