@@ -691,8 +691,9 @@ pub fn framework_bug(
             return Some("late-error-Conv1DTranspose-same-even-kernel-output-length");
         }
         // Where that length is 0 along some axis, eager TF returns the empty output without
-        // running the kernel; XLA checks the lengths (of every axis) and refuses.
-        Kind::ModeMismatch
+        // running the kernel; XLA checks the lengths (of every axis) and refuses: a mode
+        // mismatch, or, where XLA ran alone, an unexpected rejection (campaign 21).
+        Kind::ModeMismatch | Kind::UnexpectedRejection
             if conv_transpose
                 && v.mode == Some(Mode::Xla)
                 && config.get("padding").and_then(Value::as_str) == Some("same")
@@ -1495,7 +1496,7 @@ mod tests {
         let detail = "xla raises where the reference (and other modes) do not: \
             InvalidArgumentError: Conv2DBackpropInput: Size of out_backprop doesn't match \
             computed: actual = 1, computed = 0 spatial_dim: 2 input: 0 filter: 2 output: 1";
-        let at = |padding: &str, mode: Mode| {
+        let judged = |padding: &str, mode: Mode, kind: Kind| {
             let case = one_layer_case(
                 "Conv1DTranspose",
                 json!({"filters": 3, "kernel_size": [2], "padding": padding, "output_padding": 0}),
@@ -1503,15 +1504,22 @@ mod tests {
                 json!([]),
             );
             let sig = format!(
-                "mode-mismatch/Conv1DTranspose/{}:InvalidArgumentError",
+                "{}/Conv1DTranspose/{}:InvalidArgumentError",
+                kind.name(),
                 mode.name()
             );
-            let v = verdict_at_l(Kind::ModeMismatch, &sig, Some(mode), detail);
+            let v = verdict_at_l(kind, &sig, Some(mode), detail);
             framework_bug(&case, DType::Float32, &v, None)
         };
+        let at = |padding: &str, mode: Mode| judged(padding, mode, Kind::ModeMismatch);
         assert_eq!(at("same", Mode::Xla), bug);
         assert_eq!(at("same", Mode::Graph), None);
         assert_eq!(at("valid", Mode::Xla), None);
+        // XLA run alone refuses it where the reference does not (campaign 21).
+        let alone = |padding: &str, mode: Mode| judged(padding, mode, Kind::UnexpectedRejection);
+        assert_eq!(alone("same", Mode::Xla), bug);
+        assert_eq!(alone("same", Mode::Eager), None);
+        assert_eq!(alone("valid", Mode::Xla), None);
         // Another axis's length: a kernel of 2 with stride 3 on (2, 1) steps makes (3, 0),
         // and XLA derives 1 step from the 3 (campaign 4's Conv2DTranspose). An odd kernel
         // is not the bug.
