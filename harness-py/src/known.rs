@@ -466,8 +466,9 @@ pub fn framework_bug(
             return Some("missing-validation-PReLU-negative-shared-axes");
         }
         // oneDNN's graph-mode convolution cannot build a reorder for some one-channel
-        // separable convolutions (the folder lists the shapes measured).
-        Kind::ModeMismatch if class == "SeparableConv2D" && v.detail.contains(ONEDNN_REORDER) => {
+        // separable convolutions (the folder lists the shapes measured): a mode mismatch, or,
+        // where graph mode ran alone, an unexpected rejection.
+        _ if raised && class == "SeparableConv2D" && v.detail.contains(ONEDNN_REORDER) => {
             return Some("mode-mismatch-SeparableConv2D-graph-onednn-one-channel-pointwise");
         }
         // oneDNN's max pooling divides by zero on some window/stride geometries (float32).
@@ -693,13 +694,13 @@ pub fn framework_bug(
         // Where that length is 0 along some axis, eager TF returns the empty output without
         // running the kernel; XLA checks the lengths (of every axis) and refuses: a mode
         // mismatch, or, where XLA ran alone, an unexpected rejection (campaign 21).
-        Kind::ModeMismatch | Kind::UnexpectedRejection
-            if conv_transpose
-                && v.mode == Some(Mode::Xla)
-                && config.get("padding").and_then(Value::as_str) == Some("same")
-                && even_dilated_kernel(config)
-                && v.detail
-                    .contains(": Size of out_backprop doesn't match computed: ") =>
+        _ if raised
+            && conv_transpose
+            && v.mode == Some(Mode::Xla)
+            && config.get("padding").and_then(Value::as_str) == Some("same")
+            && even_dilated_kernel(config)
+            && v.detail
+                .contains(": Size of out_backprop doesn't match computed: ") =>
         {
             return Some("late-error-Conv1DTranspose-same-even-kernel-output-length");
         }
@@ -2398,6 +2399,17 @@ mod tests {
         assert_eq!(
             framework_bug(&case("Conv2D"), DType::Float32, &v, None),
             None
+        );
+        // Graph mode run alone: the same raise is an unexpected rejection.
+        let alone = verdict_at_l(
+            Kind::UnexpectedRejection,
+            "unexpected-rejection/SeparableConv2D/graph:AbortedError",
+            Some(Mode::Graph),
+            &detail,
+        );
+        assert_eq!(
+            framework_bug(&case("SeparableConv2D"), DType::Float32, &alone, None),
+            Some("mode-mismatch-SeparableConv2D-graph-onednn-one-channel-pointwise")
         );
         let other = verdict_at_l(
             Kind::ModeMismatch,
