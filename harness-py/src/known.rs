@@ -2,7 +2,7 @@
 //! semantics (a kernel without a CPU implementation for a dtype, an op XLA cannot compile).
 //! A matching outcome is counted as one known item instead of being reported again and again.
 
-use oracle::check::ModelAnalysis;
+use oracle::check::{self, ModelAnalysis};
 use oracle::known_bugs::{self, KnownBug};
 use oracle::{Case, DType};
 use serde_json::Value;
@@ -126,12 +126,19 @@ pub fn framework_bug(
             .as_deref()
             .and_then(|n| case.model.layer(n))
             .map(|l| l.class_name.as_str());
+        // An invalid case has no analysis; the calls before its first violation still have
+        // the shapes the pooling needs.
+        let prefix = match analysis {
+            Some(_) => None,
+            None => calls_before_violation(case, dtype),
+        };
+        let shapes = analysis.or(prefix.as_ref());
         let over_long = case.model.layers.iter().enumerate().any(|(i, l)| {
             let named = named_class == Some(l.class_name.as_str())
                 || v.detail
                     .contains(&format!("calling {}.call()", l.class_name));
             named
-                && analysis
+                && shapes
                     .and_then(|a| a.calls.iter().find(|c| c.layer == i))
                     .is_some_and(|c| adaptive_window_exceeds_input(l, &c.input_shapes))
         });
@@ -1161,6 +1168,23 @@ fn conv3d_same_window_shifts(
     })
 }
 
+/// The reference's analysis of the calls an invalid case makes before its first violation,
+/// on the inputs' shapes (the declared ones when it has no inputs); `None` when the reference
+/// cannot check the model.
+fn calls_before_violation(case: &Case, dtype: DType) -> Option<ModelAnalysis> {
+    let shapes = if case.inputs.is_empty() {
+        check::declared_inputs(&case.model).ok()?
+    } else {
+        case.inputs
+            .iter()
+            .map(|t| t.shape().iter().map(|&d| Some(d)).collect())
+            .collect()
+    };
+    check::check_prefix(&case.model, &shapes, dtype)
+        .ok()
+        .map(|(analysis, _)| analysis)
+}
+
 /// [`known_bugs::adaptive_window_exceeds_input`] on a call's first input.
 fn adaptive_window_exceeds_input(
     layer: &oracle::case::Layer,
@@ -1217,6 +1241,56 @@ mod tests {
         // Other pooling layers never match.
         let max = layer("MaxPooling1D", json!({"pool_size": 1}));
         assert!(!adaptive_window_exceeds_input(&max, &shape(&[2, 7, 4])));
+    }
+
+    /// An invalid case has no analysis: the pooling's shapes come from the calls before the
+    /// first violation (campaign 22: the pooling, then a layer the reference refuses).
+    #[test]
+    fn a_traced_adaptive_pooling_refusal_before_a_later_violation_is_the_window_bug() {
+        let case_with = |output_size: u64| {
+            let text = json!({
+                "format": "semfuzz-case/1",
+                "dtype": "float64",
+                "model": {
+                    "name": "functional",
+                    "layers": [
+                        {"module": "keras.layers", "class_name": "InputLayer", "name": "x",
+                         "config": {"batch_shape": [null, 4, 3], "name": "x"}, "inbound_nodes": []},
+                        {"module": "keras.layers", "class_name": "AdaptiveAveragePooling1D", "name": "l",
+                         "config": {"name": "l", "output_size": [output_size]},
+                         "inbound_nodes": [{"args": [keras_tensor("x")], "kwargs": {}}]},
+                        {"module": "keras.layers", "class_name": "Reshape", "name": "r",
+                         "config": {"name": "r", "target_shape": [7]},
+                         "inbound_nodes": [{"args": [keras_tensor("l")], "kwargs": {}}]}
+                    ],
+                    "input_layers": [["x", 0, 0]],
+                    "output_layers": [["r", 0, 0]]
+                },
+                "weights": {},
+                "inputs": []
+            });
+            Case::from_json_str(&text.to_string(), "test.case.json").unwrap()
+        };
+        let raised = verdict_at_l(
+            Kind::UnexpectedRejection,
+            "unexpected-rejection/AdaptiveAveragePooling1D/xla:ValueError",
+            Some(Mode::Xla),
+            "xla raises where the reference (and other modes) do not: ValueError: Negative \
+             dimension size caused by subtracting 5 from 4; the reference's first violation is \
+             later, at 'r'",
+        );
+        // A 4-long axis pooled to 1: the second pool is 5 long.
+        let over_long = case_with(1);
+        assert!(oracle::check::check(&over_long).is_err());
+        assert_eq!(
+            framework_bug(&over_long, DType::Float64, &raised, None),
+            Some("mode-mismatch-AdaptiveMaxPooling1D-graph-window-exceeds-input")
+        );
+        // Pooled to 2, the windows fit: the same refusal is something else.
+        assert_eq!(
+            framework_bug(&case_with(2), DType::Float64, &raised, None),
+            None
+        );
     }
 
     /// A one-layer float64 case: `class` with `config` on an input of this batch shape, and
