@@ -425,6 +425,29 @@ fn xla_running_what_only_cpu_kernels_refuse_is_no_missing_validation() {
     );
 }
 
+/// An invalid case (a GroupQueryAttention with no query heads) whose adaptive pooling,
+/// before the violation, meets the kept window bug when traced: the matcher finds the
+/// pooling's shapes although the case as a whole has no analysis (campaign 22).
+#[test]
+fn a_traced_adaptive_pooling_before_a_violation_is_the_kept_window_bug() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/adaptive_pooling_window_before_a_violation.case.json");
+    for mode in ["xla", "graph"] {
+        let (_, reports, stderr) = run(&[&case], &["--modes", mode]);
+        assert_eq!(reports.len(), 1, "{stderr}");
+        let verdict = &reports[0]["verdicts"][0];
+        assert_eq!(verdict["kind"], "unexpected-rejection", "{verdict:#}");
+        assert_eq!(
+            verdict["layer"], "adaptive_average_pooling1d",
+            "{verdict:#}"
+        );
+        assert_eq!(
+            verdict["known"], "mode-mismatch-AdaptiveMaxPooling1D-graph-window-exceeds-input",
+            "{verdict:#}"
+        );
+    }
+}
+
 #[test]
 fn fixtures_agree_in_every_mode_and_dtype() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../oracle/tests/fixtures/keras");

@@ -126,19 +126,12 @@ pub fn framework_bug(
             .as_deref()
             .and_then(|n| case.model.layer(n))
             .map(|l| l.class_name.as_str());
-        // An invalid case has no analysis; the calls before its first violation still have
-        // the shapes the pooling needs.
-        let prefix = match analysis {
-            Some(_) => None,
-            None => calls_before_violation(case, dtype),
-        };
-        let shapes = analysis.or(prefix.as_ref());
         let over_long = case.model.layers.iter().enumerate().any(|(i, l)| {
             let named = named_class == Some(l.class_name.as_str())
                 || v.detail
                     .contains(&format!("calling {}.call()", l.class_name));
             named
-                && shapes
+                && analysis
                     .and_then(|a| a.calls.iter().find(|c| c.layer == i))
                     .is_some_and(|c| adaptive_window_exceeds_input(l, &c.input_shapes))
         });
@@ -1170,8 +1163,9 @@ fn conv3d_same_window_shifts(
 
 /// The reference's analysis of the calls an invalid case makes before its first violation,
 /// on the inputs' shapes (the declared ones when it has no inputs); `None` when the reference
-/// cannot check the model.
-fn calls_before_violation(case: &Case, dtype: DType) -> Option<ModelAnalysis> {
+/// cannot check the model. The matchers take it for the analysis an invalid case lacks: the
+/// layers before the violation ran in TF on these shapes.
+pub fn calls_before_violation(case: &Case, dtype: DType) -> Option<ModelAnalysis> {
     let shapes = if case.inputs.is_empty() {
         check::declared_inputs(&case.model).ok()?
     } else {
@@ -1282,15 +1276,17 @@ mod tests {
         // A 4-long axis pooled to 1: the second pool is 5 long.
         let over_long = case_with(1);
         assert!(oracle::check::check(&over_long).is_err());
+        let explained = |case: &Case| {
+            let prefix = calls_before_violation(case, DType::Float64);
+            assert!(prefix.is_some());
+            framework_bug(case, DType::Float64, &raised, prefix.as_ref())
+        };
         assert_eq!(
-            framework_bug(&over_long, DType::Float64, &raised, None),
+            explained(&over_long),
             Some("mode-mismatch-AdaptiveMaxPooling1D-graph-window-exceeds-input")
         );
         // Pooled to 2, the windows fit: the same refusal is something else.
-        assert_eq!(
-            framework_bug(&case_with(2), DType::Float64, &raised, None),
-            None
-        );
+        assert_eq!(explained(&case_with(2)), None);
     }
 
     /// A one-layer float64 case: `class` with `config` on an input of this batch shape, and

@@ -161,8 +161,18 @@ pub fn judge(
     tf: &TfOutcome,
 ) -> Vec<Verdict> {
     let mut verdicts = judge_outcome(case, dtype, oracle, tf);
+    if verdicts.iter().all(|v| v.known.is_some()) {
+        return verdicts;
+    }
+    // An invalid case's layers before its first violation ran in TF on the shapes the
+    // reference finds for them: the matchers need those shapes as much as a valid case's.
+    let prefix = match oracle {
+        Err(CheckError::Invalid(_)) => known::calls_before_violation(case, dtype),
+        _ => None,
+    };
+    let analysis = oracle.as_ref().ok().or(prefix.as_ref());
     for v in verdicts.iter_mut().filter(|v| v.known.is_none()) {
-        v.known = known::framework_bug(case, dtype, v, oracle.as_ref().ok());
+        v.known = known::framework_bug(case, dtype, v, analysis);
     }
     verdicts
 }
