@@ -276,7 +276,7 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
     // XLA compiles kernels of its own: its run of a layer that only TF's CPU kernels refuse
     // (a data format or dtype they lack) is no missing validation.
     let ran = |m: Mode, o: &ModeOutcome| {
-        matches!(o, ModeOutcome::Outputs(_)) && !(v.cpu_kernels && m == Mode::Xla)
+        matches!(o, ModeOutcome::Outputs(_)) && !(v.cpu_kernels() && m == Mode::Xla)
     };
     let ran_somewhere = matches!(tf, TfOutcome::Ran { modes, .. }
         if modes.iter().any(|(m, o)| ran(*m, o)));
@@ -353,7 +353,7 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
             (!class.is_empty() && class != v.class).then(|| format!("a {class} layer"))
         }
     };
-    let (kind, error_kind, detail) = if let Some(other) = v.at_run.then(refused_first).flatten() {
+    let (kind, error_kind, detail) = if let Some(other) = v.at_run().then(refused_first).flatten() {
         (
             Kind::Agree,
             "",
@@ -1403,7 +1403,7 @@ mod tests {
             Err(CheckError::Invalid(v)) => v,
             other => panic!("the reference should refuse the case: {other:?}"),
         };
-        assert!(v.cpu_kernels, "{v:?}");
+        assert!(v.cpu_kernels(), "{v:?}");
         let ran = || ModeOutcome::Outputs(LayerOutputs::new());
         let refused = || {
             ModeOutcome::Error(PyError {
@@ -1447,8 +1447,7 @@ mod tests {
             Kind::MissingValidation
         );
         let everywhere = Violation {
-            cpu_kernels: false,
-            at_run: false,
+            refused: oracle::violation::Refused::AtBuild,
             ..v.clone()
         };
         assert_eq!(
@@ -1769,7 +1768,7 @@ mod tests {
         assert_eq!(verdict.kind, Kind::LateError, "{verdict:?}");
         // Nor, for a violation only TF's kernels see, is that class another layer that
         // refused first (which would make the case inconclusive).
-        mha.at_run = true;
+        mha.refused = oracle::violation::Refused::AtRun;
         let verdict = judge_invalid(&attention_case, &mha, &TfOutcome::Rejected(e)).remove(0);
         assert_eq!(verdict.kind, Kind::LateError, "{verdict:?}");
         assert!(consumes(&case.model, "conv1d_transpose", "input_layer"));

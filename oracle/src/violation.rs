@@ -130,16 +130,37 @@ pub struct Violation {
     pub badness: f64,
     /// The rest of the sentence after `parameter=actual`, e.g. `exceeds padded input width 4`.
     pub detail: String,
-    /// Refused only when the layer runs, not by Keras when it builds: by TF's kernels (a
-    /// kernel TF lacks on CPU for this dtype or data format; Keras builds such a layer as it
-    /// would for a device that has the kernel, so its output shape is what that device
-    /// computes), or by Keras's own code in `call` (an attention mask, which Keras meets only
-    /// then).
-    pub at_run: bool,
-    /// Refused by TF's CPU kernels only, for a dtype or data format they lack (implies
-    /// [`Violation::at_run`]): XLA compiles kernels of its own, which may run the layer, so a
-    /// run under XLA says nothing about TF's validation of it.
-    pub cpu_kernels: bool,
+    /// When TF refuses it.
+    pub refused: Refused,
+}
+
+/// When TF refuses a violation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Refused {
+    /// When Keras builds the layer (or earlier).
+    #[default]
+    AtBuild,
+    /// Only when the layer runs, by TF's kernels or by Keras's own code in `call` (an
+    /// attention mask, which Keras meets only then).
+    AtRun,
+    /// Only when TF's CPU kernels run the layer, for a dtype or data format they lack. Keras
+    /// builds it as it would for a device that has the kernel (so its output shape is what
+    /// that device computes), and XLA compiles kernels of its own, which may run it: a run
+    /// under XLA says nothing about TF's validation of it.
+    ByCpuKernels,
+}
+
+impl Violation {
+    /// Whether TF refuses it only when the layer runs ([`Refused::AtRun`] or
+    /// [`Refused::ByCpuKernels`]), not when Keras builds it.
+    pub fn at_run(&self) -> bool {
+        self.refused != Refused::AtBuild
+    }
+
+    /// Whether only TF's CPU kernels refuse it ([`Refused::ByCpuKernels`]).
+    pub fn cpu_kernels(&self) -> bool {
+        self.refused == Refused::ByCpuKernels
+    }
 }
 
 impl Violation {
@@ -162,22 +183,20 @@ impl Violation {
                 _ => badness::argument(1.0),
             },
             detail: String::new(),
-            at_run: false,
-            cpu_kernels: false,
+            refused: Refused::AtBuild,
         }
     }
 
-    /// Marks the violation as one TF's kernels refuse when they run ([`Violation::at_run`]).
+    /// Marks the violation as one TF refuses only when the layer runs ([`Refused::AtRun`]).
     pub fn refused_at_run(mut self) -> Self {
-        self.at_run = true;
+        self.refused = Refused::AtRun;
         self
     }
 
     /// Marks the violation as a limitation of TF's CPU kernels, which refuse it when they
-    /// run ([`Violation::cpu_kernels`]).
+    /// run ([`Refused::ByCpuKernels`]).
     pub fn refused_by_cpu_kernels(mut self) -> Self {
-        self.at_run = true;
-        self.cpu_kernels = true;
+        self.refused = Refused::ByCpuKernels;
         self
     }
 

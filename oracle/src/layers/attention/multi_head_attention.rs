@@ -892,7 +892,7 @@ mod tests {
         assert!(c.infer(&rank4).is_ok());
         let e = c.check_masks(&rank4, &[None, None]).unwrap_err();
         // Keras meets it only when the layer runs (a later layer may refuse first).
-        assert!(e.at_run, "{e:?}");
+        assert!(e.at_run(), "{e:?}");
         let rank3 = [d(&[2, 3, 4]), d(&[2, 5, 4])];
         assert!(c.check_masks(&rank3, &[None, None]).is_ok());
         // A batch of 1 against 3: broadcast by one computation, refused by the other.
