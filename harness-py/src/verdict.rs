@@ -261,14 +261,18 @@ fn value_violation(case: &Case, analysis: &ModelAnalysis, tf: &TfOutcome) -> Opt
 }
 
 fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
-    let first_error = match tf {
-        TfOutcome::Rejected(e) => Some((None, e)),
-        TfOutcome::Ran { modes, .. } => modes.iter().find_map(|(m, o)| match o {
-            ModeOutcome::Error(e) => Some((Some(*m), e)),
-            ModeOutcome::Outputs(_) => None,
-        }),
-        _ => None,
+    let errors: Vec<(Option<Mode>, &PyError)> = match tf {
+        TfOutcome::Rejected(e) => vec![(None, e)],
+        TfOutcome::Ran { modes, .. } => modes
+            .iter()
+            .filter_map(|(m, o)| match o {
+                ModeOutcome::Error(e) => Some((Some(*m), e)),
+                ModeOutcome::Outputs(_) => None,
+            })
+            .collect(),
+        _ => Vec::new(),
     };
+    let first_error = errors.first().copied();
     // A mode that ran the whole model says Keras took the invalid layer. Another mode's
     // error at a layer that is neither the invalid one nor fed by it (nor part of it) is no
     // answer to the violation: it is that mode's own trouble elsewhere in the model, which
@@ -298,13 +302,22 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
             .in_mode(*xla),
         ];
     }
-    // Where no mode ran the model, an error at a layer that is neither the invalid one nor
-    // fed by it (nor part of it) answers nothing about the violation either.
-    if !ran_somewhere
-        && let Some((mode, e)) = first_error
-        && let Some(v) = refused_elsewhere(case, v, mode, e)
-    {
-        return vec![v];
+    // Where no mode ran the model, each mode's refusal is judged: the first mode's verdict,
+    // and another mode's where it finds a problem of a kind not found yet (one mode's kernel
+    // refusing late where another refused clearly). An error at a layer that is neither the
+    // invalid one nor fed by it (nor part of it) answers nothing about the violation.
+    if !ran_somewhere && !errors.is_empty() {
+        let mut verdicts: Vec<Verdict> = Vec::new();
+        for &(mode, e) in &errors {
+            let verdict = refused_elsewhere(case, v, mode, e)
+                .unwrap_or_else(|| judge_refusal(case, v, mode, e));
+            if verdicts.is_empty()
+                || verdict.kind != Kind::Agree && verdicts.iter().all(|w| w.kind != verdict.kind)
+            {
+                verdicts.push(verdict);
+            }
+        }
+        return verdicts;
     }
     let unrelated =
         first_error
@@ -339,6 +352,41 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
             ),
         )];
     };
+    let mut verdicts = vec![judge_refusal(case, v, mode, e)];
+    // A mode that ran the whole model took what another mode refused: a missing validation
+    // in that mode. Values only a kernel checks: it computed something from values another
+    // mode's kernel refused (XLA's gather clamps an index out of range).
+    if let TfOutcome::Ran { modes, .. } = tf {
+        let refused_in = mode.map_or("another mode", |m| m.name());
+        let said = format!("{}: {}", e.kind, first_line(&e.message));
+        verdicts.extend(modes.iter().filter(|(m, o)| ran(*m, o)).map(|(m, _)| {
+            let detail = if v.category == oracle::Category::InputValue {
+                format!(
+                    "TensorFlow runs '{}' on values the reference refuses, which {refused_in} refused ({said}): {v}",
+                    v.layer
+                )
+            } else {
+                format!(
+                    "TensorFlow runs a model the reference calls invalid ({}), which {refused_in} refused ({said}): {v}",
+                    v.tag.name()
+                )
+            };
+            Verdict::new(
+                Kind::MissingValidation,
+                &v.class,
+                v.category.name(),
+                Some(&v.layer),
+                detail,
+            )
+            .in_mode(*m)
+        }));
+    }
+    verdicts
+}
+
+/// The verdict on one mode's error (`None`: a rejection before any mode ran) as TF's answer
+/// to the violation `v`.
+fn judge_refusal(case: &Case, v: &Violation, mode: Option<Mode>, e: &PyError) -> Verdict {
     let said = format!("{}: {}", e.kind, first_line(&e.message));
     // Keras builds a layer whose violation only TF's kernels refuse, with the output shape a
     // device that has the kernel computes; a later layer, made for the shape the case's
@@ -415,36 +463,10 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
         // A kernel TF does not have for this dtype (float64 3D pooling) is a known limitation.
         verdict.known = known::limitation(e);
     }
-    let mut verdicts = vec![match mode {
+    match mode {
         Some(m) => verdict.in_mode(m),
         None => verdict,
-    }];
-    // Values only a kernel checks: a mode that ran the whole model computed something from
-    // values another mode's kernel refused (XLA's gather clamps an index out of range).
-    if v.category == oracle::Category::InputValue
-        && let TfOutcome::Ran { modes, .. } = tf
-    {
-        let refused_in = mode.map_or("another mode", |m| m.name());
-        verdicts.extend(
-            modes
-                .iter()
-                .filter(|(_, o)| matches!(o, ModeOutcome::Outputs(_)))
-                .map(|(m, _)| {
-                    Verdict::new(
-                        Kind::MissingValidation,
-                        &v.class,
-                        v.category.name(),
-                        Some(&v.layer),
-                        format!(
-                            "TensorFlow runs '{}' on values the reference refuses, which {refused_in} refused ({said}): {v}",
-                            v.layer
-                        ),
-                    )
-                    .in_mode(*m)
-                }),
-        );
     }
-    verdicts
 }
 
 /// The verdict on an error located at a layer that is neither the violation's layer, nor
@@ -1519,6 +1541,101 @@ mod tests {
         let verdicts = judged(vec![(Mode::Eager, refused()), (Mode::Graph, refused())]);
         assert_eq!(verdicts.len(), 1);
         assert_eq!(verdicts[0].kind, Kind::Agree);
+    }
+
+    /// An invalid layer (not a value that only kernels check) that one mode refuses and
+    /// another runs: the refusal is judged, and the mode that ran it is a missing validation.
+    /// Where every mode refused, a later mode's refusal is judged too when it is a problem of
+    /// a kind the first mode's was not (a kernel's late error after Keras's clear one).
+    #[test]
+    fn every_mode_is_judged_on_an_invalid_layer() {
+        let case = resample_case();
+        let mut v = Violation::new(
+            oracle::violation::Category::IncompatibleShapes,
+            oracle::violation::Tag::KerasEnforced,
+        )
+        .parameter("kernel_size")
+        .actual(3)
+        .detail("exceeds the input");
+        v.layer = "conv2d_transpose".into();
+        v.class = "Conv2DTranspose".into();
+        let refused = |kind: &str, message: &str| {
+            ModeOutcome::Error(PyError {
+                kind: kind.into(),
+                message: message.into(),
+                phase: "call".into(),
+                traceback: String::new(),
+                layer: Some("conv2d_transpose".into()),
+            })
+        };
+        let clear = || {
+            refused(
+                "ValueError",
+                "Layer 'conv2d_transpose' kernel_size too large",
+            )
+        };
+        let late = || refused("InvalidArgumentError", "Conv2DBackpropInput: size mismatch");
+        let judged = |modes: Vec<(Mode, ModeOutcome)>| {
+            let tf = TfOutcome::Ran {
+                modes,
+                reused: false,
+                tf_seconds: 0.0,
+                worker_seconds: 0.0,
+            };
+            judge_invalid(&case, &v, &tf)
+                .into_iter()
+                .map(|v| (v.kind, v.mode))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            judged(vec![
+                (Mode::Graph, clear()),
+                (Mode::Eager, ModeOutcome::Outputs(LayerOutputs::new()))
+            ]),
+            [
+                (Kind::Agree, Some(Mode::Graph)),
+                (Kind::MissingValidation, Some(Mode::Eager))
+            ]
+        );
+        let tf = TfOutcome::Ran {
+            modes: vec![
+                (Mode::Graph, clear()),
+                (Mode::Eager, ModeOutcome::Outputs(LayerOutputs::new())),
+            ],
+            reused: false,
+            tf_seconds: 0.0,
+            worker_seconds: 0.0,
+        };
+        let missing = &judge_invalid(&case, &v, &tf)[1];
+        assert_eq!(
+            missing.signature,
+            "missing-validation/Conv2DTranspose/incompatible-shapes"
+        );
+        assert!(
+            missing.detail.contains("which graph refused (ValueError: "),
+            "{}",
+            missing.detail
+        );
+        assert_eq!(
+            judged(vec![(Mode::Eager, clear()), (Mode::Xla, late())]),
+            [
+                (Kind::Agree, Some(Mode::Eager)),
+                (Kind::LateError, Some(Mode::Xla))
+            ]
+        );
+        // The same kind of answer twice is one verdict.
+        assert_eq!(
+            judged(vec![(Mode::Eager, clear()), (Mode::Graph, clear())]),
+            [(Kind::Agree, Some(Mode::Eager))]
+        );
+        assert_eq!(
+            judged(vec![(Mode::Eager, late()), (Mode::Graph, late())]),
+            [(Kind::LateError, Some(Mode::Eager))]
+        );
+        assert_eq!(
+            judged(vec![(Mode::Eager, late()), (Mode::Graph, clear())]),
+            [(Kind::LateError, Some(Mode::Eager))]
+        );
     }
 
     /// Where no mode ran the model, an error the worker located at a layer before the invalid
