@@ -448,6 +448,46 @@ fn a_traced_adaptive_pooling_before_a_violation_is_the_kept_window_bug() {
     }
 }
 
+/// A build-time check that names no layer ("Number of groups (32) cannot be more than the
+/// number of channels (1).") is located by the worker at the layer that raised it: here the
+/// GroupNormalization after an EinsumDense that Keras built on an input of the wrong rank,
+/// the kept missing validation (campaign 23 reported it as an unclear error at the
+/// EinsumDense).
+#[test]
+fn a_build_error_that_names_no_layer_is_located_by_the_worker() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/einsum_dense_rank_then_unnamed_build_error.case.json");
+    let (_, reports, stderr) = run(&[&case], &["--modes", "eager"]);
+    assert_eq!(reports.len(), 1, "{stderr}");
+    let error = &reports[0]["tensorflow"]["eager"]["error"];
+    assert_eq!(
+        (&error["phase"], &error["layer"]),
+        (&json!("build"), &json!("group_normalization")),
+        "{error:#}"
+    );
+    let verdict = &reports[0]["verdicts"][0];
+    assert_eq!(verdict["kind"], "missing-validation", "{verdict:#}");
+    assert_eq!(
+        verdict["known"], "missing-validation-EinsumDense-input-rank-runs-as-batched-matmul",
+        "{verdict:#}"
+    );
+    // The one build is every requested mode's, and only theirs.
+    let (_, reports, stderr) = run(&[&case], &["--modes", "graph,xla"]);
+    assert_eq!(reports.len(), 1, "{stderr}");
+    let tf = reports[0]["tensorflow"].as_object().unwrap();
+    assert_eq!(
+        tf.keys().collect::<Vec<_>>(),
+        ["graph", "xla"],
+        "{:#}",
+        reports[0]
+    );
+    assert!(
+        tf.values().all(|m| m["error"]["phase"] == "build"),
+        "{:#}",
+        reports[0]
+    );
+}
+
 #[test]
 fn fixtures_agree_in_every_mode_and_dtype() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../oracle/tests/fixtures/keras");

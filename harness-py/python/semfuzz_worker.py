@@ -428,24 +428,29 @@ def _run(request, payload):
 
 
 def _build_error_layer(model_config, dtype, input_dtypes, error):
-    """The case's layer that raised `error` while the model was built, where the message names
-    only its class ("Exception encountered when calling Reshape.call()") and the case has
-    several layers of that class; None otherwise. Keras strips its own frames from the
-    traceback, so the model is built once more with the traceback kept whole, and the
-    innermost frame whose `self` is one of those layers says which."""
+    """The case's layer that raised `error` while the model was built, where the message does
+    not say which: it names only its class ("Exception encountered when calling
+    Reshape.call()") and the case has several layers of that class, or it names no layer of
+    the case at all (a check in `build`: "Number of groups (2) cannot be more than the number
+    of channels (1)."); None otherwise. Keras strips its own frames from the traceback, so the
+    model is built once more with the traceback kept whole, and the innermost frame whose
+    `self` is one of those layers says which."""
     import re
 
     keras = _env["keras"]
-    called = re.search(r"Exception encountered when calling (\w+)\.call\(\)", str(error))
-    if called is None:
-        return None
-    names = {
-        layer.get("name")
-        for layer in model_config.get("layers", [])
-        if layer.get("class_name") == called.group(1)
-    }
-    if len(names) < 2:
-        return None
+    message = str(error)
+    layers = model_config.get("layers", [])
+    called = re.search(r"Exception encountered when calling (\w+)\.call\(\)", message)
+    if called is not None:
+        names = {layer.get("name") for layer in layers if layer.get("class_name") == called.group(1)}
+        if len(names) < 2:
+            return None
+    else:
+        names = {layer.get("name") for layer in layers}
+        if _node_layer(message) is not None or any(
+            f"'{name}'" in message or f'"{name}"' in message for name in names
+        ):
+            return None
     filtering = keras.config.is_traceback_filtering_enabled()
     keras.config.disable_traceback_filtering()
     try:

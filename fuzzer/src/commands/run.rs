@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use harness_py::verdict::error_layer;
-use harness_py::{Harness, ModeOutcome, RunOptions, TfOutcome, judge};
+use harness_py::{Harness, Mode, ModeOutcome, RunOptions, TfOutcome, judge};
 use ndarray::ArrayD;
 use oracle::check::{CheckError, check_in, eval};
 use oracle::{Case, Violation};
@@ -118,7 +118,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome, Failure> {
                 .map_err(|e| Failure::failed(e.to_string()))?;
             let verdicts = judge(case, dtype, &oracle, &tf);
             found |= verdicts.iter().any(|v| v.is_finding());
-            report["tensorflow"] = tf_report(case, &tf);
+            report["tensorflow"] = tf_report(case, &tf, &opts.modes);
             report["verdicts"] = serde_json::to_value(&verdicts).expect("verdicts serialize");
         }
         if args.json {
@@ -180,7 +180,19 @@ fn reference_report(
     json!({"case": path.display().to_string(), "status": status, "valid": status == "valid", "violation": violation, "reference": reference})
 }
 
-pub(crate) fn tf_report(case: &Case, tf: &TfOutcome) -> Value {
+/// TF's outcome as the report's `tensorflow` object: each mode run, by name, with its
+/// outputs or its error. A refusal while the model was built is every requested mode's error
+/// (they share the one build); a crash, hang or memory blow-up is under every requested mode,
+/// since the worker died in one of them and none of their answers came back.
+pub(crate) fn tf_report(case: &Case, tf: &TfOutcome, requested: &[Mode]) -> Value {
+    let every_mode = |v: Value| {
+        Value::Object(
+            requested
+                .iter()
+                .map(|m| (m.name().to_owned(), v.clone()))
+                .collect(),
+        )
+    };
     match tf {
         TfOutcome::Ran { modes, .. } => {
             let mut o = serde_json::Map::new();
@@ -205,19 +217,19 @@ pub(crate) fn tf_report(case: &Case, tf: &TfOutcome) -> Value {
             }
             Value::Object(o)
         }
-        TfOutcome::Rejected(e) => {
-            json!({"eager": {"error": {"type": e.kind, "message": e.message, "layer": error_layer(case, e), "phase": e.phase}}})
-        }
+        TfOutcome::Rejected(e) => every_mode(
+            json!({"error": {"type": e.kind, "message": e.message, "layer": error_layer(case, e), "phase": e.phase}}),
+        ),
         TfOutcome::Crash {
             signal,
             layer,
             stderr_tail,
-        } => {
-            json!({"eager": {"crash": {"signal": signal, "layer": layer, "stderr_tail": stderr_tail}}})
-        }
-        TfOutcome::Timeout { layer } => json!({"eager": {"timeout": {"layer": layer}}}),
+        } => every_mode(
+            json!({"crash": {"signal": signal, "layer": layer, "stderr_tail": stderr_tail}}),
+        ),
+        TfOutcome::Timeout { layer } => every_mode(json!({"timeout": {"layer": layer}})),
         TfOutcome::OutOfMemory { layer, rss_mib } => {
-            json!({"eager": {"oom": {"layer": layer, "rss_mib": rss_mib}}})
+            every_mode(json!({"oom": {"layer": layer, "rss_mib": rss_mib}}))
         }
     }
 }

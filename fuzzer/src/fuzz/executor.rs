@@ -431,7 +431,7 @@ where
         };
         if verdicts.iter().any(Verdict::is_finding) {
             self.observers.1.0.last = Some(Execution {
-                tensorflow: crate::commands::run::tf_report(&case, &tf),
+                tensorflow: crate::commands::run::tf_report(&case, &tf, &modes),
                 outcome: tf,
                 verdicts,
                 modes,
