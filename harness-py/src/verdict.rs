@@ -160,17 +160,15 @@ pub fn judge(
     oracle: &Result<ModelAnalysis, CheckError>,
     tf: &TfOutcome,
 ) -> Vec<Verdict> {
-    let mut verdicts = judge_outcome(case, dtype, oracle, tf);
-    if verdicts.iter().all(|v| v.known.is_some()) {
-        return verdicts;
-    }
-    // An invalid case's layers before its first violation ran in TF on the shapes the
-    // reference finds for them: the matchers need those shapes as much as a valid case's.
+    // An invalid case's layers that do not depend on its violations ran in TF on the shapes
+    // the reference finds for them: the judge and the matchers need those as much as a
+    // valid case's.
     let prefix = match oracle {
         Err(CheckError::Invalid(_)) => known::calls_before_violation(case, dtype),
         _ => None,
     };
     let analysis = oracle.as_ref().ok().or(prefix.as_ref());
+    let mut verdicts = judge_outcome(case, dtype, oracle, analysis, tf);
     for v in verdicts.iter_mut().filter(|v| v.known.is_none()) {
         v.known = known::framework_bug(case, dtype, v, analysis);
     }
@@ -181,6 +179,7 @@ fn judge_outcome(
     case: &Case,
     dtype: DType,
     oracle: &Result<ModelAnalysis, CheckError>,
+    checked: Option<&ModelAnalysis>,
     tf: &TfOutcome,
 ) -> Vec<Verdict> {
     let class_of = |layer: &Option<String>| {
@@ -233,9 +232,9 @@ fn judge_outcome(
     }
     match oracle {
         Err(CheckError::Unsupported(_)) => Vec::new(),
-        Err(CheckError::Invalid(v)) => judge_invalid(case, v, tf),
+        Err(CheckError::Invalid(v)) => judge_invalid(case, v, tf, checked),
         Ok(analysis) => match value_violation(case, analysis, tf) {
-            Some(v) => judge_invalid(case, &v, tf),
+            Some(v) => judge_invalid(case, &v, tf, checked),
             None => judge_valid(case, dtype, analysis, tf),
         },
     }
@@ -260,7 +259,14 @@ fn value_violation(case: &Case, analysis: &ModelAnalysis, tf: &TfOutcome) -> Opt
     }
 }
 
-fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
+/// `checked`: the calls the reference checked and accepted, those of the layers that do not
+/// depend on a violation (`None`: not known).
+fn judge_invalid(
+    case: &Case,
+    v: &Violation,
+    tf: &TfOutcome,
+    checked: Option<&ModelAnalysis>,
+) -> Vec<Verdict> {
     let errors: Vec<(Option<Mode>, &PyError)> = match tf {
         TfOutcome::Rejected(e) => vec![(None, e)],
         TfOutcome::Ran { modes, .. } => modes
@@ -309,7 +315,7 @@ fn judge_invalid(case: &Case, v: &Violation, tf: &TfOutcome) -> Vec<Verdict> {
     if !ran_somewhere && !errors.is_empty() {
         let mut verdicts: Vec<Verdict> = Vec::new();
         for &(mode, e) in &errors {
-            let verdict = refused_elsewhere(case, v, mode, e)
+            let verdict = refused_elsewhere(case, v, mode, e, checked)
                 .unwrap_or_else(|| judge_refusal(case, v, mode, e));
             if verdicts.is_empty()
                 || verdict.kind != Kind::Agree && verdicts.iter().all(|w| w.kind != verdict.kind)
@@ -477,14 +483,16 @@ fn judge_refusal(case: &Case, v: &Violation, mode: Option<Mode>, e: &PyError) ->
 /// still judged as the answer to the violation. Where the violation's layer consumes
 /// that layer's output, Keras (which builds and calls layers in order) failed there before it
 /// reached the invalid layer, and the reference checked and accepted that layer on its way to
-/// the violation: an unexpected rejection there. Elsewhere (another branch) the case is
-/// inconclusive: the invalid layer may or may not have been reached, and the reference did
-/// not check that layer.
+/// the violation: an unexpected rejection there. Elsewhere (another branch) likewise where
+/// the reference checked that layer and accepted it (it is in `checked`: it depends on no
+/// violation); otherwise the case is inconclusive: the invalid layer may or may not have
+/// been reached, and the reference did not check that layer.
 fn refused_elsewhere(
     case: &Case,
     v: &Violation,
     mode: Option<Mode>,
     e: &PyError,
+    checked: Option<&ModelAnalysis>,
 ) -> Option<Verdict> {
     let layer = match e.layer.as_deref() {
         Some(name) => case.model.layer(name),
@@ -497,7 +505,12 @@ fn refused_elsewhere(
     if name == v.layer || own_call(case, v, class) || consumes(&case.model, name, &v.layer) {
         return None;
     }
-    if !consumes(&case.model, &v.layer, name) {
+    let before = consumes(&case.model, &v.layer, name);
+    let accepted = || {
+        let li = case.model.layers.iter().position(|l| l.name == name);
+        checked.is_some_and(|a| a.calls.iter().any(|c| Some(c.layer) == li))
+    };
+    if !before && !accepted() {
         let verdict = Verdict::new(
             Kind::Agree,
             &v.class,
@@ -514,10 +527,17 @@ fn refused_elsewhere(
             None => verdict,
         });
     }
-    let later = format!(
-        "; the reference's first violation is later, at '{}': {v}",
-        v.layer
-    );
+    let later = if before {
+        format!(
+            "; the reference's first violation is later, at '{}': {v}",
+            v.layer
+        )
+    } else {
+        format!(
+            "; the reference accepts it, and its violation is on another branch, at '{}': {v}",
+            v.layer
+        )
+    };
     let mut verdict = match mode {
         Some(m) => Verdict::new(
             Kind::UnexpectedRejection,
@@ -1443,7 +1463,7 @@ mod tests {
                 tf_seconds: 0.0,
                 worker_seconds: 0.0,
             };
-            judge_invalid(&case, v, &tf)
+            judge_invalid(&case, v, &tf, None)
                 .into_iter()
                 .map(|v| (v.kind, v.mode, v.known))
                 .collect::<Vec<_>>()
@@ -1513,7 +1533,7 @@ mod tests {
                 tf_seconds: 0.0,
                 worker_seconds: 0.0,
             };
-            judge_invalid(&case, &v, &tf)
+            judge_invalid(&case, &v, &tf, None)
         };
         let verdicts = judged(vec![
             (Mode::Eager, refused()),
@@ -1582,7 +1602,7 @@ mod tests {
                 tf_seconds: 0.0,
                 worker_seconds: 0.0,
             };
-            judge_invalid(&case, &v, &tf)
+            judge_invalid(&case, &v, &tf, None)
                 .into_iter()
                 .map(|v| (v.kind, v.mode))
                 .collect::<Vec<_>>()
@@ -1606,7 +1626,7 @@ mod tests {
             tf_seconds: 0.0,
             worker_seconds: 0.0,
         };
-        let missing = &judge_invalid(&case, &v, &tf)[1];
+        let missing = &judge_invalid(&case, &v, &tf, None)[1];
         assert_eq!(
             missing.signature,
             "missing-validation/Conv2DTranspose/incompatible-shapes"
@@ -1668,7 +1688,7 @@ mod tests {
                 tf_seconds: 0.0,
                 worker_seconds: 0.0,
             };
-            let mut verdicts = judge_invalid(&case, v, &tf);
+            let mut verdicts = judge_invalid(&case, v, &tf, None);
             assert_eq!(verdicts.len(), 1);
             verdicts.remove(0)
         };
@@ -1709,7 +1729,7 @@ mod tests {
             tf_seconds: 0.0,
             worker_seconds: 0.0,
         };
-        let verdict = judge_invalid(&case, &v, &tf).remove(0);
+        let verdict = judge_invalid(&case, &v, &tf, None).remove(0);
         assert_eq!(
             (verdict.kind, verdict.layer.as_deref()),
             (Kind::UnexpectedRejection, Some("concatenate"))
@@ -1731,6 +1751,37 @@ mod tests {
             verdict.detail.starts_with("inconclusive: "),
             "{}",
             verdict.detail
+        );
+        // Unless the reference checked that layer and accepted it: then it is an unexpected
+        // rejection there, as before the invalid layer.
+        let checked = oracle::check::check(&case).unwrap();
+        let e = PyError {
+            kind: "ValueError".into(),
+            message: "Negative dimension size".into(),
+            phase: "call".into(),
+            traceback: String::new(),
+            layer: Some("cropping2d".into()),
+        };
+        let tf = TfOutcome::Ran {
+            modes: vec![(Mode::Graph, ModeOutcome::Error(e))],
+            reused: false,
+            tf_seconds: 0.0,
+            worker_seconds: 0.0,
+        };
+        let verdicts = judge_invalid(&case, &v, &tf, Some(&checked));
+        assert_eq!(verdicts.len(), 1);
+        assert_eq!(
+            (verdicts[0].kind, verdicts[0].layer.as_deref()),
+            (Kind::UnexpectedRejection, Some("cropping2d")),
+            "{:?}",
+            verdicts[0]
+        );
+        assert!(
+            verdicts[0].detail.contains(
+                "the reference accepts it, and its violation is on another branch, at 'up_sampling2d'"
+            ),
+            "{}",
+            verdicts[0].detail
         );
     }
 
@@ -1758,7 +1809,7 @@ mod tests {
                 traceback: String::new(),
                 layer: None,
             };
-            judge_invalid(&case, &v, &TfOutcome::Rejected(e)).remove(0)
+            judge_invalid(&case, &v, &TfOutcome::Rejected(e), None).remove(0)
         };
         // conv2d_transpose consumes up_sampling2d_1 through cropping2d and concatenate.
         for later in ["cropping2d", "conv2d_transpose"] {
@@ -1789,7 +1840,7 @@ mod tests {
             };
             let mut at = v.clone();
             at.layer = layer.into();
-            judge_invalid(&case, &at, &TfOutcome::Rejected(e)).remove(0)
+            judge_invalid(&case, &at, &TfOutcome::Rejected(e), None).remove(0)
         };
         let verdict = by_class("up_sampling2d_1");
         assert_eq!(verdict.kind, Kind::MissingValidation, "{verdict:?}");
@@ -1843,7 +1894,7 @@ mod tests {
             traceback: String::new(),
             layer: None,
         };
-        let verdict = judge_invalid(&wrapped_case, &td, &TfOutcome::Rejected(e)).remove(0);
+        let verdict = judge_invalid(&wrapped_case, &td, &TfOutcome::Rejected(e), None).remove(0);
         assert_ne!(verdict.kind, Kind::MissingValidation, "{verdict:?}");
         // Nor is a class an attention layer builds inside itself (its EinsumDense
         // projections), where a later layer of that class follows it.
@@ -1881,12 +1932,12 @@ mod tests {
             layer: None,
         };
         let verdict =
-            judge_invalid(&attention_case, &mha, &TfOutcome::Rejected(e.clone())).remove(0);
+            judge_invalid(&attention_case, &mha, &TfOutcome::Rejected(e.clone()), None).remove(0);
         assert_eq!(verdict.kind, Kind::LateError, "{verdict:?}");
         // Nor, for a violation only TF's kernels see, is that class another layer that
         // refused first (which would make the case inconclusive).
         mha.refused = oracle::violation::Refused::AtRun;
-        let verdict = judge_invalid(&attention_case, &mha, &TfOutcome::Rejected(e)).remove(0);
+        let verdict = judge_invalid(&attention_case, &mha, &TfOutcome::Rejected(e), None).remove(0);
         assert_eq!(verdict.kind, Kind::LateError, "{verdict:?}");
         assert!(consumes(&case.model, "conv1d_transpose", "input_layer"));
         assert!(!consumes(&case.model, "up_sampling2d", "up_sampling2d_1"));
@@ -1923,7 +1974,7 @@ mod tests {
                 tf_seconds: 0.0,
                 worker_seconds: 0.0,
             };
-            judge_invalid(&case, &v, &tf).remove(0)
+            judge_invalid(&case, &v, &tf, None).remove(0)
         };
         let verdict = xla_raises_at("up_sampling2d");
         assert_eq!(verdict.kind, Kind::MissingValidation, "{verdict:?}");
@@ -1972,7 +2023,7 @@ mod tests {
                 traceback: String::new(),
                 layer: None,
             };
-            judge_invalid(&case, &v, &TfOutcome::Rejected(e)).remove(0)
+            judge_invalid(&case, &v, &TfOutcome::Rejected(e), None).remove(0)
         };
         let late = refused_with("ZeroDivisionError");
         assert_eq!(late.kind, Kind::LateError, "{late:?}");
@@ -1999,7 +2050,7 @@ mod tests {
                 traceback: String::new(),
                 layer: None,
             };
-            judge_invalid(&case, &v, &TfOutcome::Rejected(e)).remove(0)
+            judge_invalid(&case, &v, &TfOutcome::Rejected(e), None).remove(0)
         };
         let late = deserialized("math domain error");
         assert_eq!(late.kind, Kind::LateError, "{late:?}");
