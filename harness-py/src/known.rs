@@ -264,6 +264,14 @@ pub fn framework_bug(
         {
             return Some("missing-validation-EinsumDense-input-rank-runs-as-batched-matmul");
         }
+        // GroupQueryAttention never checks its inputs' ranks (nor do its EinsumDense
+        // projections): it builds on a rank-4 query and fails when it runs, or fails on a
+        // rank-2 one with an IndexError.
+        Kind::MissingValidation | Kind::LateError | Kind::UnclearError
+            if class == "GroupQueryAttention" && v.detail.contains(" has the wrong rank ") =>
+        {
+            return Some("missing-validation-GroupQueryAttention-input-rank");
+        }
         // Keras names the layer in errors raised while it runs, not in those raised while it
         // is built or its output shape computed: these checks' messages name no layer.
         Kind::UnclearError if unnamed_build_error(class, &v.detail) => {
@@ -1654,6 +1662,46 @@ mod tests {
         assert_eq!(refused_later("MaxPooling3D", empty), None);
         let negative = empty.replace("]=0 is not positive", "]=-1 is not positive");
         assert_eq!(refused_later("AdaptiveAveragePooling3D", &negative), None);
+    }
+
+    /// GroupQueryAttention on an input of the wrong rank, however TF answers, is the kept
+    /// bug; a rank violation at another class, or another violation there, is not.
+    #[test]
+    fn a_group_query_attention_input_of_the_wrong_rank_is_the_kept_bug() {
+        let case = one_layer_case(
+            "GroupQueryAttention",
+            json!({"head_dim": 1, "num_query_heads": 4, "num_key_value_heads": 1}),
+            json!([null, 1, 1, 1]),
+            json!([]),
+        );
+        let rank = "TensorFlow builds a layer the reference calls invalid (keras-enforced): \
+            GroupQueryAttention 'l': input[0]=rank 4 has the wrong rank (expected rank 3); \
+            layer 'z', which consumes its output, refused first: ValueError: ...";
+        let bug = Some("missing-validation-GroupQueryAttention-input-rank");
+        let at = |kind: Kind, detail: &str| {
+            let v = verdict_at_l(
+                kind,
+                "k/GroupQueryAttention/rank",
+                Some(Mode::Eager),
+                detail,
+            );
+            framework_bug(&case, DType::Float64, &v, None)
+        };
+        assert_eq!(at(Kind::MissingValidation, rank), bug);
+        assert_eq!(at(Kind::UnclearError, rank), bug);
+        assert_eq!(at(Kind::LateError, rank), bug);
+        assert_eq!(at(Kind::Mismatch, rank), None);
+        let other = "TensorFlow runs a model the reference calls invalid (keras-enforced): \
+            GroupQueryAttention 'l': dropout=2 is out of range";
+        assert_eq!(at(Kind::MissingValidation, other), None);
+        let dense = one_layer_case("Dense", json!({"units": 1}), json!([null, 1, 1]), json!([]));
+        let v = verdict_at_l(
+            Kind::MissingValidation,
+            "k/Dense/rank",
+            Some(Mode::Eager),
+            rank,
+        );
+        assert_eq!(framework_bug(&dense, DType::Float64, &v, None), None);
     }
 
     /// GroupQueryAttention's sizes that are not positive, however they fail, are the kept
