@@ -279,8 +279,8 @@ pub fn framework_bug(
         }
         // GroupQueryAttention checks none of its sizes: a zero or negative one fails in its
         // constructor (a square root, a division, a modulo), in a kernel, or as the shape of
-        // a variable.
-        Kind::LateError | Kind::UnclearError
+        // a variable; with no query heads and no biases it may run.
+        Kind::LateError | Kind::UnclearError | Kind::MissingValidation
             if class == "GroupQueryAttention" && unchecked_attention_size(&v.detail) =>
         {
             return Some("late-error-GroupQueryAttention-unchecked-sizes");
@@ -1730,6 +1730,27 @@ mod tests {
         let other = "the error names neither layer 'l' nor `inputs`: ValueError: Inputs have \
             incompatible shapes";
         assert_eq!(at("GroupQueryAttention", Kind::UnclearError, other), None);
+        // Campaign 24: no query heads and no biases runs in eager mode, and graph mode's
+        // BiasAdd refuses in words that name neither.
+        let runs = "TensorFlow runs a model the reference calls invalid (keras-enforced): \
+            GroupQueryAttention 'l': num_query_heads=0 is not positive (expected a positive \
+            integer)";
+        let bias_rank = "the error names neither layer 'l' nor `num_query_heads`: ValueError: \
+            Exception encountered when calling EinsumDense.call(); the reference says: \
+            GroupQueryAttention 'l': num_query_heads=0 is not positive (expected a positive \
+            integer)";
+        assert_eq!(
+            at("GroupQueryAttention", Kind::MissingValidation, runs),
+            bug
+        );
+        assert_eq!(
+            at("GroupQueryAttention", Kind::UnclearError, bias_rank),
+            bug
+        );
+        assert_eq!(
+            at("MultiHeadAttention", Kind::MissingValidation, runs),
+            None
+        );
     }
 
     /// An attention layer's `dropout` refused as the `rate` of its Dropout is the kept bug; the

@@ -459,7 +459,7 @@ fn judge_refusal(case: &Case, v: &Violation, mode: Option<Mode>, e: &PyError) ->
             Kind::UnclearError,
             e.kind.as_str(),
             format!(
-                "the error names neither layer '{}' nor `{}`: {said}",
+                "the error names neither layer '{}' nor `{}`: {said}; the reference says: {v}",
                 v.layer, v.parameter
             ),
         )
