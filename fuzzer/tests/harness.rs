@@ -205,11 +205,11 @@ fn a_hang_is_a_timeout_at_its_layer() {
     assert_eq!(verdicts(&reports[1])[0].0, "agree");
 }
 
-/// The layer a worker dies or hangs in is known whichever way the worker announces it: in the
-/// memory it shares with the client, or on stderr when it shares none.
+/// The layer and the mode a worker dies or hangs in are known whichever way the worker
+/// announces them: in the memory it shares with the client, or on stderr when it shares none.
 #[test]
 fn a_crash_and_a_hang_are_located_with_and_without_shared_memory() {
-    use harness_py::{Harness, Limits, PythonEnv, RunOptions, TfOutcome};
+    use harness_py::{Harness, Limits, Mode, PythonEnv, RunOptions, TfOutcome};
     let env = PythonEnv::probe(&PythonEnv::select(None).unwrap()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let case = |file: &str, name: &str| {
@@ -235,20 +235,32 @@ fn a_crash_and_a_hang_are_located_with_and_without_shared_memory() {
         },
         ..RunOptions::default()
     };
+    // The mode that was running is told too: the first one asked for, since the fault
+    // strikes when the layer is called (or traced).
+    let in_modes = |modes: Vec<Mode>| RunOptions {
+        modes,
+        ..opts.clone()
+    };
     for shared_bytes in [0, harness_py::client::SHARED_BYTES] {
         let mut harness = Harness::new(planted_worker(shared_bytes), env.clone());
-        match harness.run(&abort, &opts).unwrap() {
-            TfOutcome::Crash { layer, .. } => assert_eq!(
-                layer.as_deref(),
-                Some("semfuzz_abort_in_the_middle"),
+        match harness
+            .run(&abort, &in_modes(vec![Mode::Graph, Mode::Eager]))
+            .unwrap()
+        {
+            TfOutcome::Crash { layer, mode, .. } => assert_eq!(
+                (layer.as_deref(), mode),
+                (Some("semfuzz_abort_in_the_middle"), Some(Mode::Graph)),
                 "{shared_bytes}"
             ),
             other => panic!("{shared_bytes}: {other:?}"),
         }
-        match harness.run(&hang, &opts).unwrap() {
-            TfOutcome::Timeout { layer } => assert_eq!(
-                layer.as_deref(),
-                Some("semfuzz_hang_in_the_middle"),
+        match harness
+            .run(&hang, &in_modes(vec![Mode::Eager, Mode::Xla]))
+            .unwrap()
+        {
+            TfOutcome::Timeout { layer, mode } => assert_eq!(
+                (layer.as_deref(), mode),
+                (Some("semfuzz_hang_in_the_middle"), Some(Mode::Eager)),
                 "{shared_bytes}"
             ),
             other => panic!("{shared_bytes}: {other:?}"),

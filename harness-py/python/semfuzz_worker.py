@@ -98,6 +98,9 @@ def _hello(_request, _payload):
 # ---------------------------------------------------------------------------------------
 
 _LAYER_MARK = "\x1esemfuzz-layer:"
+_MODE_MARK = "\x1esemfuzz-mode:"
+# The end of the layer slot that holds the mode being run: a length byte, then its name.
+_MODE_BYTES = 8
 
 
 class CaseError(Exception):
@@ -299,7 +302,9 @@ def _announcer(name):
             sys.stderr.flush()
 
         return announce
-    encoded = name.encode("utf-8")[: len(slot) - 4].decode("utf-8", "ignore").encode("utf-8")
+    encoded = (
+        name.encode("utf-8")[: len(slot) - 4 - _MODE_BYTES].decode("utf-8", "ignore").encode("utf-8")
+    )
     mark = len(encoded).to_bytes(4, "little") + encoded
     end = len(mark)
 
@@ -323,6 +328,19 @@ def _announcing(original, name):
         return original(*args, **kwargs)
 
     return call
+
+
+def _announce_mode(mode):
+    """Tells the client that `mode` starts: into the end of the shared layer slot, or a line
+    on stderr when no memory is shared."""
+    slot = _shared.get("layer")
+    if slot is None:
+        sys.stderr.write(_MODE_MARK + mode + "\n")
+        sys.stderr.flush()
+        return
+    name = mode.encode("ascii")[: _MODE_BYTES - 1]
+    at = len(slot) - _MODE_BYTES
+    slot[at : at + 1 + len(name)] = bytes([len(name)]) + name
 
 
 def _node_layer(message):
@@ -407,6 +425,7 @@ def _run(request, payload):
     arrays = []
     failed = False
     for mode in request["modes"]:
+        _announce_mode(mode)
         try:
             outs = prepared.function(mode)(feed)
             outs = outs if isinstance(outs, (list, tuple)) else [outs]

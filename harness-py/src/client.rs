@@ -38,11 +38,19 @@ pub const SHARED_BYTES: usize = 16 << 20;
 /// no memory is shared with it.
 pub const LAYER_MARK: &str = "\x1esemfuzz-layer:";
 
+/// The prefix of the stderr lines in which the worker announces the mode it starts to run,
+/// when no memory is shared with it.
+pub const MODE_MARK: &str = "\x1esemfuzz-mode:";
+
 /// Bytes at the end of the answers' region in which the worker announces the layer it
 /// enters: a little-endian u32 length, then that many bytes of the layer's name (UTF-8,
 /// cut to fit). A store to memory, where a line on stderr would be a system call and a
-/// wake-up of the client's reader thread, for every layer of every case.
+/// wake-up of the client's reader thread, for every layer of every case. Its last
+/// [`MODE_BYTES`] hold the mode the worker runs: a length byte, then the mode's name.
 const LAYER_SLOT: usize = 256;
+
+/// The end of the layer slot that holds the mode (see [`LAYER_SLOT`]).
+const MODE_BYTES: usize = 8;
 
 /// How long a process that got a [`WAKE`] checks for the frame it announces before it
 /// sleeps (see [`stay_awake`]).
@@ -138,18 +146,22 @@ pub enum WorkerError {
     Died {
         status: WorkerExit,
         layer: Option<String>,
+        /// The mode the worker was running (`eager`, `graph`, `xla`), when it had started one.
+        mode: Option<String>,
         stderr_tail: String,
     },
     #[error("the worker took longer than {limit:?}{}", layer.as_ref().map(|l| format!(" (in layer '{l}')")).unwrap_or_default())]
     Timeout {
         limit: Duration,
         layer: Option<String>,
+        mode: Option<String>,
     },
     #[error("the worker grew to {rss_mib} MiB, past its {limit_mib} MiB limit{}", layer.as_ref().map(|l| format!(" (in layer '{l}')")).unwrap_or_default())]
     OutOfMemory {
         rss_mib: u64,
         limit_mib: u64,
         layer: Option<String>,
+        mode: Option<String>,
     },
     #[error("the worker broke the protocol: {0}")]
     Protocol(String),
@@ -245,6 +257,7 @@ pub struct Versions {
 struct StderrState {
     tail: VecDeque<String>,
     layer: Option<String>,
+    mode: Option<String>,
 }
 
 /// Where the last request's time went, on the client side (seconds).
@@ -401,9 +414,11 @@ impl Shared {
         )
     }
 
-    /// Empties the layer slot, before a request.
+    /// Empties the layer slot and its mode, before a request.
     fn clear_layer(&mut self) {
         self.from_worker.write_at(self.bytes, &0u32.to_le_bytes());
+        self.from_worker
+            .write_at(self.bytes + LAYER_SLOT - MODE_BYTES, &[0]);
     }
 
     /// The layer the worker last announced, read once it has stopped (answered, died or been
@@ -413,7 +428,15 @@ impl Shared {
         let len = u32::from_le_bytes(len.try_into().expect("4 bytes")) as usize;
         let name = self
             .from_worker
-            .read_at(self.bytes + 4, len.min(LAYER_SLOT - 4));
+            .read_at(self.bytes + 4, len.min(LAYER_SLOT - 4 - MODE_BYTES));
+        (len > 0).then(|| String::from_utf8_lossy(&name).into_owned())
+    }
+
+    /// The mode the worker last announced starting, read as [`Shared::layer`] is.
+    fn mode(&self) -> Option<String> {
+        let at = self.bytes + LAYER_SLOT - MODE_BYTES;
+        let len = self.from_worker.read_at(at, 1)[0] as usize;
+        let name = self.from_worker.read_at(at + 1, len.min(MODE_BYTES - 1));
         (len > 0).then(|| String::from_utf8_lossy(&name).into_owned())
     }
 
@@ -539,6 +562,10 @@ impl Worker {
                         s.layer = Some(layer.to_owned());
                         continue;
                     }
+                    if let Some(mode) = line.strip_prefix(MODE_MARK) {
+                        s.mode = Some(mode.to_owned());
+                        continue;
+                    }
                     tracing::debug!(target: "semfuzz::worker", pid, "{line}");
                     if s.tail.len() == STDERR_TAIL {
                         s.tail.pop_front();
@@ -598,7 +625,11 @@ impl Worker {
         limits: Limits,
         decode: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<R, WorkerError> {
-        self.lock_stderr().layer = None;
+        {
+            let mut stderr = self.lock_stderr();
+            stderr.layer = None;
+            stderr.mode = None;
+        }
         if let Some(shared) = &mut self.shared {
             shared.clear_layer();
         }
@@ -666,21 +697,21 @@ impl Worker {
             }
             if start.elapsed() > limits.timeout {
                 self.kill();
-                let layer = self.current_layer();
                 return Err(WorkerError::Timeout {
                     limit: limits.timeout,
-                    layer,
+                    layer: self.current_layer(),
+                    mode: self.current_mode(),
                 });
             }
             if let Some(rss_mib) = self.rss_mib()
                 && rss_mib > limits.memory_mib
             {
                 self.kill();
-                let layer = self.current_layer();
                 return Err(WorkerError::OutOfMemory {
                     rss_mib,
                     limit_mib: limits.memory_mib,
-                    layer,
+                    layer: self.current_layer(),
+                    mode: self.current_mode(),
                 });
             }
         }
@@ -758,6 +789,15 @@ impl Worker {
         }
     }
 
+    /// The mode the worker last announced starting during the current request; read once
+    /// the worker has stopped.
+    pub fn current_mode(&self) -> Option<String> {
+        match &self.shared {
+            Some(shared) => shared.mode(),
+            None => self.lock_stderr().mode.clone(),
+        }
+    }
+
     /// The worker's resident memory, from /proc.
     pub fn rss_mib(&self) -> Option<u64> {
         let statm = std::fs::read_to_string(format!("/proc/{}/statm", self.child.id())).ok()?;
@@ -793,6 +833,7 @@ impl Worker {
         WorkerError::Died {
             status,
             layer: self.current_layer(),
+            mode: self.current_mode(),
             stderr_tail: self.stderr_tail(),
         }
     }

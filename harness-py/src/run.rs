@@ -101,17 +101,21 @@ pub enum TfOutcome {
     },
     /// Building the model or setting its weights raised.
     Rejected(PyError),
-    /// The worker died by a signal (or exited).
+    /// The worker died by a signal (or exited). `layer` and `mode`: where it was, as it
+    /// announced (`mode`: `None` before it started one, while the model was built).
     Crash {
         signal: Option<i32>,
         layer: Option<String>,
+        mode: Option<Mode>,
         stderr_tail: String,
     },
     Timeout {
         layer: Option<String>,
+        mode: Option<Mode>,
     },
     OutOfMemory {
         layer: Option<String>,
+        mode: Option<Mode>,
         rss_mib: u64,
     },
 }
@@ -334,6 +338,7 @@ impl Harness {
             Err(WorkerError::Died {
                 status,
                 layer,
+                mode,
                 stderr_tail,
             }) => {
                 self.worker = None;
@@ -344,16 +349,29 @@ impl Harness {
                 TfOutcome::Crash {
                     signal,
                     layer,
+                    mode: announced(mode),
                     stderr_tail,
                 }
             }
-            Err(WorkerError::Timeout { layer, .. }) => {
+            Err(WorkerError::Timeout { layer, mode, .. }) => {
                 self.worker = None;
-                TfOutcome::Timeout { layer }
+                TfOutcome::Timeout {
+                    layer,
+                    mode: announced(mode),
+                }
             }
-            Err(WorkerError::OutOfMemory { rss_mib, layer, .. }) => {
+            Err(WorkerError::OutOfMemory {
+                rss_mib,
+                layer,
+                mode,
+                ..
+            }) => {
                 self.worker = None;
-                TfOutcome::OutOfMemory { layer, rss_mib }
+                TfOutcome::OutOfMemory {
+                    layer,
+                    mode: announced(mode),
+                    rss_mib,
+                }
             }
             Err(e) => {
                 self.worker = None;
@@ -761,6 +779,11 @@ struct ModeAnswer {
 
 /// A run's outcome and the Python lines it covered, from the answer's header (JSON text) and
 /// payload.
+/// The mode a dead worker announced, by name (`None`: none yet, or a name it does not know).
+fn announced(mode: Option<String>) -> Option<Mode> {
+    mode.and_then(|m| m.parse().ok())
+}
+
 fn parse_answer(header: &[u8], payload: &[u8]) -> Result<(TfOutcome, Vec<u32>), WorkerError> {
     let bad = |what: &str| WorkerError::Protocol(format!("bad run answer: {what}"));
     let answer: RunAnswer = serde_json::from_slice(header).map_err(|e| bad(&e.to_string()))?;

@@ -189,17 +189,23 @@ fn judge_outcome(
             .map(|l| l.class_name.clone())
             .unwrap_or_default()
     };
+    // Where the worker died, hung or grew: the mode it had started, when it had.
+    let in_mode = |v: Verdict, mode: &Option<Mode>| match mode {
+        Some(m) => v.in_mode(*m),
+        None => v,
+    };
     match tf {
         TfOutcome::Crash {
             signal,
             layer,
+            mode,
             stderr_tail,
         } => {
             let what = signal
                 .map(crate::client::signal_name)
                 .unwrap_or_else(|| "exit".to_owned());
             let tail: Vec<&str> = stderr_tail.lines().rev().take(5).collect();
-            return vec![Verdict::new(
+            let verdict = Verdict::new(
                 Kind::Crash,
                 &class_of(layer),
                 &what,
@@ -208,25 +214,32 @@ fn judge_outcome(
                     "the worker died by {what}; stderr ends: {}",
                     tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
                 ),
-            )];
+            );
+            return vec![in_mode(verdict, mode)];
         }
-        TfOutcome::Timeout { layer } => {
-            return vec![Verdict::new(
+        TfOutcome::Timeout { layer, mode } => {
+            let verdict = Verdict::new(
                 Kind::Timeout,
                 &class_of(layer),
                 "",
                 layer.as_deref(),
                 "TensorFlow did not finish in time".to_owned(),
-            )];
+            );
+            return vec![in_mode(verdict, mode)];
         }
-        TfOutcome::OutOfMemory { layer, rss_mib } => {
-            return vec![Verdict::new(
+        TfOutcome::OutOfMemory {
+            layer,
+            mode,
+            rss_mib,
+        } => {
+            let verdict = Verdict::new(
                 Kind::Oom,
                 &class_of(layer),
                 "",
                 layer.as_deref(),
                 format!("the worker grew to {rss_mib} MiB"),
-            )];
+            );
+            return vec![in_mode(verdict, mode)];
         }
         _ => {}
     }

@@ -182,8 +182,9 @@ fn reference_report(
 
 /// TF's outcome as the report's `tensorflow` object: each mode run, by name, with its
 /// outputs or its error. A refusal while the model was built is every requested mode's error
-/// (they share the one build); a crash, hang or memory blow-up is under every requested mode,
-/// since the worker died in one of them and none of their answers came back.
+/// (they share the one build). A crash, hang or memory blow-up is under the mode the worker
+/// was running; under every requested mode where it died before it started one (while the
+/// model was built), since then none of them ran.
 pub(crate) fn tf_report(case: &Case, tf: &TfOutcome, requested: &[Mode]) -> Value {
     let every_mode = |v: Value| {
         Value::Object(
@@ -192,6 +193,10 @@ pub(crate) fn tf_report(case: &Case, tf: &TfOutcome, requested: &[Mode]) -> Valu
                 .map(|m| (m.name().to_owned(), v.clone()))
                 .collect(),
         )
+    };
+    let in_mode = |mode: &Option<Mode>, v: Value| match mode {
+        Some(m) => json!({m.name(): v}),
+        None => every_mode(v),
     };
     match tf {
         TfOutcome::Ran { modes, .. } => {
@@ -223,14 +228,18 @@ pub(crate) fn tf_report(case: &Case, tf: &TfOutcome, requested: &[Mode]) -> Valu
         TfOutcome::Crash {
             signal,
             layer,
+            mode,
             stderr_tail,
-        } => every_mode(
+        } => in_mode(
+            mode,
             json!({"crash": {"signal": signal, "layer": layer, "stderr_tail": stderr_tail}}),
         ),
-        TfOutcome::Timeout { layer } => every_mode(json!({"timeout": {"layer": layer}})),
-        TfOutcome::OutOfMemory { layer, rss_mib } => {
-            every_mode(json!({"oom": {"layer": layer, "rss_mib": rss_mib}}))
-        }
+        TfOutcome::Timeout { layer, mode } => in_mode(mode, json!({"timeout": {"layer": layer}})),
+        TfOutcome::OutOfMemory {
+            layer,
+            mode,
+            rss_mib,
+        } => in_mode(mode, json!({"oom": {"layer": layer, "rss_mib": rss_mib}})),
     }
 }
 

@@ -40,10 +40,10 @@ pub fn tensorflow(harness: &mut Harness, case: &Case, range: (f64, f64)) -> Resu
         TfOutcome::Crash { signal, layer, .. } => {
             json!({"accepted": false, "phase": "call", "type": "crash", "message": format!("the worker died (signal {signal:?})"), "layer": layer})
         }
-        TfOutcome::Timeout { layer } => {
+        TfOutcome::Timeout { layer, .. } => {
             json!({"accepted": false, "phase": "call", "type": "timeout", "message": "the worker timed out", "layer": layer})
         }
-        TfOutcome::OutOfMemory { layer, rss_mib } => {
+        TfOutcome::OutOfMemory { layer, rss_mib, .. } => {
             json!({"accepted": false, "phase": "call", "type": "oom", "message": format!("the worker used {rss_mib} MiB"), "layer": layer})
         }
     })
