@@ -460,6 +460,46 @@ fn a_traced_adaptive_pooling_before_a_violation_is_the_kept_window_bug() {
     }
 }
 
+/// An index past an Embedding's rows (a value TF checks only when the gather runs), then an
+/// adaptive pooling that graph mode refuses while it traces, before any value is seen (the
+/// kept window bug): an unexpected rejection there, not a missing validation of the
+/// Embedding (campaign 25). In eager mode the gather refuses the index first.
+#[test]
+fn a_traced_refusal_after_an_out_of_range_index_is_no_missing_validation() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/embedding_out_of_range_then_traced_adaptive_pooling.case.json");
+    let (_, reports, stderr) = run(&[&case], &["--modes", "graph,eager"]);
+    assert_eq!(reports.len(), 1, "{stderr}");
+    let verdicts: Vec<(&str, &str, &str)> = reports[0]["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["kind"].as_str().unwrap(),
+                v["mode"].as_str().unwrap_or(""),
+                v["known"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert!(
+        verdicts.contains(&(
+            "unexpected-rejection",
+            "graph",
+            "mode-mismatch-AdaptiveMaxPooling1D-graph-window-exceeds-input"
+        )),
+        "{:#}",
+        reports[0]
+    );
+    assert!(
+        verdicts
+            .iter()
+            .all(|(kind, mode, _)| *kind != "missing-validation" && !mode.is_empty()),
+        "{:#}",
+        reports[0]
+    );
+}
+
 /// A build-time check that names no layer ("Number of groups (32) cannot be more than the
 /// number of channels (1).") is located by the worker at the layer that raised it: here the
 /// GroupNormalization after an EinsumDense that Keras built on an input of the wrong rank,

@@ -428,7 +428,9 @@ fn judge_refusal(case: &Case, v: &Violation, mode: Option<Mode>, e: &PyError) ->
                 "inconclusive: Keras builds it (it is refused only when it runs), and {other} refused first: {said}"
             ),
         )
-    } else if let Some(later) = refused_downstream(case, e, v) {
+    } else if let Some(later) =
+        refused_downstream(case, e, v).filter(|_| v.category != oracle::Category::InputValue)
+    {
         // Keras builds the layers of a model in order: a layer that consumes the invalid
         // layer's output was reached, so the invalid layer was built without complaint.
         (
@@ -515,7 +517,11 @@ fn refused_elsewhere(
         },
     }?;
     let (class, name) = (layer.class_name.as_str(), layer.name.as_str());
-    if name == v.layer || own_call(case, v, class) || consumes(&case.model, name, &v.layer) {
+    // Values are checked only when the invalid layer's kernel runs, not when it is built or
+    // traced: a layer after it that refuses while traced was refused on its own account.
+    let values = v.category == oracle::Category::InputValue;
+    let after = consumes(&case.model, name, &v.layer);
+    if name == v.layer || own_call(case, v, class) || after && !values {
         return None;
     }
     let before = consumes(&case.model, &v.layer, name);
@@ -523,7 +529,7 @@ fn refused_elsewhere(
         let li = case.model.layers.iter().position(|l| l.name == name);
         checked.is_some_and(|a| a.calls.iter().any(|c| Some(c.layer) == li))
     };
-    if !before && !accepted() {
+    if !before && !after && !accepted() {
         let verdict = Verdict::new(
             Kind::Agree,
             &v.class,
@@ -543,6 +549,11 @@ fn refused_elsewhere(
     let later = if before {
         format!(
             "; the reference's first violation is later, at '{}': {v}",
+            v.layer
+        )
+    } else if after {
+        format!(
+            "; the reference accepts it, and objects only to values before it, which TF checks when '{}' runs: {v}",
             v.layer
         )
     } else {
