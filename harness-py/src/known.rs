@@ -264,6 +264,13 @@ pub fn framework_bug(
         {
             return Some("missing-validation-EinsumDense-input-rank-runs-as-batched-matmul");
         }
+        // Dot refuses the batch axis only when called on data: built, it declares a shape
+        // without the batch axis, and a later layer refuses that.
+        Kind::MissingValidation | Kind::LateError | Kind::UnclearError
+            if class == "Dot" && v.detail.contains(" is the batch axis of input[") =>
+        {
+            return Some("missing-validation-Dot-batch-axis-declared-shape");
+        }
         // GroupQueryAttention never checks its inputs' ranks (nor do its EinsumDense
         // projections): it builds on a rank-4 query and fails when it runs, or fails on a
         // rank-2 one with an IndexError.
@@ -1665,6 +1672,38 @@ mod tests {
         assert_eq!(refused_later("MaxPooling3D", empty), None);
         let negative = empty.replace("]=0 is not positive", "]=-1 is not positive");
         assert_eq!(refused_later("AdaptiveAveragePooling3D", &negative), None);
+    }
+
+    /// Dot over the batch axis, answered by a later layer's refusal, is the kept bug; another
+    /// Dot axis violation, or the batch axis at another class, is not.
+    #[test]
+    fn a_dot_over_the_batch_axis_is_the_kept_bug() {
+        let case = one_layer_case("Dot", json!({"axes": 0}), json!([null, 1, 2]), json!([]));
+        let batch = "TensorFlow builds a layer the reference calls invalid (keras-enforced): Dot \
+            'l': axes=0 is the batch axis of input[0] (expected a non-batch axis); layer 'd', \
+            which consumes its output, refused first: ValueError: Incompatible input shapes";
+        let range = "TensorFlow runs a model the reference calls invalid (keras-enforced): Dot \
+            'l': axes=-3 is out of range for input[0] of rank 2";
+        let at = |class: &str, detail: &str| {
+            let v = verdict_at_l(
+                Kind::MissingValidation,
+                "k/Dot/axis",
+                Some(Mode::Eager),
+                detail,
+            );
+            let case = if class == "Dot" {
+                case.clone()
+            } else {
+                one_layer_case(class, json!({}), json!([null, 1, 2]), json!([]))
+            };
+            framework_bug(&case, DType::Float64, &v, None)
+        };
+        assert_eq!(
+            at("Dot", batch),
+            Some("missing-validation-Dot-batch-axis-declared-shape")
+        );
+        assert_eq!(at("Dot", range), None);
+        assert_eq!(at("Softmax", batch), None);
     }
 
     /// GroupQueryAttention on an input of the wrong rank, however TF answers, is the kept
