@@ -1184,14 +1184,7 @@ fn conv3d_same_window_shifts(
 /// cannot check the model. The matchers take it for the analysis an invalid case lacks: the
 /// layers before the violation ran in TF on these shapes.
 pub fn calls_before_violation(case: &Case, dtype: DType) -> Option<ModelAnalysis> {
-    let shapes = if case.inputs.is_empty() {
-        check::declared_inputs(&case.model).ok()?
-    } else {
-        case.inputs
-            .iter()
-            .map(|t| t.shape().iter().map(|&d| Some(d)).collect())
-            .collect()
-    };
+    let shapes = check::input_shapes(case).ok()?;
     check::check_prefix(&case.model, &shapes, dtype)
         .ok()
         .map(|(analysis, _)| analysis)

@@ -170,18 +170,26 @@ pub fn check_in(case: &Case, dtype: DType) -> Result<ModelAnalysis, CheckError> 
             return Ok(symbolic);
         }
     }
-    let shapes = if case.inputs.is_empty() {
-        declared?
-    } else {
-        case.inputs
-            .iter()
-            .map(|t| t.shape().iter().map(|&d| Some(d)).collect())
-            .collect()
+    let shapes = match declared {
+        Ok(declared) if case.inputs.is_empty() => declared,
+        _ => input_shapes(case)?,
     };
     let analysis = check_model(&case.model, &shapes, dtype)?;
     crate::operation_names::check(&case.model, &analysis).map_err(CheckError::Invalid)?;
     check_weights(case, &analysis)?;
     Ok(analysis)
+}
+
+/// The shapes a case runs on: its input arrays', or the declared ones when it has none.
+pub fn input_shapes(case: &Case) -> Result<Vec<Dims>, CheckError> {
+    if case.inputs.is_empty() {
+        return declared_inputs(&case.model);
+    }
+    Ok(case
+        .inputs
+        .iter()
+        .map(|t| t.shape().iter().map(|&d| Some(d)).collect())
+        .collect())
 }
 
 /// Checks a model called on inputs of these shapes.
