@@ -40,9 +40,31 @@ pub enum Command {
     Export(ExportArgs),
     /// Print the versions of semfuzz, Python, TensorFlow and Keras (asks the worker).
     Version(PythonArgs),
+    /// The suppression entries (kept framework bugs, known limitations): list them, or say
+    /// which explains each verdict on a case.
+    #[command(subcommand)]
+    Known(KnownCommand),
     /// The TensorFlow worker process (started by semfuzz itself).
     #[command(name = "__worker", hide = true)]
     Worker,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KnownCommand {
+    /// Every entry with its scope: releases, backends, verdicts, classes, modes, dtypes.
+    List(KnownListArgs),
+    /// Run cases (as `run` does) and say which entry explains each verdict and by which
+    /// alternative, or that none does and which condition each near entry missed.
+    Explain(RunArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct KnownListArgs {
+    /// One JSON object per entry.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub suppressions: SuppressionArgs,
 }
 
 /// Selecting the Python environment with TensorFlow.
@@ -52,6 +74,19 @@ pub struct PythonArgs {
     /// the project's .venv). It must be the Python minor version semfuzz was built for.
     #[arg(long, value_name = "PATH")]
     pub python: Option<PathBuf>,
+}
+
+/// Which suppression entries (kept bugs, known limitations) explain verdicts.
+#[derive(Debug, Clone, Args)]
+pub struct SuppressionArgs {
+    /// More suppression entries, in the format of the built-in ones: a folder of
+    /// `<id>/kept.json` entries and `*.json` lists, or one list file. Repeatable.
+    #[arg(long, value_name = "DIR")]
+    pub suppressions: Vec<PathBuf>,
+    /// Leave out the built-in entries (the kept bugs of crashes/ and the known limitations),
+    /// so that every verdict is reported.
+    #[arg(long)]
+    pub no_builtin_suppressions: bool,
 }
 
 #[derive(Debug, Args)]
@@ -83,6 +118,8 @@ pub struct FuzzArgs {
     pub seed: Option<u64>,
     #[command(flatten)]
     pub python: PythonArgs,
+    #[command(flatten)]
+    pub suppressions: SuppressionArgs,
     /// The modes a case may run in; the first runs every time, another one is added to a
     /// share of runs (--second-mode-share) to compare TF's modes.
     #[arg(long, value_delimiter = ',', default_value = "eager,graph,xla")]
@@ -164,6 +201,8 @@ pub struct RunArgs {
     pub json: bool,
     #[command(flatten)]
     pub python: PythonArgs,
+    #[command(flatten)]
+    pub suppressions: SuppressionArgs,
 }
 
 #[derive(Debug, Args)]
@@ -262,6 +301,8 @@ pub struct TriageArgs {
     pub time_per_finding: f64,
     #[command(flatten)]
     pub python: PythonArgs,
+    #[command(flatten)]
+    pub suppressions: SuppressionArgs,
 }
 
 #[derive(Debug, Args)]

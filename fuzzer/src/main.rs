@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use cli::{Cli, Command};
+use cli::{Cli, Command, KnownCommand};
 use exit::Outcome;
 
 fn main() -> ExitCode {
@@ -40,6 +40,8 @@ fn main() -> ExitCode {
         Command::Triage(args) => commands::triage::run(&args),
         Command::Layers(args) => commands::layers::run(&args),
         Command::Export(args) => commands::export::run(&args),
+        Command::Known(KnownCommand::List(args)) => commands::known::list(&args),
+        Command::Known(KnownCommand::Explain(args)) => commands::run::explain(&args),
         Command::Worker => unreachable!("handled above"),
     };
     match outcome {

@@ -495,7 +495,7 @@ fn gen_steers_away_from_kept_bugs_unless_asked_to_keep_them() {
             let case = oracle::Case::read(&path).unwrap();
             let analysis = oracle::check(&case).unwrap();
             with_trigger +=
-                usize::from(!oracle::known_bugs::in_model(&case.model, Some(&analysis)).is_empty());
+                usize::from(!oracle::triggers::in_model(&case.model, Some(&analysis)).is_empty());
         }
         (summary, with_trigger)
     };

@@ -814,7 +814,7 @@ fn masked_goldens_agree_in_every_mode_and_dtype() {
 /// not the 248-byte full requests), or all in shared memory.
 #[test]
 fn models_are_reused_when_only_values_change() {
-    use harness_py::{Harness, PythonEnv, RunOptions, TfOutcome, WorkerCommand, judge};
+    use harness_py::{Harness, Judge, PythonEnv, RunOptions, TfOutcome, WorkerCommand};
     let env = PythonEnv::probe(&PythonEnv::select(None).unwrap()).unwrap();
     let base = oracle::Case::read(
         Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -854,7 +854,12 @@ fn models_are_reused_when_only_values_change() {
             };
             reused.push(*r);
             if case.weights.len() == 2 {
-                let v = judge(case, case.dtype, &oracle::check::check(case), &tf);
+                let v = Judge::builtin().unwrap().judge(
+                    case,
+                    case.dtype,
+                    &oracle::check::check(case),
+                    &tf,
+                );
                 assert_eq!(v[0].kind, harness_py::Kind::Agree, "{shared_bytes}: {v:?}");
             }
         }

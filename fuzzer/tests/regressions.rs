@@ -1,31 +1,70 @@
-//! The regression corpus: every confirmed bug kept in `crashes/` still behaves as its record
-//! says. When one stops reproducing (fixed upstream?), the failure names the folder so the
-//! record can be updated.
+//! The regression corpus: every confirmed bug kept in `crashes/` still behaves as its entry
+//! says, and its example is explained by exactly that entry. When one stops reproducing
+//! (fixed upstream?), the failure names the folder so that its entry's release range can be
+//! closed.
 
 use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
 
+/// A release number's parts, for comparing with an entry's range.
+fn parts(v: &str) -> Vec<u64> {
+    let mut p: Vec<u64> = v
+        .split('.')
+        .map_while(|x| x.parse().ok())
+        .collect::<Vec<_>>();
+    while p.len() > 1 && p.last() == Some(&0) {
+        p.pop();
+    }
+    p
+}
+
+/// The installed Keras release, as the worker reports it.
+fn keras_version() -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_semfuzz"))
+        .arg("version")
+        .env_remove("SEMFUZZ_PYTHON")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.lines()
+        .find_map(|l| l.strip_prefix("keras "))
+        .unwrap_or_else(|| panic!("no keras version in: {text}"))
+        .trim()
+        .to_owned()
+}
+
 #[test]
-fn every_kept_finding_behaves_as_recorded() {
+fn every_kept_finding_behaves_as_recorded_and_is_explained_by_its_entry_alone() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crashes");
+    let keras = parts(&keras_version());
     let mut checked = 0;
     let mut changed = Vec::new();
-    let mut unknown = Vec::new();
+    let mut unexplained = Vec::new();
+    let mut without_entry = Vec::new();
     for entry in std::fs::read_dir(&root).unwrap() {
         let dir = entry.unwrap().path();
         if !dir.join("case.case.json").exists() {
             continue;
         }
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let Ok(kept) = std::fs::read_to_string(dir.join("kept.json")) else {
+            without_entry.push(name);
+            continue;
+        };
+        let kept: Value = serde_json::from_str(&kept).unwrap();
+        // While the installed release is in the entry's range, the bug must show.
+        let range = &kept["releases"]["keras"];
+        let in_range = range["from"].as_str().is_none_or(|f| keras >= parts(f))
+            && range["before"].as_str().is_none_or(|b| keras < parts(b));
         let outcome: Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("outcome.json")).unwrap())
                 .unwrap();
-        let status = std::fs::read_to_string(dir.join("status")).unwrap();
         let want = outcome["signature"].as_str().unwrap();
         let dtype = outcome["dtype"].as_str().unwrap_or("");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_semfuzz"));
-        cmd.args(["run", "--json"]);
+        cmd.args(["known", "explain", "--json"]);
         if !dtype.is_empty() {
             cmd.args(["--dtype", dtype]);
         }
@@ -40,42 +79,71 @@ fn every_kept_finding_behaves_as_recorded() {
             .output()
             .unwrap();
         let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-        let signatures: Vec<&str> = report["verdicts"]
-            .as_array()
-            .map(|v| v.iter().filter_map(|x| x["signature"].as_str()).collect())
-            .unwrap_or_default();
-        let reproduces = signatures.iter().any(|s| s.starts_with(want));
-        // While it reproduces, the bug is known: its verdict names this folder, so campaigns
-        // count it instead of reporting it again.
-        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-        let known_as_this = report["verdicts"].as_array().is_some_and(|vs| {
-            vs.iter().any(|v| {
-                v["signature"].as_str().is_some_and(|s| s.starts_with(want))
-                    && v["known"].as_str() == Some(name.as_str())
-            })
+        let verdicts = report["verdicts"].as_array().cloned().unwrap_or_default();
+        let showing: Vec<&Value> = verdicts
+            .iter()
+            .filter(|v| v["signature"].as_str().is_some_and(|s| s.starts_with(want)))
+            .collect();
+        let reproduces = !showing.is_empty();
+        // While it reproduces, the bug is known: its verdict is explained by this folder's
+        // entry and by no other, so campaigns count it instead of reporting it again.
+        let explained_by_this_alone = showing.iter().any(|v| {
+            let by: Vec<&str> = v["explanation"]["explained_by"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|x| x["entry"].as_str())
+                .collect();
+            v["known"].as_str() == Some(name.as_str()) && by == [name.as_str()]
         });
-        if reproduces && !known_as_this {
-            unknown.push(format!("{}: {:#}", dir.display(), report["verdicts"]));
+        if reproduces && !explained_by_this_alone {
+            unexplained.push(format!(
+                "{name}: {:#}",
+                Value::Array(showing.iter().map(|v| json_brief(v)).collect())
+            ));
         }
-        if reproduces != (status.trim() == "reproduces") {
+        if reproduces != in_range {
             changed.push(format!(
-                "{}: recorded '{}', now {:?}",
-                dir.display(),
-                status.trim(),
-                signatures
+                "{name}: its entry's Keras range {range} {} the installed Keras, but it {}: {:?}",
+                if in_range { "holds for" } else { "excludes" },
+                if reproduces {
+                    "reproduces"
+                } else {
+                    "no longer reproduces"
+                },
+                verdicts
+                    .iter()
+                    .filter_map(|v| v["signature"].as_str())
+                    .collect::<Vec<_>>()
             ));
         }
         checked += 1;
     }
     assert!(checked >= 2, "only {checked} kept findings");
     assert!(
-        unknown.is_empty(),
-        "kept findings whose verdicts the known-bug table does not name:\n{}",
-        unknown.join("\n")
+        without_entry.is_empty(),
+        "kept folders without a kept.json entry: {without_entry:?}"
+    );
+    assert!(
+        unexplained.is_empty(),
+        "kept findings not explained by their own entry alone:\n{}",
+        unexplained.join("\n")
     );
     assert!(
         changed.is_empty(),
-        "kept findings no longer behave as recorded (update their `status`):\n{}",
+        "kept findings no longer behave as their entries say (update the release range):\n{}",
         changed.join("\n")
     );
+}
+
+/// A verdict's kind, layer, known entry, evidence and explanation.
+fn json_brief(v: &Value) -> Value {
+    serde_json::json!({
+        "signature": v["signature"],
+        "mode": v["mode"],
+        "known": v["known"],
+        "evidence": v["evidence"],
+        "explanation": v["explanation"],
+        "detail": v["detail"],
+    })
 }

@@ -364,7 +364,7 @@ fn fitted(c: Case) -> Vec<Case> {
             // The finding may be a kept bug's: its trigger stays.
             let opts = RepairOptions {
                 batch,
-                avoid_known_bugs: false,
+                avoid: oracle::triggers::TriggerSet::none(),
                 ..RepairOptions::default()
             };
             let mut out = vec![c];

@@ -8,7 +8,7 @@
 //! made robust to insertions), then the violation's badness (severity bands, then distance).
 //!
 //! Unless told to keep them, a layer that triggers a kept framework bug
-//! ([`oracle::known_bugs`]) counts as the least of violations, once the case is otherwise
+//! ([`oracle::triggers`]) counts as the least of violations, once the case is otherwise
 //! valid: TF would raise or compute wrong values there, the same known bug every time, and
 //! the rest of the model would go untested. The layer is patched without a random draw (its
 //! argument set to a value that does not trigger the bug) or else removed; failing both, it
@@ -17,8 +17,8 @@
 use oracle::Case;
 use oracle::case::{Dims, Layer, TensorRef};
 use oracle::check::{ModelAnalysis, check_prefix, declared_inputs};
-use oracle::known_bugs::{self, KnownBug};
 use oracle::layers::{Arity, LayerKind, lookup};
+use oracle::triggers::{self, Trigger, TriggerSet};
 use oracle::{Category, Violation};
 use rand::Rng as _;
 use rand::seq::{IndexedRandom, SliceRandom};
@@ -45,9 +45,10 @@ pub struct RepairOptions {
     pub max_weights: usize,
     /// The batch size the case will run with.
     pub batch: usize,
-    /// Whether a layer triggering a kept framework bug counts as a violation to repair (so
-    /// that no repaired case holds one), rather than as valid.
-    pub avoid_known_bugs: bool,
+    /// The triggers of kept framework bugs a layer may not hold: each counts as a violation
+    /// to repair (so that no repaired case holds one), rather than as valid. The fuzzer passes
+    /// those the suppression entries name.
+    pub avoid: TriggerSet,
 }
 
 impl Default for RepairOptions {
@@ -57,7 +58,7 @@ impl Default for RepairOptions {
             max_elements: 4096,
             max_weights: 1 << 16,
             batch: 2,
-            avoid_known_bugs: true,
+            avoid: TriggerSet::all(),
         }
     }
 }
@@ -115,8 +116,8 @@ pub struct Diagnosis {
     /// The calls checked before (and independently of) the violation.
     pub analysis: Option<ModelAnalysis>,
     /// The kept framework bug the violating layer triggers, when that is all that is wrong
-    /// (only with [`RepairOptions::avoid_known_bugs`]).
-    pub known_bug: Option<KnownBug>,
+    /// (only for the triggers in [`RepairOptions::avoid`]).
+    pub known_bug: Option<Trigger>,
 }
 
 /// A call past one of the generator's bounds (see [`RepairOptions`]).
@@ -219,7 +220,9 @@ pub fn diagnose(case: &Case, opts: &RepairOptions) -> Diagnosis {
     let (analysis, violation) = match (symbolic, known) {
         ((a, Some(v)), _) | (_, (a, Some(v))) => (a, v),
         ((s, None), (a, None)) => match oversized.first() {
-            None if opts.avoid_known_bugs => return known_bug_diagnosis(case, a, &s),
+            None if !opts.avoid.is_empty() => {
+                return known_bug_diagnosis(case, a, &s, opts.avoid);
+            }
             None => {
                 return Diagnosis {
                     score: Score::Valid,
@@ -271,9 +274,11 @@ fn known_bug_diagnosis(
     case: &Case,
     analysis: ModelAnalysis,
     symbolic: &ModelAnalysis,
+    avoid: TriggerSet,
 ) -> Diagnosis {
-    let mut triggers = known_bugs::in_model(&case.model, Some(&analysis));
-    triggers.extend(known_bugs::in_model(&case.model, Some(symbolic)));
+    let mut triggers = triggers::in_model(&case.model, Some(&analysis));
+    triggers.extend(triggers::in_model(&case.model, Some(symbolic)));
+    triggers.retain(|(_, t)| avoid.contains(*t));
     triggers.sort_unstable_by_key(|&(li, _)| li);
     triggers.dedup_by_key(|&mut (li, _)| li);
     let Some(&(li, bug)) = triggers.first() else {
@@ -295,7 +300,7 @@ fn known_bug_diagnosis(
                 .map_or_else(|| "(default)".to_owned(), Value::to_string),
         )
         .expected("a value that does not trigger a kept framework bug")
-        .detail(format!("triggers the kept framework bug {}", bug.id()))
+        .detail(format!("triggers a kept framework bug ({})", bug.name()))
         .at(&layer.name, &layer.class_name)
         .badness(triggers.len() as f64);
     Diagnosis {
@@ -311,11 +316,11 @@ fn known_bug_diagnosis(
 }
 
 /// The argument whose value triggers a kept bug.
-fn trigger_parameter(bug: KnownBug) -> &'static str {
+fn trigger_parameter(bug: Trigger) -> &'static str {
     match bug {
-        KnownBug::RmsNormalizationAxisScale => "axis",
-        KnownBug::AdaptiveMaxPoolingWindowExceedsInput => "output_size",
-        KnownBug::MaxPoolingWindowExceedsInput => "padding",
+        Trigger::RmsAxesNotTrailing => "axis",
+        Trigger::AdaptiveMaxPoolingWindowExceedsInput => "output_size",
+        Trigger::MaxPoolingWindowExceedsInput => "padding",
     }
 }
 
@@ -334,7 +339,7 @@ fn trigger_parameter(bug: KnownBug) -> &'static str {
 pub fn avoid_known_bug(
     case: &mut Case,
     li: usize,
-    bug: KnownBug,
+    bug: Trigger,
     analysis: Option<&ModelAnalysis>,
 ) -> edit::EditResult {
     let shapes: Vec<Dims> = analysis
@@ -352,7 +357,7 @@ pub fn avoid_known_bug(
         .get_mut(li)
         .ok_or(edit::Skipped("no such layer"))?;
     match bug {
-        KnownBug::RmsNormalizationAxisScale => {
+        Trigger::RmsAxesNotTrailing => {
             let listed = match layer.config.get("axis") {
                 Some(Value::Array(a)) => Some(a.len()),
                 _ => None,
@@ -365,7 +370,7 @@ pub fn avoid_known_bug(
             };
             layer.config.insert("axis".into(), axis);
         }
-        KnownBug::AdaptiveMaxPoolingWindowExceedsInput => {
+        Trigger::AdaptiveMaxPoolingWindowExceedsInput => {
             let first =
                 layer.config.get("data_format").and_then(Value::as_str) == Some("channels_first");
             // The last spatial axis: before the channels, or last.
@@ -389,7 +394,7 @@ pub fn avoid_known_bug(
             *last = json!(2);
             layer.config.insert("output_size".into(), json!(sizes));
         }
-        KnownBug::MaxPoolingWindowExceedsInput => {
+        Trigger::MaxPoolingWindowExceedsInput => {
             layer.config.insert("padding".into(), json!("same"));
         }
     }

@@ -32,8 +32,9 @@ _env = {}
 _shared = {}
 
 
-def setup(python, sys_path):
-    """Activate the selected environment's packages and import TensorFlow."""
+def setup(python, sys_path, overlay=None):
+    """Activate the selected environment's packages and import TensorFlow; `overlay`, a
+    directory of patched copies of some packages, goes first on the path."""
     for entry in sys_path:
         if entry in sys.path:
             continue
@@ -41,6 +42,8 @@ def setup(python, sys_path):
             site.addsitedir(entry)  # also runs the environment's .pth files
         else:
             sys.path.append(entry)
+    if overlay:
+        sys.path.insert(0, overlay)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import numpy
     import tensorflow

@@ -185,26 +185,10 @@ impl std::fmt::Display for WorkerExit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             WorkerExit::Code(c) => write!(f, "exit code {c}"),
-            WorkerExit::Signal(s) => write!(f, "signal {}", signal_name(*s)),
+            WorkerExit::Signal(s) => write!(f, "signal {}", judge::outcome::signal_name(*s)),
             WorkerExit::Unknown => f.write_str("pipe closed"),
         }
     }
-}
-
-/// `SIGSEGV` for 11, and so on.
-pub fn signal_name(s: i32) -> String {
-    let name = match s {
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGILL => "SIGILL",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGTRAP => "SIGTRAP",
-        _ => return format!("signal {s}"),
-    };
-    name.to_owned()
 }
 
 impl From<ExitStatus> for WorkerExit {

@@ -47,6 +47,10 @@ pub struct PythonEnv {
     pub sys_path: Vec<String>,
     /// `sys.base_prefix`: where the standard library of the embedded interpreter is found.
     pub base_prefix: String,
+    /// A directory the worker puts first on its path, before the environment's packages
+    /// (a patched copy of some of them: see [`crate::overlay`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overlay: Option<PathBuf>,
 }
 
 const PROBE: &str = "import json, sys; print(json.dumps({'version': '%d.%d' % sys.version_info[:2], 'sys_path': [p for p in sys.path if p], 'base_prefix': sys.base_prefix}))";
@@ -105,6 +109,7 @@ impl PythonEnv {
             version: p.version,
             sys_path: p.sys_path,
             base_prefix: p.base_prefix,
+            overlay: None,
         })
     }
 }

@@ -10,17 +10,16 @@ pub mod client;
 pub mod env;
 pub mod export;
 pub mod keras_file;
-pub mod known;
+pub mod overlay;
 pub mod protocol;
 pub mod run;
-pub mod verdict;
 pub mod worker;
 
 pub use client::{Limits, Versions, Worker, WorkerCommand, WorkerError};
 pub use env::{EnvError, PythonEnv};
+pub use judge::{Judge, Kind, Mode, ModeOutcome, PyError, TfOutcome, Verdict, verdict};
 pub use keras_file::{KerasFileError, KerasWeights};
-pub use run::{Harness, Mode, ModeOutcome, PATIENCE, PyError, RunOptions, TfOutcome, TimeoutCheck};
-pub use verdict::{Kind, Verdict, judge};
+pub use run::{Harness, PATIENCE, RunOptions, TimeoutCheck};
 
 /// The Python minor version this build embeds, e.g. `"3.11"`.
 pub const BUILD_PYTHON_VERSION: &str = env!("SEMFUZZ_BUILD_PYTHON_VERSION");

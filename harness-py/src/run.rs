@@ -9,116 +9,13 @@ use std::time::Duration;
 use ndarray::ArrayD;
 use oracle::check::CheckedShapes;
 use oracle::{Case, DType};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::client::{Limits, Worker, WorkerCommand, WorkerError, ok_body};
 use crate::env::PythonEnv;
 use crate::protocol::Frame;
-
-/// An execution mode of TensorFlow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// `model(x, training=False)`.
-    Eager,
-    /// `tf.function(model)`.
-    Graph,
-    /// `tf.function(model, jit_compile=True)`.
-    Xla,
-}
-
-impl Mode {
-    pub const ALL: [Mode; 3] = [Mode::Eager, Mode::Graph, Mode::Xla];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Eager => "eager",
-            Mode::Graph => "graph",
-            Mode::Xla => "xla",
-        }
-    }
-}
-
-impl std::fmt::Display for Mode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for Mode {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        Mode::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .ok_or_else(|| format!("unknown mode `{s}` (expected eager, graph or xla)"))
-    }
-}
-
-/// A Python exception raised by TensorFlow/Keras while building or running a case.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PyError {
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub message: String,
-    /// `build`, `set_weights` or `call`.
-    pub phase: String,
-    #[serde(default)]
-    pub traceback: String,
-    /// The layer in whose traced name scope the failing graph node lies, when the worker
-    /// could tell (graph and XLA errors name nodes by scope path, which TF may suffix); for
-    /// an error raised while the model is built whose message names only a class that
-    /// several of the case's layers have, the one that raised it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub layer: Option<String>,
-}
-
-/// One call's outputs in one mode, by (layer name, call index).
-pub type LayerOutputs = HashMap<(String, usize), Vec<ArrayD<f64>>>;
-
-/// What one mode did.
-#[derive(Debug, Clone)]
-pub enum ModeOutcome {
-    Outputs(LayerOutputs),
-    Error(PyError),
-}
-
-/// What TensorFlow did with a case.
-#[derive(Debug, Clone)]
-pub enum TfOutcome {
-    /// It built the model; each requested mode ran or raised.
-    Ran {
-        modes: Vec<(Mode, ModeOutcome)>,
-        /// The built model was reused from the previous case (same config).
-        reused: bool,
-        /// Seconds the worker spent in Keras/TF on this case (build, weights, every mode),
-        /// excluding decoding the request and encoding the answer.
-        tf_seconds: f64,
-        /// Seconds the worker spent on the request in all (decoding, TF, encoding).
-        worker_seconds: f64,
-    },
-    /// Building the model or setting its weights raised.
-    Rejected(PyError),
-    /// The worker died by a signal (or exited). `layer` and `mode`: where it was, as it
-    /// announced (`mode`: `None` before it started one, while the model was built).
-    Crash {
-        signal: Option<i32>,
-        layer: Option<String>,
-        mode: Option<Mode>,
-        stderr_tail: String,
-    },
-    Timeout {
-        layer: Option<String>,
-        mode: Option<Mode>,
-    },
-    OutOfMemory {
-        layer: Option<String>,
-        mode: Option<Mode>,
-        rss_mib: u64,
-    },
-}
+pub use judge::outcome::{LayerOutputs, Mode, ModeOutcome, PyError, TfOutcome};
 
 /// How to run cases.
 #[derive(Debug, Clone)]

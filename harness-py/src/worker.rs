@@ -153,6 +153,9 @@ fn load<'py>(py: Python<'py>, env: &PythonEnv) -> PyResult<Bound<'py, PyModule>>
         (
             env.python.to_string_lossy().into_owned(),
             env.sys_path.clone(),
+            env.overlay
+                .as_ref()
+                .map(|d| d.to_string_lossy().into_owned()),
         ),
     )?;
     Ok(module)

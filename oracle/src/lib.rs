@@ -15,11 +15,11 @@ pub mod check;
 pub mod diagnose;
 pub mod dtype;
 pub mod interval;
-pub mod known_bugs;
 pub mod layers;
 mod operation_names;
 pub mod params;
 pub mod tolerance;
+pub mod triggers;
 pub mod violation;
 
 pub use case::{Case, CaseError, CaseErrorKind};

@@ -132,6 +132,9 @@ pub struct Violation {
     pub detail: String,
     /// When TF refuses it.
     pub refused: Refused,
+    /// A stable name of the precondition (`dot.batch-axis`), for the precondition that a kept
+    /// bug is about; `None` where the category says enough.
+    pub code: Option<&'static str>,
 }
 
 /// When TF refuses a violation.
@@ -184,7 +187,20 @@ impl Violation {
             },
             detail: String::new(),
             refused: Refused::AtBuild,
+            code: None,
         }
+    }
+
+    /// Names the precondition with a stable code, `<layer family or class>.<what>` in
+    /// kebab case, which kept-bug entries match on instead of the violation's words.
+    pub fn code(mut self, code: &'static str) -> Self {
+        self.code = Some(code);
+        self
+    }
+
+    /// The violation's stable code: the one its layer gave, else its category's name.
+    pub fn code_name(&self) -> &'static str {
+        self.code.unwrap_or(self.category.name())
     }
 
     /// Marks the violation as one TF refuses only when the layer runs ([`Refused::AtRun`]).

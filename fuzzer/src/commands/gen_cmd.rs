@@ -117,7 +117,14 @@ pub fn run(args: &GenArgs) -> Result<Outcome, Failure> {
         dtype: args.dtype,
         classes,
         repair: generators::RepairOptions {
-            avoid_known_bugs: !args.keep_known_bugs,
+            avoid: if args.keep_known_bugs {
+                oracle::triggers::TriggerSet::none()
+            } else {
+                // The triggers the built-in entries name.
+                judge::Suppressions::builtin()
+                    .map_err(|e| Failure::failed(e.to_string()))?
+                    .triggers()
+            },
             ..Default::default()
         },
         ..GenOptions::default()

@@ -3,6 +3,7 @@
 pub mod check;
 pub mod export;
 pub mod gen_cmd;
+pub mod known;
 pub mod layers;
 pub mod run;
 pub mod triage;
@@ -11,6 +12,7 @@ pub mod version;
 use std::path::PathBuf;
 
 use harness_py::{Harness, PythonEnv, WorkerCommand};
+use judge::{Suppressions, Target};
 use oracle::Case;
 
 use crate::cli::PythonArgs;
@@ -18,12 +20,49 @@ use crate::exit::Failure;
 
 /// A harness on the selected Python environment (its worker starts on first use).
 pub fn harness(python: &PythonArgs) -> Result<Harness, Failure> {
-    let python =
-        PythonEnv::select(python.python.as_deref()).map_err(|e| Failure::usage(e.to_string()))?;
-    let env = PythonEnv::probe(&python).map_err(|e| Failure::usage(e.to_string()))?;
+    let env = python_env(python)?;
     let cmd = WorkerCommand::current_exe()
         .map_err(|e| Failure::failed(format!("cannot find the semfuzz executable: {e}")))?;
     Ok(Harness::new(cmd, env))
+}
+
+/// The selected Python environment, as its interpreter describes it; with the directory
+/// `$SEMFUZZ_OVERLAY` names first on its path when that is set (the hook through which tests
+/// and benchmarks plant faults in a copy of Keras: `harness_py::overlay`).
+pub fn python_env(python: &PythonArgs) -> Result<PythonEnv, Failure> {
+    let path =
+        PythonEnv::select(python.python.as_deref()).map_err(|e| Failure::usage(e.to_string()))?;
+    let env = PythonEnv::probe(&path).map_err(|e| Failure::usage(e.to_string()))?;
+    Ok(match std::env::var_os(harness_py::overlay::OVERLAY_VAR) {
+        Some(dir) if !dir.is_empty() => {
+            tracing::warn!(
+                "the worker sees {} first ({} is set): a patched copy of packages",
+                std::path::Path::new(&dir).display(),
+                harness_py::overlay::OVERLAY_VAR
+            );
+            env.with_overlay(std::path::Path::new(&dir))
+        }
+        _ => env,
+    })
+}
+
+/// The suppression entries the flags select: the built-in ones unless left out, then each
+/// `--suppressions` path's. A malformed entry is a usage error naming its file and field.
+pub fn suppressions(args: &crate::cli::SuppressionArgs) -> Result<Suppressions, Failure> {
+    let mut s = if args.no_builtin_suppressions {
+        Suppressions::none()
+    } else {
+        Suppressions::builtin().map_err(|e| Failure::failed(e.to_string()))?
+    };
+    for p in &args.suppressions {
+        s.add_path(p).map_err(|e| Failure::usage(e.to_string()))?;
+    }
+    Ok(s)
+}
+
+/// The target a worker runs: its Keras and TensorFlow releases, on the TensorFlow backend.
+pub fn target(versions: &harness_py::Versions) -> Target {
+    Target::tensorflow(&versions.keras, &versions.tensorflow)
 }
 
 /// A `.keras` file that could not be saved or read: semfuzz's own failure (the worker) or

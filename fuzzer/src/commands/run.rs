@@ -6,7 +6,8 @@
 use std::path::Path;
 
 use harness_py::verdict::error_layer;
-use harness_py::{Harness, Mode, ModeOutcome, RunOptions, TfOutcome, judge};
+use harness_py::{Harness, Mode, ModeOutcome, RunOptions, TfOutcome};
+use judge::Judge;
 use ndarray::ArrayD;
 use oracle::check::{CheckError, check_in, eval};
 use oracle::{Case, Violation};
@@ -88,6 +89,20 @@ fn complete(
 }
 
 pub fn run(args: &RunArgs) -> Result<Outcome, Failure> {
+    run_cases(args, false)
+}
+
+/// `semfuzz known explain`: `run`, with each verdict's explanation by the suppression entries.
+pub fn explain(args: &RunArgs) -> Result<Outcome, Failure> {
+    if args.reference_only {
+        return Err(Failure::usage(
+            "--reference-only gives no verdicts to explain",
+        ));
+    }
+    run_cases(args, true)
+}
+
+fn run_cases(args: &RunArgs, explain: bool) -> Result<Outcome, Failure> {
     check_keras_flags(args)?;
     let entries = read_entries(args)?;
     let mut harness = if args.reference_only {
@@ -95,7 +110,15 @@ pub fn run(args: &RunArgs) -> Result<Outcome, Failure> {
     } else {
         Some(super::harness(&args.python)?)
     };
+    let suppressions = super::suppressions(&args.suppressions)?;
     let cases = complete(args, entries, harness.as_mut())?;
+    let judge = match harness.as_mut() {
+        Some(h) => {
+            let v = h.versions().map_err(|e| Failure::failed(e.to_string()))?;
+            Some(Judge::new(suppressions, super::target(&v)))
+        }
+        None => None,
+    };
     let mut opts = RunOptions {
         modes: args.modes.clone(),
         dtype: args.dtype,
@@ -111,15 +134,27 @@ pub fn run(args: &RunArgs) -> Result<Outcome, Failure> {
         let mut report = reference_report(path, case, &oracle);
         found |=
             oracle.is_err() && args.reference_only && matches!(oracle, Err(CheckError::Invalid(_)));
-        if let Some(h) = harness.as_mut() {
+        if let (Some(h), Some(judge)) = (harness.as_mut(), judge.as_ref()) {
             // A case past its timeout gets a second, longer chance: only a hang is a timeout.
             let (tf, _) = h
                 .run_confirming_timeouts(case, &opts)
                 .map_err(|e| Failure::failed(e.to_string()))?;
-            let verdicts = judge(case, dtype, &oracle, &tf);
+            let verdicts = judge.judge(case, dtype, &oracle, &tf);
             found |= verdicts.iter().any(|v| v.is_finding());
             report["tensorflow"] = tf_report(case, &tf, &opts.modes);
             report["verdicts"] = serde_json::to_value(&verdicts).expect("verdicts serialize");
+            if explain {
+                for (v, j) in verdicts.iter().zip(
+                    report["verdicts"]
+                        .as_array_mut()
+                        .expect("a list of verdicts")
+                        .iter_mut(),
+                ) {
+                    j["explanation"] = judge.with_facts(case, dtype, &oracle, v, |f| {
+                        super::known::explanation(&judge.suppressions, f)
+                    });
+                }
+            }
         }
         if args.json {
             println!("{report}");
@@ -288,6 +323,27 @@ fn print_human(report: &Value) {
                 v["kind"].as_str().unwrap_or("?"),
                 v["detail"].as_str().unwrap_or("")
             );
+            let e = &v["explanation"];
+            if e.is_object() {
+                let by = e["explained_by"].as_array().map_or(&[][..], Vec::as_slice);
+                if by.is_empty() {
+                    println!("    explained by no entry");
+                }
+                for x in by {
+                    println!(
+                        "    explained by {} (alternative when[{}])",
+                        x["entry"].as_str().unwrap_or("?"),
+                        x["alternative"]
+                    );
+                }
+                for x in e["near"].as_array().into_iter().flatten() {
+                    println!(
+                        "    not {}: failed {}",
+                        x["entry"].as_str().unwrap_or("?"),
+                        x["failed"]
+                    );
+                }
+            }
         }
     }
 }

@@ -1,16 +1,14 @@
 //! `semfuzz version`: semfuzz's version, and Python's, TensorFlow's and Keras's as the
 //! worker sees them.
 
-use harness_py::{PythonEnv, Worker, WorkerCommand};
+use harness_py::{Worker, WorkerCommand};
 
 use crate::cli::PythonArgs;
 use crate::exit::{Failure, Outcome};
 
 pub fn run(args: &PythonArgs) -> Result<Outcome, Failure> {
     println!("semfuzz {}", env!("CARGO_PKG_VERSION"));
-    let python =
-        PythonEnv::select(args.python.as_deref()).map_err(|e| Failure::usage(e.to_string()))?;
-    let env = PythonEnv::probe(&python).map_err(|e| Failure::usage(e.to_string()))?;
+    let env = super::python_env(args)?;
     let cmd = WorkerCommand::current_exe()
         .map_err(|e| Failure::failed(format!("cannot find the semfuzz executable: {e}")))?;
     let mut worker = Worker::spawn(&cmd, &env).map_err(|e| Failure::failed(e.to_string()))?;

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use harness_py::{
-    Harness, Kind, Mode, PATIENCE, RunOptions, TfOutcome, TimeoutCheck, Verdict, WorkerError, judge,
+    Harness, Kind, Mode, PATIENCE, RunOptions, TfOutcome, TimeoutCheck, Verdict, WorkerError,
 };
 use libafl::Error;
 use libafl::events::{Event, EventFirer, EventWithStats};
@@ -76,6 +76,8 @@ pub struct ExecOptions {
     /// Once set, no further case runs: the executor answers [`Error::ShuttingDown`]. (The
     /// case in flight is abandoned only through `run.limits.cancel`.)
     pub stop: Option<&'static AtomicBool>,
+    /// The entries that explain verdicts (kept bugs, known limitations).
+    pub suppressions: judge::Suppressions,
 }
 
 /// Counters a client reports to the monitor (as user stats, summed over clients).
@@ -156,6 +158,7 @@ impl Counters {
 
 pub struct CaseExecutor {
     harness: Harness,
+    judge: judge::Judge,
     observers: Observers,
     opts: ExecOptions,
     pub counters: Counters,
@@ -174,8 +177,15 @@ pub struct CaseExecutor {
 }
 
 impl CaseExecutor {
-    pub fn new(harness: Harness, observers: Observers, opts: ExecOptions) -> Self {
+    /// `target`: what the harness's worker runs (its releases scope the suppressions).
+    pub fn new(
+        harness: Harness,
+        observers: Observers,
+        opts: ExecOptions,
+        target: judge::Target,
+    ) -> Self {
         CaseExecutor {
+            judge: judge::Judge::new(opts.suppressions.clone(), target),
             harness,
             observers,
             opts,
@@ -370,7 +380,9 @@ where
         self.counters.tf_us += timed_out;
         self.counters.handle_us += timed_out;
         let verdicts = self
-            .guarded(&case, "judging", || judge(&case, case.dtype, &oracle, &tf))
+            .guarded(&case, "judging", || {
+                self.judge.judge(&case, case.dtype, &oracle, &tf)
+            })
             .unwrap_or_default();
         let modes_name: Vec<&str> = modes.iter().map(|m| m.name()).collect();
         let mut features = Features::new(&mut self.observers.0);

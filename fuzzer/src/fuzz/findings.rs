@@ -398,7 +398,7 @@ fn report(hit: &Hit, reproduce: &str, dir: &Path) -> String {
 pub struct KnownCounts {
     path: PathBuf,
     /// Per name: executions since the last flush, an example signature, when first seen.
-    unflushed: HashMap<&'static str, (u64, String, u64)>,
+    unflushed: HashMap<String, (u64, String, u64)>,
 }
 
 impl KnownCounts {
@@ -411,14 +411,14 @@ impl KnownCounts {
 
     /// Counts one execution for each known bug or limitation among its verdicts.
     pub fn record(&mut self, verdicts: &[Verdict]) {
-        let mut seen: Vec<&'static str> = Vec::new();
+        let mut seen: Vec<&str> = Vec::new();
         for v in verdicts {
-            if let Some(name) = v.known
+            if let Some(name) = v.known.as_deref()
                 && !seen.contains(&name)
             {
                 seen.push(name);
                 self.unflushed
-                    .entry(name)
+                    .entry(name.to_owned())
                     .or_insert_with(|| (0, v.signature.clone(), now()))
                     .0 += 1;
             }

@@ -37,6 +37,7 @@ use libafl_bolts::rands::StdRand;
 use libafl_bolts::shmem::{ShMemProvider, StdShMemProvider};
 use libafl_bolts::{nonzero, tuples::tuple_list};
 use oracle::DType;
+use oracle::triggers::TriggerSet;
 use serde_json::json;
 
 use crate::cli::FuzzArgs;
@@ -237,9 +238,8 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
         })?;
     }
 
-    let python = PythonEnv::select(args.python.python.as_deref())
-        .map_err(|e| Failure::usage(e.to_string()))?;
-    let env = PythonEnv::probe(&python).map_err(|e| Failure::usage(e.to_string()))?;
+    let env = crate::commands::python_env(&args.python)?;
+    let suppressions = crate::commands::suppressions(&args.suppressions)?;
     let command = WorkerCommand::current_exe()
         .map_err(|e| Failure::failed(format!("cannot find the semfuzz executable: {e}")))?;
 
@@ -268,6 +268,7 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
             second_mode_share: args.second_mode_share,
             run,
             stop: Some(&STOP),
+            suppressions: suppressions.clone(),
         },
         mutate: MutateOptions {
             dtypes: args.dtype.clone(),
@@ -275,7 +276,11 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
             fresh_share: 0.02,
             layers: args.layers,
             repair: RepairOptions {
-                avoid_known_bugs: !args.keep_known_bugs,
+                avoid: if args.keep_known_bugs {
+                    TriggerSet::none()
+                } else {
+                    suppressions.triggers()
+                },
                 ..RepairOptions::default()
             },
             values: ValueOptions::default(),
@@ -300,7 +305,7 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
     };
     println!(
         "[semfuzz] fuzzing {} into {} (seed {seed}, {} job{}, {}){}",
-        python.display(),
+        campaign.env.python.display(),
         out.display(),
         args.jobs,
         if args.jobs == 1 { "" } else { "s" },
@@ -342,7 +347,14 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
     } else {
         "interrupted"
     };
-    print!("{}", monitor::summary(out, why));
+    let entries: Vec<&str> = campaign
+        .exec
+        .suppressions
+        .entries()
+        .iter()
+        .map(|e| &*e.id)
+        .collect();
+    print!("{}", monitor::summary(out, why, &entries));
     Ok(Outcome::Clean)
 }
 
@@ -480,6 +492,7 @@ where
         harness,
         tuple_list!(map_observer, verdict_observer),
         c.exec.clone(),
+        crate::commands::target(&v),
     );
     executor.internal_errors = Some(c.out.join("internal-errors"));
     executor.known_counts = Some(findings::KnownCounts::new(&c.out));

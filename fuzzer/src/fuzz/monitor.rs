@@ -397,8 +397,9 @@ impl Monitor for StatusMonitor {
     }
 }
 
-/// The summary printed when a campaign stops, from the stats files and the disk.
-pub fn summary(out: &Path, why: &str) -> String {
+/// The summary printed when a campaign stops, from the stats files and the disk. `entries`:
+/// the suppression entries it ran with, of which those that explained nothing are named.
+pub fn summary(out: &Path, why: &str, entries: &[&str]) -> String {
     let mut t = Totals::read(out);
     (t.corpus, t.findings) = scan(out);
     let mut s = format!(
@@ -432,6 +433,25 @@ pub fn summary(out: &Path, why: &str) -> String {
             top.join(", "),
             if counts.len() > 3 { ", ..." } else { "" },
             out.join(super::findings::KNOWN_FILE).display()
+        );
+    }
+    let unused: Vec<&str> = entries
+        .iter()
+        .copied()
+        .filter(|id| !known.contains_key(*id))
+        .collect();
+    if !unused.is_empty() {
+        s += &format!(
+            "[semfuzz] {} of {} suppression entries explained nothing in this campaign: {}{}\n",
+            unused.len(),
+            entries.len(),
+            unused
+                .iter()
+                .take(8)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", "),
+            if unused.len() > 8 { ", ..." } else { "" },
         );
     }
     if t.findings_total() > 0 {

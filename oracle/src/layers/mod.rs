@@ -530,6 +530,7 @@ pub mod util {
                     "a mask that broadcasts to the input {}",
                     show(input)
                 ))
+                .code("mask.not-broadcastable")
                 .detail("does not broadcast to the input")
                 .badness(badness::shape(diff.max(1) as f64)),
         )
@@ -629,5 +630,54 @@ mod tests {
         );
         assert!(lookup("Lambda", Some("keras.layers")).is_none());
         assert!(lookup("Dense", Some("keras.src.ops.numpy")).is_none());
+    }
+
+    /// The violation `class` with `config` refuses when parsed.
+    fn refused(class: &str, config: Value) -> Violation {
+        let node = Node::default();
+        let parsed = lookup(class, None).expect("registered").parse(&CallSite {
+            config: config.as_object().expect("an object"),
+            node: &node,
+            dtype: DType::Float64,
+        });
+        match parsed {
+            Err(crate::params::ParamError::Invalid(v)) => v,
+            Err(e) => panic!("{class}: expected a violation, got {e:?}"),
+            Ok(_) => panic!("{class}: expected a violation, got a spec"),
+        }
+    }
+
+    /// Kept-bug entries match on these codes, not on the words: every size that is not
+    /// positive carries one code, whichever layer reports it.
+    #[test]
+    fn a_size_that_is_not_positive_has_a_stable_code() {
+        use serde_json::json;
+        for (class, config) in [
+            ("Dense", json!({"units": 0})),
+            ("Embedding", json!({"input_dim": 0, "output_dim": 2})),
+            ("Embedding", json!({"input_dim": 3, "output_dim": -1})),
+            ("Conv2D", json!({"filters": 0, "kernel_size": 3})),
+            ("Conv2D", json!({"filters": 2, "kernel_size": [3, 0]})),
+            ("MaxPooling2D", json!({"pool_size": [2, 0]})),
+            ("AdaptiveAveragePooling1D", json!({"output_size": 0})),
+            ("UpSampling1D", json!({"size": 0})),
+            ("RepeatVector", json!({"n": -2})),
+            ("SimpleRNN", json!({"units": 0})),
+            (
+                "GroupQueryAttention",
+                json!({"head_dim": 2, "num_query_heads": 0, "num_key_value_heads": 1}),
+            ),
+        ] {
+            let v = refused(class, config.clone());
+            assert!(
+                v.detail.starts_with("is not positive"),
+                "{class} {config}: {v:?}"
+            );
+            assert_eq!(
+                v.code_name(),
+                "argument.not-positive",
+                "{class} {config}: {v:?}"
+            );
+        }
     }
 }

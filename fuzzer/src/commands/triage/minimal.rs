@@ -42,6 +42,7 @@ pub(super) fn figures(case: &Case) -> (usize, usize) {
 /// the result beside that example. `None`: no member reproduces in every replay.
 pub(super) fn minimize_group(
     h: &mut Harness,
+    judge: &judge::Judge,
     group: &Group,
     seconds: f64,
     versions: &Versions,
@@ -74,7 +75,7 @@ pub(super) fn minimize_group(
         if fresh.get() {
             h.restart();
         }
-        match replay(h, c, &modes) {
+        match replay(h, judge, c, &modes) {
             Ok(r) => match finding_with(&r.verdicts, signature) {
                 Some(v) => {
                     kept = Some(v.clone());

@@ -17,7 +17,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use generators::minimize::inner_layers;
-use harness_py::{Harness, Mode, RunOptions, TfOutcome, Verdict, Versions, WorkerError, judge};
+use harness_py::{Harness, Mode, RunOptions, TfOutcome, Verdict, Versions, WorkerError};
+use judge::Judge;
 use oracle::Case;
 use oracle::case::CaseError;
 use oracle::check::{CheckedShapes, check_in};
@@ -225,7 +226,12 @@ pub struct Replay {
     pub verdicts: Vec<Verdict>,
 }
 
-pub fn replay(h: &mut Harness, case: &Case, modes: &[Mode]) -> Result<Replay, TriageError> {
+pub fn replay(
+    h: &mut Harness,
+    judge: &Judge,
+    case: &Case,
+    modes: &[Mode],
+) -> Result<Replay, TriageError> {
     let opts = RunOptions {
         modes: modes.to_vec(),
         ..RunOptions::default()
@@ -235,7 +241,7 @@ pub fn replay(h: &mut Harness, case: &Case, modes: &[Mode]) -> Result<Replay, Tr
     // case only, not the whole triage.
     let verdicts = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let oracle = check_in(case, case.dtype);
-        judge(case, case.dtype, &oracle, &tf)
+        judge.judge(case, case.dtype, &oracle, &tf)
     }))
     .map_err(|p| {
         TriageError::Oracle(
@@ -249,10 +255,10 @@ pub fn replay(h: &mut Harness, case: &Case, modes: &[Mode]) -> Result<Replay, Tr
 }
 
 /// How a signature showed in one replay.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Seen {
     Finding,
-    Known(&'static str),
+    Known(std::sync::Arc<str>),
     Absent,
 }
 
@@ -270,7 +276,7 @@ fn seen(verdicts: &[Verdict], signature: &str) -> Seen {
         return Seen::Finding;
     }
     let mut matching = verdicts.iter().filter(|v| v.signature == signature);
-    match matching.find_map(|v| v.known) {
+    match matching.find_map(|v| v.known.clone()) {
         Some(k) => Seen::Known(k),
         None => Seen::Absent,
     }
@@ -329,7 +335,7 @@ fn label(seen: &[Seen]) -> Status {
     match seen.first() {
         Some(first) if seen.iter().all(|s| s == first) => match first {
             Seen::Finding => Status::Reproduces,
-            Seen::Known(k) => Status::Known((*k).to_owned()),
+            Seen::Known(k) => Status::Known(k.to_string()),
             Seen::Absent => Status::NoLongerReproduces,
         },
         Some(_) => Status::Flaky,
@@ -346,11 +352,16 @@ struct Triaged {
     showing: Option<Replay>,
 }
 
-fn triage_entry(h: &mut Harness, entry: Entry, replays: u32) -> Result<Triaged, TriageError> {
+fn triage_entry(
+    h: &mut Harness,
+    judge: &Judge,
+    entry: Entry,
+    replays: u32,
+) -> Result<Triaged, TriageError> {
     let modes = entry.modes();
     let mut runs = Vec::new();
     for _ in 0..replays {
-        runs.push(replay(h, &entry.case, &modes)?);
+        runs.push(replay(h, judge, &entry.case, &modes)?);
     }
     let signature = match &entry.recorded {
         Some(r) => Some(r.signature.clone()),
@@ -469,12 +480,17 @@ pub fn run(args: &TriageArgs) -> Result<Outcome, Failure> {
     // A crash during replay or minimisation costs a switch to this warm worker, not a start.
     h.keep_spare = true;
     let versions = h.versions().map_err(|e| Failure::failed(e.to_string()))?;
+    let judge = Judge::new(
+        super::suppressions(&args.suppressions)?,
+        super::target(&versions),
+    );
     let mut progress = Progress::on_terminal();
 
-    let (mut groups, skipped) = replay_all(&mut h, &sources, args.replays, &mut progress)?;
+    let (mut groups, skipped) = replay_all(&mut h, &judge, &sources, args.replays, &mut progress)?;
     if args.minimize {
         minimize_all(
             &mut h,
+            &judge,
             &mut groups,
             args.time_per_finding,
             &versions,
@@ -513,6 +529,7 @@ fn write_report(path: &Path, text: &str) -> Result<(), Failure> {
 /// is reported, listed and skipped.
 fn replay_all(
     h: &mut Harness,
+    judge: &Judge,
     sources: &[Source],
     replays: u32,
     progress: &mut Progress,
@@ -526,7 +543,7 @@ fn replay_all(
             sources.len(),
             &source.path().display().to_string(),
         );
-        let triaged = load(source).and_then(|entry| triage_entry(h, entry, replays));
+        let triaged = load(source).and_then(|entry| triage_entry(h, judge, entry, replays));
         let t = match triaged {
             Ok(t) => t,
             Err(e @ (TriageError::Worker(_) | TriageError::NoSuchDir(_))) => {
@@ -556,6 +573,7 @@ fn replay_all(
 /// Minimises every reproducing group, each within `seconds`, and prints the figures.
 fn minimize_all(
     h: &mut Harness,
+    judge: &Judge,
     groups: &mut BTreeMap<String, Group>,
     seconds: f64,
     versions: &Versions,
@@ -567,7 +585,7 @@ fn minimize_all(
             continue;
         }
         progress.show("minimizing", k, total, &group.signature);
-        match minimize_group(h, group, seconds, versions, progress) {
+        match minimize_group(h, judge, group, seconds, versions, progress) {
             Ok(Some(m)) => {
                 progress.say(&format!(
                     "minimized {}: {} → {} layers, {} → {} elements per input ({} variants, {:.1} s{}): {}",
@@ -624,7 +642,10 @@ mod tests {
         assert_eq!(label(&[Finding, Finding]), Status::Reproduces);
         assert_eq!(label(&[Absent]), Status::NoLongerReproduces);
         assert_eq!(label(&[Finding, Absent, Finding]), Status::Flaky);
-        assert_eq!(label(&[Known("x"), Known("x")]), Status::Known("x".into()));
+        assert_eq!(
+            label(&[Known("x".into()), Known("x".into())]),
+            Status::Known("x".into())
+        );
         assert_eq!(
             Status::Known("crashes/a".into()).to_string(),
             "known: crashes/a"

@@ -97,6 +97,7 @@ impl Spec for PReluSpec {
                 .parameter(name(i))
                 .actual(a)
                 .expected(format!("a non-batch axis in 1..{r}"))
+                .code("axis.out-of-range")
                 .detail(format!("is out of range for an input of rank {r}"))
                 .badness(badness::argument(dist(a) as f64)));
         }
@@ -123,6 +124,7 @@ impl Spec for PReluSpec {
                 .parameter(name(i))
                 .actual(a)
                 .expected(format!("a non-batch axis in 1..{r}"))
+                .code("prelu.negative-shared-axis")
                 .detail(format!(
                     "is not a non-batch axis (Keras shares axis {} instead)",
                     (a - 1).rem_euclid(r - 1) + 1

@@ -271,7 +271,8 @@ fn fits(m: Vec<usize>, target: &Dims, what: &str) -> Result<(), Violation> {
             Tag::KerasEnforced,
             format!("{what} {m:?} does not broadcast"),
             target,
-        ));
+        )
+        .code("attention.mask-shape"));
     }
     let grows = m.len() > target.len()
         || m.iter()
@@ -346,6 +347,7 @@ impl Spec for LuongSpec {
                     .parameter(format!("input[{i}]"))
                     .expected(format!("rank {r}, the query's"))
                     .actual(format!("rank {}", s.len()))
+                    .code("attention.value-rank")
                     .detail("has another rank than the query")
                     .badness(badness::rank(s.len().abs_diff(r))));
             }
@@ -366,7 +368,8 @@ impl Spec for LuongSpec {
                         "equal batch axes",
                         format!("differ at batch axis {axis}: {a} (query) vs {b} (input[{i}])"),
                         a.abs_diff(b),
-                    ));
+                    )
+                    .code("attention.batch-axes"));
                 }
             }
             if let Some((a, b)) = differ(v[axis], k[axis]) {
@@ -381,7 +384,8 @@ impl Spec for LuongSpec {
                     "equal batch axes",
                     format!("differ at batch axis {axis}: {a} (value) vs {b} (key)"),
                     a.abs_diff(b),
-                ));
+                )
+                .code("attention.batch-axes"));
             }
         }
         if let Some((a, b)) = differ(v[r - 2], k[r - 2]) {
@@ -391,7 +395,8 @@ impl Spec for LuongSpec {
                 "as many value as key positions",
                 format!("have {a} value and {b} key positions"),
                 a.abs_diff(b),
-            ));
+            )
+            .code("attention.key-positions"));
         }
         if let Some((a, b)) = differ(q[r - 1], k[r - 1]) {
             let broadcasts = self.score != Score::Dot && (a == 1 || b == 1);
@@ -402,7 +407,8 @@ impl Spec for LuongSpec {
                     "query and key features of one size",
                     format!("have {a} query and {b} key features"),
                     a.abs_diff(b),
-                ));
+                )
+                .code("attention.key-features"));
             }
         }
         if self.score == Score::Additive && self.use_scale && q[r - 1].is_none() {

@@ -66,6 +66,7 @@ fn count(c: &Config<'_>, key: &str) -> ParamResult<usize> {
                         .parameter(key)
                         .actual(n)
                         .expected("a positive integer")
+                        .code("argument.not-positive")
                         .detail("is not positive")
                         .badness(badness::argument(1.0 - n as f64))
                         .into(),

@@ -86,7 +86,9 @@ pub fn dropout_rate(c: &Config<'_>) -> ParamResult<f64> {
     let rate = c.f64_or("dropout", 0.0)?;
     if !(0.0..=1.0).contains(&rate) {
         let dist = if rate < 0.0 { -rate } else { rate - 1.0 };
-        return Err(illegal("dropout", rate, "a rate in [0, 1]", dist).into());
+        return Err(illegal("dropout", rate, "a rate in [0, 1]", dist)
+            .code("dropout.rate-range")
+            .into());
     }
     Ok(rate)
 }
@@ -137,6 +139,7 @@ fn output_shape(c: &Config<'_>) -> ParamResult<Option<Vec<usize>>> {
             .parameter("output_shape")
             .actual(format!("{dims:?}"))
             .expected("positive sizes")
+            .code("attention.empty-output")
             .detail("makes an empty output")
             .badness(badness::argument(1.0))
             .into());
@@ -318,6 +321,7 @@ impl MhaSpec {
                     .parameter("attention_axes")
                     .actual(raw)
                     .expected(format!("an axis in [{}, {}]", 1 - 2 * big, big - 1))
+                    .code("axis.out-of-range")
                     .detail(format!("is out of range for inputs of rank {rank}"))
                     .badness(badness::argument(dist as f64)));
             }
@@ -330,6 +334,7 @@ impl MhaSpec {
                     .parameter("attention_axes")
                     .actual("()")
                     .expected("at least one attention axis")
+                    .code("attention.no-softmax-axis")
                     .detail(format!(
                         "leaves the softmax no axis (inputs of rank {rank})"
                     ))
@@ -499,6 +504,7 @@ impl Spec for MhaSpec {
                 .parameter("input[1]")
                 .expected(format!("rank {r}, the query's"))
                 .actual(format!("rank {}", v.len()))
+                .code("attention.value-rank")
                 .detail("has another rank than the query")
                 .badness(badness::rank(v.len().abs_diff(r))));
         }
@@ -520,7 +526,8 @@ impl Spec for MhaSpec {
             (0..r - 1).filter(|i| !core.axes.contains(i)).collect()
         };
         for i in compared {
-            same_size(&format!("query and key axis {i}"), q[i], k[i], inputs)?;
+            same_size(&format!("query and key axis {i}"), q[i], k[i], inputs)
+                .map_err(|v| v.code("attention.query-key-axes"))?;
         }
         let scores = self.scores_dims(&core, inputs);
         let mut out = q[..r - 1].to_vec();

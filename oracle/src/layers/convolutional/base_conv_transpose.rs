@@ -160,6 +160,7 @@ impl Spec for ConvTransposeSpec {
                             .parameter(format!("output_padding[{axis}]"))
                             .actual(self.output_padding(axis).unwrap_or(0))
                             .expected("output_padding >= 1 with an even dilated kernel and padding \"same\"")
+                            .code("conv-transpose.output-length")
                             .detail(format!(
                                 "gives an output length {len} from which TF derives another input length than {n}"
                             ))

@@ -260,6 +260,7 @@ pub struct Common {
     pub dtype: DType,
 }
 
+/// An argument that is not positive (the one kind of illegal argument this module reports).
 fn illegal(
     parameter: String,
     actual: impl std::fmt::Display,
@@ -271,6 +272,7 @@ fn illegal(
         .parameter(parameter)
         .actual(actual)
         .expected(expected)
+        .code("argument.not-positive")
         .detail(detail)
         .badness(badness::argument(dist))
         .into()

@@ -36,6 +36,7 @@ impl LayerKind for Dense {
                     .parameter("units")
                     .actual(units)
                     .expected("a positive integer")
+                    .code("argument.not-positive")
                     .detail("is not positive")
                     .badness(badness::argument(1.0 - units as f64))
                     .into(),

@@ -452,6 +452,7 @@ impl EinsumDenseSpec {
                     "rank {} (the equation's input labels)",
                     eq.input.len()
                 ))
+                .code("einsum-dense.input-rank")
                 .detail("has another rank than the equation's input")
                 .badness(badness::rank(a.elided.unsigned_abs() as usize)));
         }
@@ -525,6 +526,7 @@ impl EinsumDenseSpec {
                 .parameter("output_shape")
                 .actual(show(&a.declared))
                 .expected(format!("the einsum's output shape {}", show(&actual)))
+                .code("einsum-dense.declared-shape")
                 .detail("makes Keras declare another output shape than the einsum's")
                 .badness(badness::shape(
                     a.declared.len().abs_diff(actual.len()) as f64 + 1.0,

@@ -32,6 +32,7 @@ fn positive(key: &str, v: i64) -> ParamResult<usize> {
             .parameter(key)
             .actual(v)
             .expected("a positive integer")
+            .code("argument.not-positive")
             .detail("is not positive")
             .badness(badness::argument(1.0 - v as f64))
             .into(),
@@ -136,6 +137,7 @@ impl Spec for EmbeddingSpec {
                 "indices in [-{0}, {0}) (input_dim {0})",
                 self.input_dim
             ))
+            .code("embedding.index-out-of-range")
             .detail(format!("at {:?} is not a row of the embedding", at.slice()))
             .badness(badness::argument(over)))
     }

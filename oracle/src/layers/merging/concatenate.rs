@@ -94,6 +94,7 @@ impl ConcatenateSpec {
             .parameter("axis")
             .actual(self.axis)
             .expected(format!("an axis in [{}, {})", -r, r))
+            .code("axis.out-of-range")
             .detail(format!("is out of range for input[{index}] of rank {rank}"))
             .badness(badness::argument(dist as f64))
     }

@@ -136,6 +136,7 @@ impl DotSpec {
                 .parameter(parameter)
                 .actual(axis)
                 .expected(format!("an axis in [{}, {})", -r, r))
+                .code("axis.out-of-range")
                 .detail(format!("is out of range for input[{index}] of rank {rank}"))
                 .badness(badness::argument(dist as f64)));
         }
@@ -145,6 +146,7 @@ impl DotSpec {
                 .parameter(parameter)
                 .actual(axis)
                 .expected("a non-batch axis")
+                .code("dot.batch-axis")
                 .detail(format!("is the batch axis of input[{index}]"))
                 .badness(badness::argument(1.0)));
         }
@@ -493,6 +495,16 @@ mod tests {
         }
         assert!(on(json!(-1), &r2).is_ok());
         assert!(on(json!([-1, 1]), &r2).is_ok());
+        // Kept-bug entries match on the codes, not on the words.
+        for (axes, code) in [
+            (json!(0), "dot.batch-axis"),
+            (json!([1, 0]), "dot.batch-axis"),
+            (json!(2), "axis.out-of-range"),
+            (json!([-3, 1]), "axis.out-of-range"),
+        ] {
+            let e = on(axes.clone(), &r2).unwrap_err();
+            assert_eq!(e.code_name(), code, "{axes}: {e:?}");
+        }
         // Farther out of range is worse.
         let near = on(json!(-3), &r2).unwrap_err().badness;
         let far = on(json!(-6), &r2).unwrap_err().badness;

@@ -80,6 +80,7 @@ pub fn resolve_axis(parameter: &str, axis: i64, rank: usize) -> Result<usize, Vi
         .parameter(parameter)
         .actual(axis)
         .expected(format!("an axis in -{rank}..{rank}"))
+        .code("axis.out-of-range")
         .detail(format!("is out of range for an input of rank {rank}"))
         .badness(badness::argument(dist as f64)))
 }
@@ -100,6 +101,7 @@ pub fn resolve_axes(parameter: &str, axes: &[i64], rank: usize) -> Result<Vec<us
                 .parameter(p)
                 .actual(a)
                 .expected("distinct axes")
+                .code("axis.repeated")
                 .detail(format!("repeats axis {r}"))
                 .badness(badness::argument(1.0)));
         }

@@ -128,6 +128,7 @@ impl ExpandDimsSpec {
                 .parameter("axis")
                 .actual(self.axis)
                 .expected(format!("an axis in [-{r}, {r})"))
+                .code("axis.out-of-range")
                 .detail("is out of range")
                 .badness(badness::argument((self.axis.abs() - r + 1) as f64)));
         }

@@ -68,6 +68,7 @@ impl AnySpec {
                     .parameter("axis")
                     .actual(a)
                     .expected(format!("an axis in [-{r}, {r})"))
+                    .code("axis.out-of-range")
                     .detail("is out of range")
                     .badness(badness::argument((a.abs() - r + 1) as f64)));
             }

@@ -114,6 +114,7 @@ impl Spec for AdaptiveSpec {
         if let Err(mut v) = rank_between(x, 0, n + 2, n + 2) {
             if x.len() == 3 {
                 v.tag = Tag::Semantic;
+                v.code = Some("adaptive-pooling.rank-3-runs-1d");
                 v.detail = format!(
                     "has the wrong rank: Keras runs the 1-D pooling to output_size[0]={} \
                      instead of refusing it",

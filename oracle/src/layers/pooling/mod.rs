@@ -464,6 +464,7 @@ pub fn positive(key: &str, values: &[i64]) -> Result<Vec<usize>, Violation> {
                         .parameter(format!("{key}[{d}]"))
                         .actual(v)
                         .expected("a positive integer")
+                        .code("argument.not-positive")
                         .detail("is not positive")
                         .badness(badness::argument(1.0 - v as f64)),
                 )

@@ -224,6 +224,7 @@ impl NormalizationSpec {
                     .parameter("axis")
                     .actual(format!("{:?}", self.axis))
                     .expected(format!("axes in [-{n}, {n})"))
+                    .code("axis.out-of-range")
                     .detail(format!("is out of range for an input of rank {n}"))
                     .badness(badness::argument(
                         if a < 0 { -n - a } else { a - n + 1 } as f64

@@ -190,6 +190,7 @@ pub fn positive(key: &str, values: &[i64]) -> ParamResult<Vec<usize>> {
                 .parameter(name)
                 .actual(v)
                 .expected("a positive integer")
+                .code("argument.not-positive")
                 .detail("is not positive")
                 .badness(badness::argument(dist as f64))
                 .into(),

@@ -95,6 +95,7 @@ pub(crate) fn units(c: &Config) -> ParamResult<usize> {
                 .parameter("units")
                 .actual(n)
                 .expected("a positive integer")
+                .code("argument.not-positive")
                 .detail("is not positive")
                 .badness(badness::argument(1.0 - n as f64))
                 .into(),

@@ -1,0 +1,208 @@
+//! What a verdict rests on, as typed facts: the kept-bug entries match on these, never on a
+//! verdict's prose.
+
+use serde::Serialize;
+
+use crate::outcome::PyError;
+
+/// What kind of value a number is, as an entry names it (`finite` covers `zero`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+pub enum ValueClass {
+    #[serde(rename = "zero")]
+    Zero,
+    #[serde(rename = "finite")]
+    Finite,
+    #[serde(rename = "nan")]
+    NaN,
+    #[serde(rename = "inf")]
+    PosInf,
+    #[serde(rename = "-inf")]
+    NegInf,
+}
+
+impl ValueClass {
+    pub fn of(x: f64) -> Self {
+        if x.is_nan() {
+            ValueClass::NaN
+        } else if x == f64::INFINITY {
+            ValueClass::PosInf
+        } else if x == f64::NEG_INFINITY {
+            ValueClass::NegInf
+        } else if x == 0.0 {
+            ValueClass::Zero
+        } else {
+            ValueClass::Finite
+        }
+    }
+
+    /// Whether a value of this class is one of `class` (a zero is finite too).
+    pub fn is(self, class: ValueClass) -> bool {
+        self == class || class == ValueClass::Finite && self == ValueClass::Zero
+    }
+
+    pub fn is_finite(self) -> bool {
+        matches!(self, ValueClass::Zero | ValueClass::Finite)
+    }
+}
+
+/// The framework's exception, as the evidence of a refusal.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ErrorFacts {
+    /// The Python exception type (`ValueError`, `InvalidArgumentError`, ...).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The framework's own message (its first lines).
+    pub message: String,
+}
+
+impl From<&PyError> for ErrorFacts {
+    fn from(e: &PyError) -> Self {
+        ErrorFacts {
+            kind: e.kind.clone(),
+            message: e.message.clone(),
+        }
+    }
+}
+
+/// The reference's objection to an invalid case, as the evidence of a verdict on it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ViolationFacts {
+    /// The violation's stable code (`dot.batch-axis`; the category's name where the layer
+    /// gives none).
+    pub code: String,
+    pub category: String,
+    /// The argument or input involved, without its index (`output_size` for
+    /// `output_size[1]`).
+    pub parameter: String,
+    pub tag: String,
+}
+
+impl From<&oracle::Violation> for ViolationFacts {
+    fn from(v: &oracle::Violation) -> Self {
+        ViolationFacts {
+            code: v.code_name().to_owned(),
+            category: v.category.name().to_owned(),
+            parameter: v.parameter.split('[').next().unwrap_or("").to_owned(),
+            tag: v.tag.name().to_owned(),
+        }
+    }
+}
+
+/// Everything a verdict rests on. Which fields are set depends on the verdict: a divergence
+/// (`mismatch`, `unexpected-nan`, `mode-mismatch`) sets the errors and the values, a refusal
+/// the error, a verdict on an invalid case the violation, a crash the signal.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Evidence {
+    /// The largest absolute difference over the diverging output's elements where both sides
+    /// are finite (`None`: no such element, or no divergence).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_abs_error: Option<f64>,
+    /// The largest relative difference there (against the reference's magnitude, or eager
+    /// mode's in a mode mismatch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_rel_error: Option<f64>,
+    /// At the first element beyond tolerance: the framework's value ...
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tf_value: Option<ValueClass>,
+    /// ... and the reference's (eager mode's in a mode mismatch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference_value: Option<ValueClass>,
+    /// Some element where both sides are finite differs beyond the layer's tolerance: the
+    /// divergence is not only one of NaN or infinities.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub finite_error: bool,
+    /// The framework's output has another shape than the reference's.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub shape_differs: bool,
+    /// The layer's inputs, as the framework fed them, hold NaN or an infinity.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub nonfinite_inputs: bool,
+    /// The layer's weights hold NaN or an infinity ...
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub nonfinite_weights: bool,
+    /// ... its first weight (a kernel) does.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub nonfinite_kernel: bool,
+    /// The framework's exception, for a refusal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorFacts>,
+    /// The reference's objection, for a verdict on an invalid case.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub violation: Option<ViolationFacts>,
+    /// A layer that consumes the invalid layer's output refused the model first.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub refused_downstream: bool,
+    /// The signal that killed the worker, by name (`SIGFPE`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signal: Option<String>,
+}
+
+impl Evidence {
+    pub fn refusal(e: &PyError) -> Self {
+        Evidence {
+            error: Some(e.into()),
+            ..Evidence::default()
+        }
+    }
+
+    pub fn violation(v: &oracle::Violation) -> Self {
+        Evidence {
+            violation: Some(v.into()),
+            ..Evidence::default()
+        }
+    }
+
+    pub fn with_error(mut self, e: &PyError) -> Self {
+        self.error = Some(e.into());
+        self
+    }
+}
+
+/// The largest absolute and relative differences between `got` and `want` over the elements
+/// where both are finite.
+pub fn largest_errors<'a>(
+    pairs: impl Iterator<Item = (&'a f64, &'a f64)>,
+) -> (Option<f64>, Option<f64>) {
+    let mut abs: Option<f64> = None;
+    let mut rel: Option<f64> = None;
+    for (&g, &w) in pairs {
+        if !(g.is_finite() && w.is_finite()) {
+            continue;
+        }
+        let d = (g - w).abs();
+        let r = if d == 0.0 {
+            0.0
+        } else if w == 0.0 {
+            f64::INFINITY
+        } else {
+            d / w.abs()
+        };
+        abs = Some(abs.map_or(d, |a| a.max(d)));
+        rel = Some(rel.map_or(r, |a| a.max(r)));
+    }
+    (abs, rel)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn largest_errors_skip_nonfinite_pairs_and_take_the_maximum() {
+        let got = [1.0, 7.0, f64::NAN, 0.5];
+        let want = [1.0, 6.0, 2.0, 0.0];
+        let (abs, rel) = largest_errors(got.iter().zip(want.iter()));
+        assert_eq!(abs, Some(1.0));
+        assert_eq!(rel, Some(f64::INFINITY));
+        let (abs, rel) = largest_errors([f64::NAN].iter().zip([1.0].iter()));
+        assert_eq!((abs, rel), (None, None));
+    }
+
+    #[test]
+    fn a_zero_is_finite_but_not_the_reverse() {
+        assert!(ValueClass::of(0.0).is(ValueClass::Finite));
+        assert!(!ValueClass::of(2.0).is(ValueClass::Zero));
+        assert!(ValueClass::of(f64::NEG_INFINITY).is(ValueClass::NegInf));
+        assert!(!ValueClass::of(f64::NAN).is_finite());
+    }
+}
