@@ -509,3 +509,59 @@ fn gen_steers_away_from_kept_bugs_unless_asked_to_keep_them() {
     assert!(some >= 3, "{some} of 30 models hold a trigger");
     assert_eq!(kept["known_bug_triggers_avoided"], 0);
 }
+
+/// Users' own suppression lists: a malformed entry is bad usage naming the file and the
+/// field; a well-formed one explains what it says; `--no-builtin-suppressions` reports a
+/// kept bug's verdict as a finding.
+#[test]
+fn users_suppression_lists_are_checked_and_applied() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad");
+    std::fs::create_dir_all(bad.join("my-relu")).unwrap();
+    std::fs::write(
+        bad.join("my-relu/kept.json"),
+        r#"{"summary": "s", "when": [{"verdicts": ["mismatch"], "clases": ["ReLU"]}]}"#,
+    )
+    .unwrap();
+    let out = semfuzz(&["known", "list", "--suppressions", bad.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("my-relu/kept.json") && stderr.contains("clases"),
+        "{stderr}"
+    );
+
+    let kept = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../crashes/mismatch-ReLU-float64-max-value/case.case.json");
+    let kept = kept.to_str().unwrap();
+    let verdict = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["run", "--json", "--dtype", "float64"];
+        args.extend(extra);
+        args.push(kept);
+        let out = semfuzz(&args);
+        let report: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out.stderr)));
+        report["verdicts"][0].clone()
+    };
+    // Built in: the kept rounding bug.
+    assert_eq!(verdict(&[])["known"], "mismatch-ReLU-float64-max-value");
+    // Without the built-in entries it is a finding (ranked ieee: float32 rounding).
+    let all = verdict(&["--no-builtin-suppressions"]);
+    assert!(all["known"].is_null(), "{all}");
+    assert_eq!(all["tier"], "ieee");
+    // A user's list in place of them explains it under the user's id.
+    let mine = dir.path().join("mine.json");
+    std::fs::write(
+        &mine,
+        r#"{"entries": {"our-relu-rounding": {"summary": "ours", "when": [
+            {"verdicts": ["mismatch"], "classes": ["ReLU"], "dtypes": ["float64"],
+             "evidence": {"float32_constants": true}}]}}}"#,
+    )
+    .unwrap();
+    let v = verdict(&[
+        "--no-builtin-suppressions",
+        "--suppressions",
+        mine.to_str().unwrap(),
+    ]);
+    assert_eq!(v["known"], "our-relu-rounding", "{v}");
+}

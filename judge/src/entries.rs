@@ -251,6 +251,9 @@ pub struct EvidenceCond {
     pub nonfinite_case: Option<bool>,
     pub refused_downstream: Option<bool>,
     pub signals: Option<Vec<String>>,
+    /// The framework agrees with the reference once the layer's float constants are rounded
+    /// to float32.
+    pub float32_constants: Option<bool>,
 }
 
 /// Conditions on the framework's exception: its type, and words of the framework's own
@@ -271,6 +274,8 @@ pub struct ErrorCond {
 #[serde(deny_unknown_fields)]
 pub struct ViolationCond {
     pub codes: Option<Vec<String>>,
+    /// Codes it may not have (the business of another entry).
+    pub not_codes: Option<Vec<String>>,
     pub categories: Option<Vec<String>>,
     pub parameters: Option<Vec<String>>,
 }
@@ -462,6 +467,7 @@ impl Entry {
                     || e.nonfinite_kernel == Some(true)
                     || e.nonfinite_case == Some(true)
                     || e.shape_differs == Some(true)
+                    || e.float32_constants == Some(true)
             });
             if divergence && !bounded && !finite_values && c.unbounded_because.is_none() {
                 return Err(invalid(format!(
@@ -624,12 +630,18 @@ impl Conditions {
         }
         // Without a bound on the error it explains, or a reason why it has none, an
         // alternative explains no error on finite data: a divergence in NaN/Inf only.
-        let bounded = self
-            .evidence
-            .as_ref()
-            .is_some_and(|e| e.max_abs_error.is_some() || e.max_rel_error.is_some());
+        let bounded = self.evidence.as_ref().is_some_and(|e| {
+            e.max_abs_error.is_some()
+                || e.max_rel_error.is_some()
+                || e.float32_constants == Some(true)
+        });
         if !bounded && self.unbounded_because.is_none() {
             need(!v.evidence.finite_error, "evidence.finite_error")?;
+        }
+        // A mode mismatch where a mode raised has no values: only an alternative about the
+        // framework's error explains it.
+        if v.kind == Kind::ModeMismatch && v.evidence.error.is_some() && self.error.is_none() {
+            return Err("error");
         }
         if let Some(e) = &self.error {
             let Some(err) = &v.evidence.error else {
@@ -659,6 +671,10 @@ impl Conditions {
             need(
                 c.codes.as_ref().is_none_or(|x| x.contains(&vi.code)),
                 "violation.codes",
+            )?;
+            need(
+                c.not_codes.as_ref().is_none_or(|x| !x.contains(&vi.code)),
+                "violation.not_codes",
             )?;
             need(
                 c.categories
@@ -738,6 +754,10 @@ impl EvidenceCond {
         need(
             flag(self.refused_downstream, e.refused_downstream),
             "evidence.refused_downstream",
+        )?;
+        need(
+            flag(self.float32_constants, e.float32_constants),
+            "evidence.float32_constants",
         )?;
         need(
             self.nonfinite_case

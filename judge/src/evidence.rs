@@ -111,6 +111,11 @@ pub struct Evidence {
     /// divergence is not only one of NaN or infinities.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub finite_error: bool,
+    /// In a float64 run, the framework's output agrees with the reference once the layer's
+    /// float constants in its config are rounded to float32 (Keras turned them into float32
+    /// tensors): the whole divergence is that rounding.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub float32_constants: bool,
     /// The framework's output has another shape than the reference's.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shape_differs: bool,

@@ -12,4 +12,4 @@ pub mod verdict;
 pub use entries::{Suppressions, Target};
 pub use evidence::Evidence;
 pub use outcome::{LayerOutputs, Mode, ModeOutcome, PyError, TfOutcome};
-pub use verdict::{Judge, Kind, Verdict};
+pub use verdict::{Judge, Kind, Tier, Verdict};

@@ -95,8 +95,10 @@ pub(crate) fn ops_add_bias_shortcut(
     // equals that axis: a channels_first bias whose channel count equals the last
     // spatial size.
     let out = call.and_then(|c| c.outputs.first());
-    let channels_first_bias = config.get("data_format").and_then(Value::as_str)
-        == Some("channels_first")
+    // The convolutions are the layers with a bias and a data format (a pooling has neither
+    // bias nor `use_bias`).
+    let channels_first_bias = class.contains("Conv")
+        && config.get("data_format").and_then(Value::as_str) == Some("channels_first")
         // Keras's default is a bias.
         && config.get("use_bias").and_then(Value::as_bool).unwrap_or(true)
         && out.is_some_and(|o| o.len() >= 3 && o[1].is_some() && o[1] == o[o.len() - 1]);

@@ -54,6 +54,79 @@ impl Kind {
     }
 }
 
+/// How a maintainer would rank a finding, first to last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Tier {
+    /// A wrong value on finite data (`mismatch`, `mode-mismatch`, `unexpected-nan`).
+    WrongResult,
+    /// The worker died, hung or blew its memory.
+    Crash,
+    /// Invalid input taken, refused only in a kernel, or valid input refused.
+    Validation,
+    /// An error message that names neither the layer nor the argument.
+    Message,
+    /// A divergence that follows only from NaN/Inf in the layer's inputs or weights, or an
+    /// error within float32 rounding in a float64 layer (a constant rounded through
+    /// float32): no IEEE behaviour is promised there. Kept apart.
+    Ieee,
+}
+
+impl Tier {
+    pub const ALL: [Tier; 5] = [
+        Tier::WrongResult,
+        Tier::Crash,
+        Tier::Validation,
+        Tier::Message,
+        Tier::Ieee,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Tier::WrongResult => "wrong-result",
+            Tier::Crash => "crash",
+            Tier::Validation => "validation",
+            Tier::Message => "message",
+            Tier::Ieee => "ieee",
+        }
+    }
+
+    /// The tier of a verdict of `kind` with `evidence`, in a run of `dtype` (`None` for an
+    /// agreement).
+    pub fn of(kind: Kind, evidence: &Evidence, dtype: DType) -> Option<Tier> {
+        Some(match kind {
+            Kind::Agree => return None,
+            Kind::Crash | Kind::Timeout | Kind::Oom => Tier::Crash,
+            Kind::MissingValidation | Kind::LateError | Kind::UnexpectedRejection => {
+                Tier::Validation
+            }
+            Kind::UnclearError => Tier::Message,
+            Kind::Mismatch | Kind::ModeMismatch | Kind::UnexpectedNan => {
+                // A mode that raised where another ran has no values to weigh.
+                let nonfinite = evidence.nonfinite_inputs || evidence.nonfinite_weights;
+                let float32_rounding = dtype == DType::Float64
+                    && !evidence.shape_differs
+                    && evidence.tf_value.is_some_and(ValueClass::is_finite)
+                    && evidence.reference_value.is_some_and(ValueClass::is_finite)
+                    && evidence
+                        .max_rel_error
+                        .is_some_and(|r| r <= FLOAT32_ROUNDING);
+                if evidence.error.is_none()
+                    && (nonfinite || float32_rounding || evidence.float32_constants)
+                {
+                    Tier::Ieee
+                } else {
+                    Tier::WrongResult
+                }
+            }
+        })
+    }
+}
+
+/// The largest relative error float32 rounding of a constant explains in a float64 layer:
+/// two float32 ulps (2^-22), for the rounding of the constant and of one operation with it.
+pub const FLOAT32_ROUNDING: f64 = 2.384_185_791_015_625e-7;
+
 /// One verdict on one case.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verdict {
@@ -65,6 +138,8 @@ pub struct Verdict {
     pub detail: String,
     /// The typed facts the verdict rests on (what kept-bug entries match on).
     pub evidence: Evidence,
+    /// How a maintainer would rank it (`None` for an agreement).
+    pub tier: Option<Tier>,
     /// Set when a suppression entry explains the outcome (a known limitation, or a confirmed
     /// framework bug kept in `crashes/`): counted, not a finding.
     pub known: Option<Arc<str>>,
@@ -88,6 +163,7 @@ impl Verdict {
             mode: None,
             detail,
             evidence: Evidence::default(),
+            tier: None,
             known: None,
         }
     }
@@ -208,8 +284,11 @@ impl Judge {
         let explain =
             |v: &Verdict, analysis: Option<&ModelAnalysis>| self.explain(case, dtype, v, analysis);
         let mut verdicts = judge_outcome(case, dtype, oracle, analysis, tf, &explain);
-        for v in verdicts.iter_mut().filter(|v| v.known.is_none()) {
-            v.known = self.explain(case, dtype, v, analysis);
+        for v in verdicts.iter_mut() {
+            v.tier = Tier::of(v.kind, &v.evidence, dtype);
+            if v.known.is_none() {
+                v.known = self.explain(case, dtype, v, analysis);
+            }
         }
         verdicts
     }
@@ -1398,10 +1477,15 @@ fn divergences(
                         .iter()
                         .zip(r.iter())
                         .any(|(&g, &w)| g.is_finite() && w.is_finite() && !accepts(g, w));
+                    let float32_constants = dtype == DType::Float64
+                        && float32_constants_explain(
+                            layer, call.node, dtype, &args, &arg_masks, &w, tf_out, &accepts,
+                        );
                     Evidence {
                         max_abs_error,
                         max_rel_error,
                         finite_error,
+                        float32_constants,
                         tf_value: Some(ValueClass::of(got)),
                         reference_value: Some(ValueClass::of(want)),
                         ..given.clone()
@@ -1418,6 +1502,71 @@ fn divergences(
         }
     }
     found
+}
+
+/// Whether the reference's outputs of a call, with some of the layer's float config
+/// constants that float32 cannot hold rounded to float32, all pass `agree` against the
+/// framework's: Keras turns some such constants (not always all of a layer's) into float32
+/// tensors before they meet float64 data, so each subset of the rounded arguments is tried
+/// (of at most six of them). False where there is none, or the class has no reference.
+#[allow(clippy::too_many_arguments)]
+fn float32_constants_explain(
+    layer: &oracle::case::Layer,
+    node: usize,
+    dtype: DType,
+    args: &[&ArrayD<f64>],
+    masks: &[Option<&Mask>],
+    w: &[&ArrayD<f64>],
+    tf_out: &[ArrayD<f64>],
+    agree: &dyn Fn(f64, f64) -> bool,
+) -> bool {
+    fn round(v: &mut serde_json::Value) -> bool {
+        match v {
+            serde_json::Value::Number(n) => match n.as_f64() {
+                Some(x) if n.is_f64() && x.is_finite() && x as f32 as f64 != x => {
+                    *v = serde_json::json!(x as f32 as f64);
+                    true
+                }
+                _ => false,
+            },
+            serde_json::Value::Array(a) => a.iter_mut().fold(false, |c, x| round(x) | c),
+            _ => false,
+        }
+    }
+    let Some(kind) = oracle::layers::lookup(&layer.class_name, layer.module.as_deref()) else {
+        return false;
+    };
+    let rounded: Vec<(&String, serde_json::Value)> = layer
+        .config
+        .iter()
+        .filter_map(|(k, v)| {
+            let mut r = v.clone();
+            round(&mut r).then_some((k, r))
+        })
+        .take(6)
+        .collect();
+    let default_node = Default::default();
+    let site_node = layer.nodes.get(node).unwrap_or(&default_node);
+    (1u32..1 << rounded.len()).any(|subset| {
+        let mut config = layer.config.clone();
+        for (i, (k, r)) in rounded.iter().enumerate() {
+            if subset & (1 << i) != 0 {
+                config.insert((*k).clone(), r.clone());
+            }
+        }
+        let Ok(spec) = kind.parse(&oracle::layers::CallSite {
+            config: &config,
+            node: site_node,
+            dtype,
+        }) else {
+            return false;
+        };
+        let (alt, _) = oracle::check::eval_call(spec.as_ref(), args, masks, w);
+        alt.len() == tf_out.len()
+            && alt.iter().zip(tf_out).all(|(a, t)| {
+                a.shape() == t.shape() && a.iter().zip(t.iter()).all(|(&x, &g)| agree(g, x))
+            })
+    })
 }
 
 /// A layer whose inputs are identical in `mode` and in eager mode but whose outputs differ
@@ -1552,6 +1701,63 @@ fn mode_divergence(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tier_ranks_a_verdict_as_a_maintainer_would() {
+        let divergence = |rel: f64| Evidence {
+            max_abs_error: Some(rel),
+            max_rel_error: Some(rel),
+            tf_value: Some(ValueClass::Finite),
+            reference_value: Some(ValueClass::Finite),
+            finite_error: true,
+            ..Evidence::default()
+        };
+        // Float32 rounding of a constant in a float64 layer, and nothing more, is ieee.
+        let rounding = divergence(5.3e-9);
+        assert_eq!(
+            Tier::of(Kind::Mismatch, &rounding, DType::Float64),
+            Some(Tier::Ieee)
+        );
+        assert_eq!(
+            Tier::of(Kind::Mismatch, &rounding, DType::Float32),
+            Some(Tier::WrongResult)
+        );
+        assert_eq!(
+            Tier::of(Kind::Mismatch, &divergence(0.5), DType::Float64),
+            Some(Tier::WrongResult)
+        );
+        // NaN/Inf in the layer's inputs or weights: ieee, whatever the error.
+        let nan_inputs = Evidence {
+            nonfinite_inputs: true,
+            ..divergence(0.5)
+        };
+        assert_eq!(
+            Tier::of(Kind::UnexpectedNan, &nan_inputs, DType::Float32),
+            Some(Tier::Ieee)
+        );
+        let nan_out_of_finite = Evidence {
+            tf_value: Some(ValueClass::NaN),
+            ..Evidence::default()
+        };
+        assert_eq!(
+            Tier::of(Kind::UnexpectedNan, &nan_out_of_finite, DType::Float32),
+            Some(Tier::WrongResult)
+        );
+        let none = Evidence::default();
+        assert_eq!(
+            Tier::of(Kind::Timeout, &none, DType::Float32),
+            Some(Tier::Crash)
+        );
+        assert_eq!(
+            Tier::of(Kind::LateError, &none, DType::Float32),
+            Some(Tier::Validation)
+        );
+        assert_eq!(
+            Tier::of(Kind::UnclearError, &none, DType::Float32),
+            Some(Tier::Message)
+        );
+        assert_eq!(Tier::of(Kind::Agree, &none, DType::Float32), None);
+    }
 
     /// [`judge_valid`] with the built-in entries explaining verdicts.
     fn judged_valid(

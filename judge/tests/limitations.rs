@@ -30,6 +30,7 @@ fn late_error(kind: &str, message: &str) -> Verdict {
         mode: Some(Mode::Eager),
         detail: String::new(),
         evidence: Evidence::refusal(&e),
+        tier: None,
         known: None,
     }
 }

@@ -318,8 +318,12 @@ fn print_human(report: &Value) {
                 .as_str()
                 .map(|k| format!(" (known framework bug or limitation: {k})"))
                 .unwrap_or_default();
+            let tier = v["tier"]
+                .as_str()
+                .map(|t| format!(" ({t})"))
+                .unwrap_or_default();
             println!(
-                "  {}{mode}: {}{known}",
+                "  {}{mode}{tier}: {}{known}",
                 v["kind"].as_str().unwrap_or("?"),
                 v["detail"].as_str().unwrap_or("")
             );

@@ -272,6 +272,7 @@ impl FindingsStore {
         let reproduce = reproduce_command(&case_path, hit.modes);
         let outcome = json!({
             "verdict": v.kind.name(),
+            "tier": v.tier.map(|t| t.name()),
             "signature": v.signature,
             "layer": v.layer,
             "class": v.layer.as_deref().and_then(|l| hit.case.model.layer(l)).map(|l| l.class_name.clone()),
@@ -279,6 +280,7 @@ impl FindingsStore {
             "modes": hit.modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
             "dtype": hit.case.dtype.name(),
             "detail": v.detail,
+            "evidence": v.evidence,
             "tensorflow": hit.tensorflow,
             "versions": hit.versions,
             "count": count,

@@ -13,6 +13,8 @@ use libafl::monitors::Monitor;
 use libafl::monitors::stats::{ClientStatsManager, UserStatsValue};
 use libafl_bolts::ClientId;
 
+use judge::Tier;
+
 use super::executor::STAT_NAMES;
 
 /// Counters of a campaign, over all its runs.
@@ -45,6 +47,8 @@ pub struct Totals {
     pub execs_per_sec: f64,
     pub corpus: usize,
     pub findings: BTreeMap<String, usize>,
+    /// Findings by tier (`wrong-result`, ..., `ieee`), as their `outcome.json` says.
+    pub tiers: BTreeMap<Tier, usize>,
 }
 
 impl Totals {
@@ -87,16 +91,36 @@ impl Totals {
         self.findings.values().sum()
     }
 
+    /// The findings' count by tier, first to last, with `ieee` apart:
+    /// `5 (wrong-result 1, validation 3; ieee 1)`.
     fn findings_text(&self) -> String {
         if self.findings.is_empty() {
             return "0".to_owned();
         }
-        let parts: Vec<String> = self
-            .findings
+        let part = |(t, n): (&Tier, &usize)| format!("{} {n}", t.name());
+        let main: Vec<String> = self
+            .tiers
             .iter()
-            .map(|(k, n)| format!("{k} {n}"))
+            .filter(|(t, _)| **t != Tier::Ieee)
+            .map(part)
             .collect();
-        format!("{} ({})", self.findings_total(), parts.join(", "))
+        let ieee: Vec<String> = self
+            .tiers
+            .iter()
+            .filter(|(t, _)| **t == Tier::Ieee)
+            .map(part)
+            .collect();
+        let mut text = main.join(", ");
+        if !ieee.is_empty() {
+            if !text.is_empty() {
+                text.push_str("; ");
+            }
+            text.push_str(&ieee.join(""));
+        }
+        if text.is_empty() {
+            return self.findings_total().to_string();
+        }
+        format!("{} ({text})", self.findings_total())
     }
 
     fn percent(part: u64, whole: u64) -> f64 {
@@ -118,9 +142,11 @@ impl Totals {
     }
 }
 
-/// Counts of corpus entries and of findings by verdict, from disk (so every client and
-/// every earlier run counts).
-fn scan(out: &Path) -> (usize, BTreeMap<String, usize>) {
+/// Counts of corpus entries, of findings by verdict and of findings by tier, from disk (so
+/// every client and every earlier run counts).
+type Scanned = (usize, BTreeMap<String, usize>, BTreeMap<Tier, usize>);
+
+fn scan(out: &Path) -> Scanned {
     let visible = |d: &Path| -> Vec<PathBuf> {
         fs::read_dir(d)
             .map(|it| {
@@ -136,14 +162,27 @@ fn scan(out: &Path) -> (usize, BTreeMap<String, usize>) {
         .filter(|p| p.to_string_lossy().ends_with(".case.json"))
         .count();
     let mut findings = BTreeMap::new();
+    let mut tiers = BTreeMap::new();
     for verdict in visible(&out.join("findings")) {
-        let n = visible(&verdict).iter().filter(|p| p.is_dir()).count();
-        if n > 0 {
+        let dirs: Vec<PathBuf> = visible(&verdict)
+            .into_iter()
+            .filter(|p| p.is_dir())
+            .collect();
+        if !dirs.is_empty() {
             let name = verdict.file_name().unwrap_or_default().to_string_lossy();
-            findings.insert(name.into_owned(), n);
+            findings.insert(name.into_owned(), dirs.len());
+        }
+        for d in dirs {
+            let tier = fs::read_to_string(d.join("outcome.json"))
+                .ok()
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                .and_then(|o| serde_json::from_value::<Tier>(o["tier"].clone()).ok());
+            if let Some(t) = tier {
+                *tiers.entry(t).or_insert(0) += 1;
+            }
         }
     }
-    (corpus, findings)
+    (corpus, findings, tiers)
 }
 
 fn hms(seconds: f64) -> String {
@@ -170,6 +209,12 @@ fn write_stats(out: &Path, t: &Totals, plot: bool) -> std::io::Result<()> {
         kv(
             &format!("findings_{}", verdict.replace('-', "_")),
             n.to_string(),
+        );
+    }
+    for tier in Tier::ALL {
+        kv(
+            &format!("tier_{}", tier.name().replace('-', "_")),
+            t.tiers.get(&tier).copied().unwrap_or(0).to_string(),
         );
     }
     kv("valid_execs", t.valid.to_string());
@@ -234,7 +279,7 @@ pub struct StatusMonitor {
     every: Duration,
     last_line: Option<Instant>,
     /// Corpus and findings counts, rescanned at most every second.
-    scanned: Option<(Instant, usize, BTreeMap<String, usize>)>,
+    scanned: Option<(Instant, Scanned)>,
     /// When `fuzzer_stats` was last written, and the totals not written yet.
     written: Option<Instant>,
     pending: Option<Totals>,
@@ -374,12 +419,12 @@ impl Monitor for StatusMonitor {
             .as_ref()
             .is_none_or(|(at, ..)| at.elapsed() >= Duration::from_secs(1))
         {
-            let (corpus, findings) = scan(&self.out);
-            self.scanned = Some((Instant::now(), corpus, findings));
+            self.scanned = Some((Instant::now(), scan(&self.out)));
         }
-        if let Some((_, corpus, findings)) = &self.scanned {
+        if let Some((_, (corpus, findings, tiers))) = &self.scanned {
             t.corpus = *corpus;
             t.findings = findings.clone();
+            t.tiers = tiers.clone();
         }
         let tick = self.last_line.is_none_or(|l| l.elapsed() >= self.every);
         if tick || self.written.is_none_or(|w| w.elapsed() >= STATS_EVERY) {
@@ -401,7 +446,7 @@ impl Monitor for StatusMonitor {
 /// the suppression entries it ran with, of which those that explained nothing are named.
 pub fn summary(out: &Path, why: &str, entries: &[&str]) -> String {
     let mut t = Totals::read(out);
-    (t.corpus, t.findings) = scan(out);
+    (t.corpus, t.findings, t.tiers) = scan(out);
     let mut s = format!(
         "[semfuzz] stopped ({why}) after {} in all: {} executions ({:.1}/s at the end), corpus {}, findings {}, valid {:.1}%, time in TF {:.0}%\n",
         hms(t.run_seconds),

@@ -451,6 +451,18 @@ impl Group {
         self.signature.split('/').next().unwrap_or("?")
     }
 
+    /// The tier of the verdict a replay showed (the smallest showing example's).
+    fn tier(&self) -> Option<judge::Tier> {
+        let mut members: Vec<&Triaged> = self.members.iter().collect();
+        members.sort_by_key(|m| m.entry.size());
+        members.into_iter().find_map(|m| {
+            m.showing
+                .as_ref()
+                .and_then(|r| r.verdicts.iter().find(|v| v.signature == self.signature))
+                .and_then(|v| v.tier)
+        })
+    }
+
     fn class(&self) -> &str {
         self.signature.split('/').nth(1).unwrap_or("model")
     }

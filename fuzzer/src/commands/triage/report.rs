@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use generators::minimize::inner_layers;
 use harness_py::Versions;
+use judge::Tier;
 
 use super::minimal::dot;
 use super::{Group, Status};
@@ -43,10 +44,26 @@ pub(super) enum Picture {
     Dot(String),
 }
 
-/// The groups of one verdict, by layer class.
+/// The groups of one verdict and tier, by layer class.
 pub(super) struct Section {
     pub verdict: String,
+    /// How a maintainer would rank its findings (`None`: no replay showed one).
+    pub tier: Option<Tier>,
     pub rows: Vec<Row>,
+}
+
+impl Section {
+    /// `wrong-result · mismatch`, or the verdict alone where no tier is known.
+    fn heading(&self) -> String {
+        match self.tier {
+            Some(Tier::Ieee) => format!(
+                "ieee · {} (only from NaN/Inf, or float32 rounding of a constant)",
+                self.verdict
+            ),
+            Some(t) => format!("{} · {}", t.name(), self.verdict),
+            None => self.verdict.clone(),
+        }
+    }
 }
 
 pub(super) struct Report {
@@ -118,18 +135,28 @@ impl Report {
         skipped: &[String],
         versions: &Versions,
     ) -> Self {
-        let mut by_verdict: BTreeMap<&str, Vec<Row>> = BTreeMap::new();
+        // By tier, first to last (ieee last, apart; no tier after all), then by verdict.
+        let mut by_tier: BTreeMap<(usize, &str), Section> = BTreeMap::new();
         for g in groups.values() {
-            by_verdict.entry(g.verdict()).or_default().push(row(g));
+            let tier = g.tier();
+            let rank = tier.map_or(Tier::ALL.len(), |t| t as usize);
+            by_tier
+                .entry((rank, g.verdict()))
+                .or_insert_with(|| Section {
+                    verdict: g.verdict().to_owned(),
+                    tier,
+                    rows: Vec::new(),
+                })
+                .rows
+                .push(row(g));
         }
-        let sections = by_verdict
-            .into_iter()
-            .map(|(verdict, mut rows)| {
-                rows.sort_by(|a, b| (&a.class, &a.signature).cmp(&(&b.class, &b.signature)));
-                Section {
-                    verdict: verdict.to_owned(),
-                    rows,
-                }
+        let sections = by_tier
+            .into_values()
+            .map(|mut section| {
+                section
+                    .rows
+                    .sort_by(|a, b| (&a.class, &a.signature).cmp(&(&b.class, &b.signature)));
+                section
             })
             .collect();
         Report {
@@ -187,7 +214,7 @@ impl Report {
         let mut s = String::from("# semfuzz triage\n\n");
         let _ = writeln!(s, "{}\n\n{}\n", cell(&self.summary()), self.tally_text());
         for section in &self.sections {
-            let _ = writeln!(s, "## {}\n", section.verdict);
+            let _ = writeln!(s, "## {}\n", section.heading());
             s += "| class | signature | status | count | first seen | last seen | smallest example | minimal case | picture |\n";
             s += "|---|---|---|---|---|---|---|---|---|\n";
             for r in &section.rows {
@@ -240,7 +267,7 @@ impl Report {
             let _ = writeln!(
                 s,
                 "<section class=\"verdict\" id=\"{0}\">\n<h2>{0}</h2>\n<table>\n<thead><tr><th>class</th><th>signature</th><th>status</th><th>count</th><th>first seen</th><th>last seen</th><th>smallest example</th><th>minimal case</th><th>picture</th></tr></thead>\n<tbody>",
-                escape(&section.verdict)
+                escape(&section.heading())
             );
             for r in &section.rows {
                 html_row(&mut s, r);
@@ -386,9 +413,31 @@ mod tests {
     }
 
     #[test]
+    fn a_section_heading_carries_its_tier_with_ieee_set_apart() {
+        let section = |tier| Section {
+            verdict: "mismatch".to_owned(),
+            tier,
+            rows: vec![],
+        };
+        assert_eq!(
+            section(Some(Tier::WrongResult)).heading(),
+            "wrong-result · mismatch"
+        );
+        assert!(
+            section(Some(Tier::Ieee))
+                .heading()
+                .starts_with("ieee · mismatch (only from NaN/Inf")
+        );
+        assert_eq!(section(None).heading(), "mismatch");
+        let md = report(vec![section(Some(Tier::WrongResult))]).markdown();
+        assert!(md.contains("## wrong-result · mismatch"), "{md}");
+    }
+
+    #[test]
     fn html_escapes_every_text_and_inlines_svg_without_its_prolog() {
         let r = report(vec![Section {
             verdict: "mismatch".to_owned(),
+                tier: None,
             rows: vec![
                 row(
                     "mismatch/<script>alert(1)</script>",
@@ -428,6 +477,7 @@ mod tests {
         let r = report(vec![
             Section {
                 verdict: "crash".to_owned(),
+                tier: None,
                 rows: vec![row(
                     "crash/MaxPooling1D/SIGFPE",
                     Status::Known("crash-MaxPooling1D-sigfpe".to_owned()),
@@ -436,6 +486,7 @@ mod tests {
             },
             Section {
                 verdict: "mismatch".to_owned(),
+                tier: None,
                 rows: vec![row(
                     "mismatch/A|B",
                     Status::NoLongerReproduces,
@@ -444,6 +495,7 @@ mod tests {
             },
             Section {
                 verdict: "agree".to_owned(),
+                tier: None,
                 rows: vec![row(
                     "agree/model/c.case.json",
                     Status::Agrees,
