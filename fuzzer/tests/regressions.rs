@@ -43,6 +43,7 @@ fn every_kept_finding_behaves_as_recorded_and_is_explained_by_its_entry_alone() 
     let mut changed = Vec::new();
     let mut unexplained = Vec::new();
     let mut without_entry = Vec::new();
+    let mut retiered = Vec::new();
     for entry in std::fs::read_dir(&root).unwrap() {
         let dir = entry.unwrap().path();
         if !dir.join("case.case.json").exists() {
@@ -96,6 +97,14 @@ fn every_kept_finding_behaves_as_recorded_and_is_explained_by_its_entry_alone() 
                 .collect();
             v["known"].as_str() == Some(name.as_str()) && by == [name.as_str()]
         });
+        // The tier its record gives is the one the judge gives now.
+        let tier = &outcome["tier"];
+        if reproduces && !tier.is_null() && !showing.iter().any(|v| v["tier"] == *tier) {
+            retiered.push(format!(
+                "{name}: recorded {tier}, now {:?}",
+                showing.iter().map(|v| &v["tier"]).collect::<Vec<_>>()
+            ));
+        }
         if reproduces && !explained_by_this_alone {
             unexplained.push(format!(
                 "{name}: {:#}",
@@ -128,6 +137,11 @@ fn every_kept_finding_behaves_as_recorded_and_is_explained_by_its_entry_alone() 
         unexplained.is_empty(),
         "kept findings not explained by their own entry alone:\n{}",
         unexplained.join("\n")
+    );
+    assert!(
+        retiered.is_empty(),
+        "kept findings whose tier changed (update outcome.json):\n{}",
+        retiered.join("\n")
     );
     assert!(
         changed.is_empty(),

@@ -241,6 +241,8 @@ pub struct EvidenceCond {
     pub max_abs_error: Option<f64>,
     /// The largest relative error it explains.
     pub max_rel_error: Option<f64>,
+    /// The largest normwise relative error it explains (`max|tf - ref| / max|ref|`).
+    pub max_normwise_rel_error: Option<f64>,
     pub tf_value: Option<Vec<ValueClass>>,
     pub reference_value: Option<Vec<ValueClass>>,
     pub shape_differs: Option<bool>,
@@ -437,7 +439,7 @@ impl Entry {
                 return Err(invalid(format!("when[{i}].dtypes: unknown dtype `{d}`")));
             }
             if let Some(e) = &c.evidence
-                && [e.max_abs_error, e.max_rel_error]
+                && [e.max_abs_error, e.max_rel_error, e.max_normwise_rel_error]
                     .iter()
                     .flatten()
                     .any(|x| x.is_nan() || *x < 0.0)
@@ -462,6 +464,7 @@ impl Entry {
             let bounded = c.evidence.as_ref().is_some_and(|e| {
                 e.max_abs_error.is_some()
                     || e.max_rel_error.is_some()
+                    || e.max_normwise_rel_error.is_some()
                     || e.nonfinite_inputs == Some(true)
                     || e.nonfinite_weights == Some(true)
                     || e.nonfinite_kernel == Some(true)
@@ -633,6 +636,7 @@ impl Conditions {
         let bounded = self.evidence.as_ref().is_some_and(|e| {
             e.max_abs_error.is_some()
                 || e.max_rel_error.is_some()
+                || e.max_normwise_rel_error.is_some()
                 || e.float32_constants == Some(true)
         });
         if !bounded && self.unbounded_because.is_none() {
@@ -714,7 +718,10 @@ impl EvidenceCond {
         // A bound on the error needs the divergence's figures, or a divergence only in
         // NaN/Inf (no finite pair to measure).
         let measured = e.max_abs_error.is_some() || e.tf_value.is_some() || e.shape_differs;
-        if self.max_abs_error.is_some() || self.max_rel_error.is_some() {
+        if self.max_abs_error.is_some()
+            || self.max_rel_error.is_some()
+            || self.max_normwise_rel_error.is_some()
+        {
             need(measured && !e.shape_differs, "evidence.measured")?;
         }
         need(
@@ -724,6 +731,10 @@ impl EvidenceCond {
         need(
             within(self.max_rel_error, e.max_rel_error),
             "evidence.max_rel_error",
+        )?;
+        need(
+            within(self.max_normwise_rel_error, e.normwise_rel_error),
+            "evidence.max_normwise_rel_error",
         )?;
         let class_in = |want: &Option<Vec<ValueClass>>, got: Option<ValueClass>| {
             want.as_ref()

@@ -98,9 +98,20 @@ pub struct Evidence {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_abs_error: Option<f64>,
     /// The largest relative difference there (against the reference's magnitude, or eager
-    /// mode's in a mode mismatch).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// mode's in a mode mismatch; infinite where that is 0).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "number_or_word"
+    )]
     pub max_rel_error: Option<f64>,
+    /// The largest absolute difference against the largest magnitude of the output: the
+    /// normwise relative error `max|tf - ref| / max|ref|`, which an element near 0 does not
+    /// blow up.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "number_or_word"
+    )]
+    pub normwise_rel_error: Option<f64>,
     /// At the first element beyond tolerance: the framework's value ...
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tf_value: Option<ValueClass>,
@@ -163,17 +174,31 @@ impl Evidence {
     }
 }
 
-/// The largest absolute and relative differences between `got` and `want` over the elements
-/// where both are finite.
+/// A number, or for an infinity or NaN the word JSON lacks (`"inf"`), as the case format
+/// writes them.
+fn number_or_word<S: serde::Serializer>(x: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match x {
+        Some(v) if v.is_finite() => s.serialize_f64(*v),
+        Some(v) if v.is_nan() => s.serialize_str("nan"),
+        Some(v) if *v > 0.0 => s.serialize_str("inf"),
+        Some(_) => s.serialize_str("-inf"),
+        None => s.serialize_none(),
+    }
+}
+
+/// The largest absolute, relative and normwise relative differences between `got` and `want`
+/// over the elements where both are finite.
 pub fn largest_errors<'a>(
     pairs: impl Iterator<Item = (&'a f64, &'a f64)>,
-) -> (Option<f64>, Option<f64>) {
+) -> (Option<f64>, Option<f64>, Option<f64>) {
     let mut abs: Option<f64> = None;
     let mut rel: Option<f64> = None;
+    let mut scale: f64 = 0.0;
     for (&g, &w) in pairs {
         if !(g.is_finite() && w.is_finite()) {
             continue;
         }
+        scale = scale.max(w.abs());
         let d = (g - w).abs();
         let r = if d == 0.0 {
             0.0
@@ -185,7 +210,16 @@ pub fn largest_errors<'a>(
         abs = Some(abs.map_or(d, |a| a.max(d)));
         rel = Some(rel.map_or(r, |a| a.max(r)));
     }
-    (abs, rel)
+    let normwise = abs.map(|a| {
+        if a == 0.0 {
+            0.0
+        } else if scale == 0.0 {
+            f64::INFINITY
+        } else {
+            a / scale
+        }
+    });
+    (abs, rel, normwise)
 }
 
 #[cfg(test)]
@@ -196,11 +230,13 @@ mod tests {
     fn largest_errors_skip_nonfinite_pairs_and_take_the_maximum() {
         let got = [1.0, 7.0, f64::NAN, 0.5];
         let want = [1.0, 6.0, 2.0, 0.0];
-        let (abs, rel) = largest_errors(got.iter().zip(want.iter()));
+        let (abs, rel, normwise) = largest_errors(got.iter().zip(want.iter()));
         assert_eq!(abs, Some(1.0));
         assert_eq!(rel, Some(f64::INFINITY));
-        let (abs, rel) = largest_errors([f64::NAN].iter().zip([1.0].iter()));
-        assert_eq!((abs, rel), (None, None));
+        // Against the largest reference magnitude, 6: a 0.5 where 0 is due does not blow it up.
+        assert_eq!(normwise, Some(1.0 / 6.0));
+        let (abs, rel, normwise) = largest_errors([f64::NAN].iter().zip([1.0].iter()));
+        assert_eq!((abs, rel, normwise), (None, None, None));
     }
 
     #[test]

@@ -58,11 +58,13 @@ impl Kind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Tier {
-    /// A wrong value on finite data (`mismatch`, `mode-mismatch`, `unexpected-nan`).
+    /// A wrong value on finite data (`mismatch`, `mode-mismatch` where both modes ran,
+    /// `unexpected-nan`).
     WrongResult,
     /// The worker died, hung or blew its memory.
     Crash,
-    /// Invalid input taken, refused only in a kernel, or valid input refused.
+    /// Invalid input taken, refused only in a kernel, or valid input refused (by every mode,
+    /// or by one while another runs it).
     Validation,
     /// An error message that names neither the layer nor the argument.
     Message,
@@ -101,19 +103,18 @@ impl Tier {
                 Tier::Validation
             }
             Kind::UnclearError => Tier::Message,
+            // A mode that refuses a model another mode runs refuses valid input.
+            Kind::ModeMismatch if evidence.error.is_some() => Tier::Validation,
             Kind::Mismatch | Kind::ModeMismatch | Kind::UnexpectedNan => {
-                // A mode that raised where another ran has no values to weigh.
                 let nonfinite = evidence.nonfinite_inputs || evidence.nonfinite_weights;
                 let float32_rounding = dtype == DType::Float64
                     && !evidence.shape_differs
                     && evidence.tf_value.is_some_and(ValueClass::is_finite)
                     && evidence.reference_value.is_some_and(ValueClass::is_finite)
                     && evidence
-                        .max_rel_error
+                        .normwise_rel_error
                         .is_some_and(|r| r <= FLOAT32_ROUNDING);
-                if evidence.error.is_none()
-                    && (nonfinite || float32_rounding || evidence.float32_constants)
-                {
+                if nonfinite || float32_rounding || evidence.float32_constants {
                     Tier::Ieee
                 } else {
                     Tier::WrongResult
@@ -1472,7 +1473,8 @@ fn divergences(
                     ),
                 )
                 .with({
-                    let (max_abs_error, max_rel_error) = largest_errors(t.iter().zip(r.iter()));
+                    let (max_abs_error, max_rel_error, normwise_rel_error) =
+                        largest_errors(t.iter().zip(r.iter()));
                     let finite_error = t
                         .iter()
                         .zip(r.iter())
@@ -1484,6 +1486,7 @@ fn divergences(
                     Evidence {
                         max_abs_error,
                         max_rel_error,
+                        normwise_rel_error,
                         finite_error,
                         float32_constants,
                         tf_value: Some(ValueClass::of(got)),
@@ -1667,8 +1670,8 @@ fn mode_divergence(
                         ),
                     )
                     .with({
-                        let (max_abs_error, max_rel_error) = if shape_differs {
-                            (None, None)
+                        let (max_abs_error, max_rel_error, normwise_rel_error) = if shape_differs {
+                            (None, None, None)
                         } else {
                             largest_errors(y.iter().zip(x.iter()))
                         };
@@ -1679,6 +1682,7 @@ fn mode_divergence(
                         Evidence {
                             max_abs_error,
                             max_rel_error,
+                            normwise_rel_error,
                             finite_error,
                             tf_value: at.map(|(_, q)| ValueClass::of(q)),
                             reference_value: at.map(|(p, _)| ValueClass::of(p)),
@@ -1707,6 +1711,7 @@ mod tests {
         let divergence = |rel: f64| Evidence {
             max_abs_error: Some(rel),
             max_rel_error: Some(rel),
+            normwise_rel_error: Some(rel),
             tf_value: Some(ValueClass::Finite),
             reference_value: Some(ValueClass::Finite),
             finite_error: true,

@@ -347,6 +347,7 @@ impl MhaSpec {
                     .parameter("attention_axes")
                     .actual(format!("{configured:?}"))
                     .expected("distinct axes other than the features")
+                    .code("attention.degenerate-axes")
                     .detail("makes a degenerate einsum (a repeated output label)")
                     .badness(badness::argument(1.0)));
             }
