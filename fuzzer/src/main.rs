@@ -1,12 +1,32 @@
 //! `semfuzz`: the command-line entry point. Parses arguments, sets up logging, runs one
 //! subcommand and turns its outcome into an exit code; only this binary prints to the user.
 
+/// `println!` for the whole binary: where standard output has been closed early
+/// (`semfuzz run --json CASE | head -c 100`), semfuzz stops quietly, as if done, instead of
+/// panicking (see [`output`]).
+macro_rules! println {
+    () => {
+        $crate::output::write(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::output::write(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `print!` likewise.
+macro_rules! print {
+    ($($arg:tt)*) => {
+        $crate::output::write(format_args!($($arg)*))
+    };
+}
+
 mod cli;
 mod commands;
 mod exit;
 mod fuzz;
 mod isolated;
 mod keras_case;
+mod output;
 
 use std::process::ExitCode;
 

@@ -565,3 +565,22 @@ fn users_suppression_lists_are_checked_and_applied() {
     ]);
     assert_eq!(v["known"], "our-relu-rounding", "{v}");
 }
+
+/// A reader that closes standard output early (`semfuzz known list | head -c 1`) ends
+/// semfuzz quietly: exit 0, no panic.
+#[test]
+fn a_closed_standard_output_ends_quietly() {
+    for args in [&["known", "list"][..], &["layers"][..]] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_semfuzz"))
+            .args(args)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}

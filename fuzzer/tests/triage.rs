@@ -144,7 +144,8 @@ fn a_campaigns_planted_bug_reproduces_and_minimizes_to_the_relu_alone() {
         "{dot}"
     );
     let report = std::fs::read_to_string(findings.join("triage.md")).unwrap();
-    assert!(report.contains("## mismatch"), "{report}");
+    // The planted +0.25 on finite data: a wrong result.
+    assert!(report.contains("## wrong-result · mismatch"), "{report}");
     assert!(
         report
             .lines()
@@ -161,12 +162,12 @@ fn a_campaigns_planted_bug_reproduces_and_minimizes_to_the_relu_alone() {
 /// verdict, with status, count, dates, the minimal case and a picture of it.
 fn assert_html_lists_the_minimal_relu(html: &str, min: &Path) {
     assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
-    let section = &html[html.find("<h2>mismatch</h2>").expect(html)..];
+    let section = &html[html.find("<h2>wrong-result · mismatch</h2>").expect(html)..];
     let row = &section[section.find("<tr class=\"group\">").expect(html)..];
     let row = &row[..row.find("</tr>").unwrap()];
     assert!(
         row.starts_with(
-            "<tr class=\"group\"><td>ReLU</td><td><code>mismatch/ReLU</code></td><td class=\"status-reproduces\">reproduces</td><td>"
+            "<tr class=\"group\"><td>ReLU</td><td><code>mismatch/ReLU</code></td><td class=\"status-reproduces\">reproduces</td><td class=\"what\">&#39;re_lu"
         ),
         "{row}"
     );
@@ -402,12 +403,12 @@ fn a_plain_case_that_agrees_is_not_a_finding_that_no_longer_reproduces() {
     assert!(
         report
             .lines()
-            .any(|l| l.starts_with("| ReLU | `mismatch/ReLU` | no longer reproduces | 3 |")),
+            .any(|l| l.starts_with("| ReLU | `mismatch/ReLU` | no longer reproduces | - | 3 |")),
         "{report}"
     );
     assert!(
         report.lines().any(|l| l.starts_with(&format!(
-            "| model | `agree/model/{}` | agrees | 1 |",
+            "| model | `agree/model/{}` | agrees | - | 1 |",
             plain.display()
         ))),
         "{report}"

@@ -451,15 +451,32 @@ impl Group {
         self.signature.split('/').next().unwrap_or("?")
     }
 
-    /// The tier of the verdict a replay showed (the smallest showing example's).
-    fn tier(&self) -> Option<judge::Tier> {
+    /// The verdict a replay showed (the smallest showing example's).
+    fn shown(&self) -> Option<&Verdict> {
         let mut members: Vec<&Triaged> = self.members.iter().collect();
         members.sort_by_key(|m| m.entry.size());
         members.into_iter().find_map(|m| {
             m.showing
                 .as_ref()
                 .and_then(|r| r.verdicts.iter().find(|v| v.signature == self.signature))
-                .and_then(|v| v.tier)
+        })
+    }
+
+    /// The tier of the verdict a replay showed.
+    fn tier(&self) -> Option<judge::Tier> {
+        self.shown().and_then(|v| v.tier)
+    }
+
+    /// What is wrong, in one line: the shown verdict's detail (the framework's value against
+    /// the reference's, or the refusal and the violated precondition).
+    fn what(&self) -> Option<String> {
+        self.shown().map(|v| {
+            let line = v.detail.lines().next().unwrap_or("");
+            let mut cut: String = line.chars().take(240).collect();
+            if cut.len() < line.len() {
+                cut.push('…');
+            }
+            cut
         })
     }
 

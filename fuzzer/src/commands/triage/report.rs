@@ -19,6 +19,8 @@ pub(super) struct Row {
     pub class: String,
     pub signature: String,
     pub status: Status,
+    /// What is wrong, in one line (`-` where no replay showed it).
+    pub what: String,
     pub count: u64,
     pub first_seen: String,
     pub last_seen: String,
@@ -105,6 +107,7 @@ fn row(g: &Group) -> Row {
         class: g.class().to_owned(),
         signature: g.signature.clone(),
         status: g.status(),
+        what: g.what().unwrap_or_else(|| "-".to_owned()),
         count: g.count(),
         first_seen,
         last_seen,
@@ -215,8 +218,8 @@ impl Report {
         let _ = writeln!(s, "{}\n\n{}\n", cell(&self.summary()), self.tally_text());
         for section in &self.sections {
             let _ = writeln!(s, "## {}\n", section.heading());
-            s += "| class | signature | status | count | first seen | last seen | smallest example | minimal case | picture |\n";
-            s += "|---|---|---|---|---|---|---|---|---|\n";
+            s += "| class | signature | status | what is wrong | count | first seen | last seen | smallest example | minimal case | picture |\n";
+            s += "|---|---|---|---|---|---|---|---|---|---|\n";
             for r in &section.rows {
                 let (minimal, picture) = r.minimal.as_ref().map_or(("-".into(), "-".into()), |m| {
                     (
@@ -231,10 +234,11 @@ impl Report {
                 });
                 let _ = writeln!(
                     s,
-                    "| {} | `{}` | {} | {} | {} | {} | `{}` ({} layers) | {minimal} | {picture} |",
+                    "| {} | `{}` | {} | {} | {} | {} | {} | `{}` ({} layers) | {minimal} | {picture} |",
                     cell(&r.class),
                     cell(&r.signature),
                     cell(&r.status.to_string()),
+                    cell(&r.what),
                     r.count,
                     r.first_seen,
                     r.last_seen,
@@ -266,7 +270,7 @@ impl Report {
         for section in &self.sections {
             let _ = writeln!(
                 s,
-                "<section class=\"verdict\" id=\"{0}\">\n<h2>{0}</h2>\n<table>\n<thead><tr><th>class</th><th>signature</th><th>status</th><th>count</th><th>first seen</th><th>last seen</th><th>smallest example</th><th>minimal case</th><th>picture</th></tr></thead>\n<tbody>",
+                "<section class=\"verdict\" id=\"{0}\">\n<h2>{0}</h2>\n<table>\n<thead><tr><th>class</th><th>signature</th><th>status</th><th>what is wrong</th><th>count</th><th>first seen</th><th>last seen</th><th>smallest example</th><th>minimal case</th><th>picture</th></tr></thead>\n<tbody>",
                 escape(&section.heading())
             );
             for r in &section.rows {
@@ -307,11 +311,20 @@ figure { margin: 0; max-width: 30em; overflow: auto; }
 
 fn html_row(s: &mut String, r: &Row) {
     let minimal = r.minimal.as_ref().map_or("-".into(), |m| {
+        // The repro and the ready-to-file issue beside the minimal case.
+        let beside = |name: &str| {
+            Path::new(&m.case)
+                .with_file_name(name)
+                .display()
+                .to_string()
+        };
         format!(
-            "<code>{}</code> ({} layers, {} elements per input)",
+            "<code>{}</code> ({} layers, {} elements per input) <a href=\"file://{}\">repro.py</a> <a href=\"file://{}\">issue.md</a>",
             escape(&m.case),
             m.layers,
-            m.elements
+            m.elements,
+            escape(&beside("repro.py")),
+            escape(&beside("issue.md")),
         )
     });
     let picture = match &r.picture {
@@ -320,11 +333,12 @@ fn html_row(s: &mut String, r: &Row) {
     };
     let _ = writeln!(
         s,
-        "<tr class=\"group\"><td>{}</td><td><code>{}</code></td><td class=\"status-{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code> ({} layers)</td><td>{minimal}</td><td><figure>{picture}</figure></td></tr>",
+        "<tr class=\"group\"><td>{}</td><td><code>{}</code></td><td class=\"status-{}\">{}</td><td class=\"what\">{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code> ({} layers)</td><td>{minimal}</td><td><figure>{picture}</figure></td></tr>",
         escape(&r.class),
         escape(&r.signature),
         r.status.name().replace(' ', "-"),
         escape(&r.status.to_string()),
+        escape(&r.what),
         r.count,
         escape(&r.first_seen),
         escape(&r.last_seen),
@@ -391,6 +405,7 @@ mod tests {
             class: signature.split('/').nth(1).unwrap_or("model").to_owned(),
             signature: signature.to_owned(),
             status,
+            what: "'re_lu' output 0 at [0, 0]: TensorFlow 7e0, reference 6e0 <b>".to_owned(),
             count: 3,
             first_seen: date(0),
             last_seen: date(1_700_000_000),
@@ -511,18 +526,23 @@ mod tests {
             "{md}"
         );
         assert!(
-            md.contains("| model | `agree/model/c.case.json` | agrees | 3 |"),
+            md.contains("| model | `agree/model/c.case.json` | agrees | 're_lu' output 0 at [0, 0]: TensorFlow 7e0, reference 6e0 <b> | 3 |"),
             "{md}"
         );
         assert!(
             html.contains("<td class=\"status-agrees\">agrees</td>"),
             "{html}"
         );
+        // What is wrong, in one line, escaped.
+        assert!(
+            html.contains("<td class=\"what\">&#39;re_lu&#39; output 0 at [0, 0]: TensorFlow 7e0, reference 6e0 &lt;b&gt;</td>"),
+            "{html}"
+        );
         assert!(
             html.contains("<td class=\"status-no-longer-reproduces\">no longer reproduces</td>"),
             "{html}"
         );
-        assert!(md.contains("| MaxPooling1D | `crash/MaxPooling1D/SIGFPE` | known: crash-MaxPooling1D-sigfpe | 3 | 1970-01-01 00:00 UTC | 2023-11-14 22:13 UTC | `/f/case.case.json` (7 layers) | - | - |"), "{md}");
+        assert!(md.contains("| MaxPooling1D | `crash/MaxPooling1D/SIGFPE` | known: crash-MaxPooling1D-sigfpe | 're_lu' output 0 at [0, 0]: TensorFlow 7e0, reference 6e0 <b> | 3 | 1970-01-01 00:00 UTC | 2023-11-14 22:13 UTC | `/f/case.case.json` (7 layers) | - | - |"), "{md}");
         assert!(md.contains("`mismatch/A\\|B`"), "{md}");
         assert!(md.find("## crash").unwrap() < md.find("## mismatch").unwrap());
         assert!(html.find("<h2>crash</h2>").unwrap() < html.find("<h2>mismatch</h2>").unwrap());
