@@ -12,6 +12,41 @@ use super::{Case, CaseError, Model, Tensor, npz};
 use crate::DType;
 use crate::layers::util::show;
 
+/// The most a `.keras` archive's `config.json` may inflate to: real models' configs take a
+/// few MiB at most.
+pub const CONFIG_LIMIT: u64 = 64 << 20;
+
+/// The most its `metadata.json` may inflate to.
+const METADATA_LIMIT: u64 = 1 << 20;
+
+/// A member of a `.keras` archive as text, refused before anything is inflated where it
+/// declares more than `limit` bytes, and cut off where it inflates past them whatever it
+/// declares (a zip bomb).
+fn read_member(
+    entry: zip::read::ZipFile<'_, impl Read>,
+    limit: u64,
+) -> Result<String, CaseErrorKind> {
+    let name = entry.name().to_owned();
+    let past = |size: u64| {
+        CaseErrorKind::Value(format!(
+            "{name} inside the .keras archive inflates to {size} bytes, past the limit of {limit} bytes"
+        ))
+    };
+    if entry.size() > limit {
+        return Err(past(entry.size()));
+    }
+    let mut bytes = Vec::new();
+    entry
+        .take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(CaseErrorKind::from)?;
+    if bytes.len() as u64 > limit {
+        return Err(past(bytes.len() as u64));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| CaseErrorKind::Value(format!("{name} inside the .keras archive is not UTF-8")))
+}
+
 /// Reads a `.keras` file or a Keras model JSON as a case without weights or inputs. The
 /// compute dtype is the first layer dtype policy found (float32 when none is).
 pub fn read_keras_model(path: &Path) -> Result<Case, CaseError> {
@@ -22,14 +57,12 @@ pub fn read_keras_model(path: &Path) -> Result<Case, CaseError> {
         let mut zip = zip::ZipArchive::new(file)
             .map_err(|e| err(CaseErrorKind::Value(format!("not a .keras archive: {e}"))))?;
         keras_version = metadata_version(&mut zip);
-        let mut entry = zip.by_name("config.json").map_err(|_| {
+        let entry = zip.by_name("config.json").map_err(|_| {
             err(CaseErrorKind::Missing(
                 "config.json (inside the .keras archive)".to_owned(),
             ))
         })?;
-        let mut s = String::new();
-        entry.read_to_string(&mut s).map_err(|e| err(e.into()))?;
-        s
+        read_member(entry, CONFIG_LIMIT).map_err(err)?
     } else {
         std::fs::read_to_string(path).map_err(|e| err(e.into()))?
     };
@@ -58,11 +91,7 @@ pub fn read_keras_model(path: &Path) -> Result<Case, CaseError> {
 
 /// The Keras version in a `.keras` archive's `metadata.json`, when it says.
 fn metadata_version<R: Read + std::io::Seek>(zip: &mut zip::ZipArchive<R>) -> Option<String> {
-    let mut s = String::new();
-    zip.by_name("metadata.json")
-        .ok()?
-        .read_to_string(&mut s)
-        .ok()?;
+    let s = read_member(zip.by_name("metadata.json").ok()?, METADATA_LIMIT).ok()?;
     let v: Value = serde_json::from_str(&s).ok()?;
     v.get("keras_version")?.as_str().map(str::to_owned)
 }
@@ -187,6 +216,31 @@ fn first_policy(v: &Value) -> Option<String> {
 mod tests {
     use super::*;
     use ndarray::ArrayD;
+
+    /// A `.keras` whose `config.json` inflates past the limit (a zip bomb) is refused before
+    /// it is inflated, naming the member and the limit.
+    #[test]
+    fn a_config_that_inflates_past_the_limit_is_refused_unread() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bomb.keras");
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+        zip.start_file("config.json", zip::write::SimpleFileOptions::default())
+            .unwrap();
+        let chunk = vec![b' '; 1 << 20];
+        for _ in 0..(CONFIG_LIMIT >> 20) + 1 {
+            zip.write_all(&chunk).unwrap();
+        }
+        zip.finish().unwrap();
+        assert!(std::fs::metadata(&path).unwrap().len() < 1 << 20);
+        let e = read_keras_model(&path).unwrap_err().to_string();
+        assert!(
+            e.contains("bomb.keras")
+                && e.contains("config.json")
+                && e.contains(&format!("limit of {CONFIG_LIMIT} bytes")),
+            "{e}"
+        );
+    }
 
     fn fixture(name: &str) -> Case {
         Case::read(
