@@ -2,7 +2,7 @@
 //! dashboards (`fuzzer_stats`, `plot_data`), and the summary at the end. Counters carry over
 //! from an earlier run of the same campaign (`--resume`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -146,7 +146,9 @@ impl Totals {
 /// every client and every earlier run counts).
 type Scanned = (usize, BTreeMap<String, usize>, BTreeMap<Tier, usize>);
 
-fn scan(out: &Path) -> Scanned {
+/// `tiers_seen`: the tier of each finding folder read so far. A finding's tier never changes
+/// once written, so each `outcome.json` is read once, not at every rescan.
+fn scan(out: &Path, tiers_seen: &mut HashMap<PathBuf, Tier>) -> Scanned {
     let visible = |d: &Path| -> Vec<PathBuf> {
         fs::read_dir(d)
             .map(|it| {
@@ -173,10 +175,19 @@ fn scan(out: &Path) -> Scanned {
             findings.insert(name.into_owned(), dirs.len());
         }
         for d in dirs {
-            let tier = fs::read_to_string(d.join("outcome.json"))
-                .ok()
-                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-                .and_then(|o| serde_json::from_value::<Tier>(o["tier"].clone()).ok());
+            let tier = match tiers_seen.get(&d) {
+                Some(t) => Some(*t),
+                None => {
+                    let t = fs::read_to_string(d.join("outcome.json"))
+                        .ok()
+                        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                        .and_then(|o| serde_json::from_value::<Tier>(o["tier"].clone()).ok());
+                    if let Some(t) = t {
+                        tiers_seen.insert(d, t);
+                    }
+                    t
+                }
+            };
             if let Some(t) = tier {
                 *tiers.entry(t).or_insert(0) += 1;
             }
@@ -280,6 +291,8 @@ pub struct StatusMonitor {
     last_line: Option<Instant>,
     /// Corpus and findings counts, rescanned at most every second.
     scanned: Option<(Instant, Scanned)>,
+    /// The tier of each finding folder read so far (see [`scan`]).
+    tiers_seen: HashMap<PathBuf, Tier>,
     /// When `fuzzer_stats` was last written, and the totals not written yet.
     written: Option<Instant>,
     pending: Option<Totals>,
@@ -293,6 +306,7 @@ impl StatusMonitor {
             out: out.to_owned(),
             base,
             scanned: None,
+            tiers_seen: HashMap::new(),
             written: None,
             pending: None,
             started: Instant::now(),
@@ -419,7 +433,7 @@ impl Monitor for StatusMonitor {
             .as_ref()
             .is_none_or(|(at, ..)| at.elapsed() >= Duration::from_secs(1))
         {
-            self.scanned = Some((Instant::now(), scan(&self.out)));
+            self.scanned = Some((Instant::now(), scan(&self.out, &mut self.tiers_seen)));
         }
         if let Some((_, (corpus, findings, tiers))) = &self.scanned {
             t.corpus = *corpus;
@@ -446,7 +460,7 @@ impl Monitor for StatusMonitor {
 /// the suppression entries it ran with, of which those that explained nothing are named.
 pub fn summary(out: &Path, why: &str, entries: &[&str]) -> String {
     let mut t = Totals::read(out);
-    (t.corpus, t.findings, t.tiers) = scan(out);
+    (t.corpus, t.findings, t.tiers) = scan(out, &mut HashMap::new());
     let mut s = format!(
         "[semfuzz] stopped ({why}) after {} in all: {} executions ({:.1}/s at the end), corpus {}, findings {}, valid {:.1}%, time in TF {:.0}%\n",
         hms(t.run_seconds),
