@@ -175,16 +175,28 @@ fn assert_html_lists_the_minimal_relu(html: &str, min: &Path) {
     assert_eq!(row.matches(" UTC</td>").count(), 2, "{row}");
     let minimal = min.join("case.case.json").display().to_string();
     assert!(row.contains(&format!("<code>{minimal}</code> (")), "{row}");
-    // The picture: the SVG inlined where Graphviz is installed, else the DOT source, escaped.
+    // The picture, drawn without Graphviz: the ReLU the finding names highlighted.
     let picture = &row[row.find("<figure>").expect(row)..];
     assert!(
-        picture.starts_with("<figure><svg")
-            || (picture.starts_with("<figure><pre class=\"dot\">digraph model {")
-                && picture.contains("-&gt;")
-                && !picture.contains("->")),
+        picture.starts_with("<figure><svg xmlns=\"http://www.w3.org/2000/svg\" class=\"model\""),
         "{picture}"
     );
-    assert!(picture.contains("ReLU"), "{picture}");
+    assert_highlights(picture, "ReLU");
+    let file = std::fs::read_to_string(min.join("model.svg")).unwrap();
+    assert!(file.starts_with("<svg xmlns="), "{file}");
+    assert_highlights(&file, "ReLU");
+}
+
+/// The picture's one highlighted box is the layer of `class`.
+fn assert_highlights(svg: &str, class: &str) {
+    assert_eq!(
+        svg.matches("<g class=\"node finding\">").count(),
+        1,
+        "{svg}"
+    );
+    let finding = &svg[svg.find("<g class=\"node finding\">").unwrap()..];
+    let finding = &finding[..finding.find("</g>").unwrap()];
+    assert!(finding.contains(&format!(">{class}</text>")), "{svg}");
 }
 
 /// Each bad file of the test below has a line of `text` starting with `prefix`.
@@ -238,11 +250,10 @@ fn corrupt_and_foreign_files_are_reported_and_skipped() {
     let html = std::fs::read_to_string(html).unwrap();
     let skipped = &html[html.find("<h2>Skipped</h2>").expect(&html)..];
     assert_lists_the_bad_files(skipped, "<li>");
-    // Not minimised: the smallest example's graph is shown.
-    assert!(
-        html.contains("<pre class=\"dot\">digraph model {"),
-        "{html}"
-    );
+    // Not minimised: the smallest example's picture is shown, its ReLU highlighted.
+    let picture = &html[html.find("<figure><svg").expect(&html)..];
+    assert_highlights(&picture[..picture.find("</figure>").unwrap()], "ReLU");
+    assert!(!html.contains("digraph"), "{html}");
 
     // Without the planted fault nothing reproduces: exit 0.
     let clean = Command::new(env!("CARGO_BIN_EXE_semfuzz"))

@@ -1,5 +1,6 @@
 //! Minimisation of one group and what it writes beside the original: the minimal case, a
-//! standalone `repro.py`, its outcome, a ready-to-file issue and the model's graph.
+//! standalone `repro.py`, its outcome, a ready-to-file issue and the model's picture (and its
+//! Graphviz source).
 
 use std::fmt::Write as _;
 use std::fs;
@@ -14,6 +15,7 @@ use oracle::case::WriteOptions;
 use oracle::check::{CheckError, CheckedShapes, check_in};
 use serde_json::{Value, json};
 
+use super::picture;
 use super::progress::Progress;
 use super::{Entry, Group, TriageError, finding_with, io_error, replay};
 use crate::isolated::isolated_case;
@@ -26,6 +28,8 @@ pub(super) struct Minimized {
     pub before: (usize, usize),
     /// Layers and elements per input of the minimal case.
     pub after: (usize, usize),
+    /// The layer the minimal case's finding names.
+    pub layer: Option<String>,
     pub tried: usize,
     pub seconds: f64,
     /// The time bound stopped it before nothing smaller was left to try.
@@ -139,6 +143,7 @@ pub(super) fn minimize_group(
         before: figures(original),
         after: figures(&small),
         case: small,
+        layer: kept.and_then(|v| v.layer),
         tried,
         seconds: started.elapsed().as_secs_f64(),
         timed_out: stats.timed_out,
@@ -187,9 +192,9 @@ fn write_minimized(
         &serde_json::to_string_pretty(&outcome).expect("JSON values serialize"),
     )?;
     write("issue.md", &issue(case, verdict, &repro, modes, versions))?;
-    let dot = dot(case);
-    write("model.dot", &dot)?;
-    render_svg(&dir.join("model.dot"), &dir.join("model.svg"));
+    let layer = verdict.and_then(|v| v.layer.as_deref());
+    write("model.dot", &dot(case, layer))?;
+    write("model.svg", &picture::svg(case, layer))?;
     Ok(())
 }
 
@@ -197,26 +202,10 @@ fn versions_json(v: &Versions) -> Value {
     json!({"python": v.python, "tensorflow": v.tensorflow, "keras": v.keras, "numpy": v.numpy})
 }
 
-/// Renders the graph when Graphviz is installed; silently nothing otherwise.
-fn render_svg(dot: &Path, svg: &Path) {
-    let status = std::process::Command::new("dot")
-        .arg("-Tsvg")
-        .arg(dot)
-        .arg("-o")
-        .arg(svg)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status();
-    if let Ok(s) = status
-        && !s.success()
-    {
-        tracing::warn!("dot could not render {}", dot.display());
-    }
-}
-
-/// The model as a Graphviz graph: one box per layer (name, class, declared input shapes),
-/// one edge per tensor, the outputs marked.
-pub(super) fn dot(case: &Case) -> String {
+/// The model as a Graphviz graph, for those who would lay it out themselves: one box per
+/// layer (name, class, declared input shapes), one edge per tensor, the outputs marked, the
+/// layer the finding names (`finding`) filled red as in [`picture::svg`].
+pub(super) fn dot(case: &Case, finding: Option<&str>) -> String {
     let q = |s: &str| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));
     let mut s = String::from(
         "digraph model {\n  rankdir=TB;\n  node [shape=box, fontname=\"Helvetica\"];\n",
@@ -232,9 +221,14 @@ pub(super) fn dot(case: &Case) -> String {
             }
             _ => format!("{}\\n{}", l.name, l.class_name),
         };
+        let fill = if finding == Some(l.name.as_str()) {
+            ", style=filled, fillcolor=\"#fde2e1\", color=\"#c5221f\""
+        } else {
+            ""
+        };
         let _ = writeln!(
             s,
-            "  {} [label=\"{}\"];",
+            "  {} [label=\"{}\"{fill}];",
             q(&l.name),
             label.replace('"', "\\\"")
         );

@@ -8,6 +8,7 @@
 //! `progress` keeps a terminal informed.
 
 mod minimal;
+mod picture;
 mod progress;
 mod report;
 

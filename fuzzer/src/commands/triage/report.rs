@@ -1,17 +1,17 @@
 //! The triage report. One set of rows is built from the groups, and both renderings read
 //! only those rows: the Markdown report (always written) and a self-contained HTML page
-//! (`--html`), which also shows a picture of each minimal model.
+//! (`--html`), which also shows a picture of each row's model, drawn by [`super::picture`]
+//! (no Graphviz needed).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use generators::minimize::inner_layers;
 use harness_py::Versions;
 use judge::Tier;
 
-use super::minimal::dot;
+use super::picture;
 use super::{Group, Status};
 
 /// What the report says about one group.
@@ -27,23 +27,17 @@ pub(super) struct Row {
     /// The smallest example's case file, and its layers.
     pub example: (String, usize),
     pub minimal: Option<MinimalCase>,
-    pub picture: Picture,
+    /// The minimal model (or, unminimised, the smallest example) as an `<svg>` element, the
+    /// layer the finding names highlighted.
+    pub picture: String,
 }
 
 pub(super) struct MinimalCase {
     pub case: String,
     pub layers: usize,
     pub elements: usize,
-    /// The picture's file: `model.svg` when Graphviz rendered it, else `model.dot`.
+    /// The picture's file, `model.svg`.
     pub picture_file: String,
-}
-
-/// The minimal model (or, unminimised, the smallest example) as a picture.
-pub(super) enum Picture {
-    /// Rendered by Graphviz.
-    Svg(String),
-    /// Graphviz is not installed: the graph's source.
-    Dot(String),
 }
 
 /// The groups of one verdict and tier, by layer class.
@@ -92,16 +86,18 @@ fn row(g: &Group) -> Row {
         .map_or("-".into(), date);
     let (minimal, picture) = match &g.minimized {
         Some(m) => {
-            let (picture, file) = picture_of(&m.dir, &m.case);
             let minimal = MinimalCase {
                 case: m.dir.join("case.case.json").display().to_string(),
                 layers: m.after.0,
                 elements: m.after.1,
-                picture_file: file.display().to_string(),
+                picture_file: m.dir.join("model.svg").display().to_string(),
             };
-            (Some(minimal), picture)
+            (Some(minimal), picture::svg(&m.case, m.layer.as_deref()))
         }
-        None => (None, Picture::Dot(dot(&best.entry.case))),
+        None => {
+            let layer = g.shown().and_then(|v| v.layer.as_deref());
+            (None, picture::svg(&best.entry.case, layer))
+        }
     };
     Row {
         class: g.class().to_owned(),
@@ -117,16 +113,6 @@ fn row(g: &Group) -> Row {
         ),
         minimal,
         picture,
-    }
-}
-
-/// The picture written beside a minimal case, and its file: the SVG when Graphviz rendered
-/// one, else the graph's source.
-fn picture_of(dir: &Path, case: &oracle::Case) -> (Picture, PathBuf) {
-    let svg = dir.join("model.svg");
-    match fs::read_to_string(&svg) {
-        Ok(text) => (Picture::Svg(text), svg),
-        Err(_) => (Picture::Dot(dot(case)), dir.join("model.dot")),
     }
 }
 
@@ -257,8 +243,7 @@ impl Report {
         s
     }
 
-    /// A self-contained page: every text escaped; the minimal model's SVG inlined when
-    /// Graphviz rendered it, else its DOT source shown as text.
+    /// A self-contained page: every text escaped, each row's model inlined as SVG.
     pub fn html(&self) -> String {
         let mut s = String::from(HTML_HEAD);
         let _ = writeln!(
@@ -302,7 +287,6 @@ th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; vertical-align: top; text
 td.status-reproduces { color: #a00; font-weight: bold; }
 td.status-flaky { color: #a60; }
 td.status-agrees { color: #070; }
-pre.dot { font-size: 0.8em; max-height: 20em; overflow: auto; }
 figure { margin: 0; max-width: 30em; overflow: auto; }
 </style>
 </head>
@@ -327,13 +311,9 @@ fn html_row(s: &mut String, r: &Row) {
             escape(&beside("issue.md")),
         )
     });
-    let picture = match &r.picture {
-        Picture::Svg(svg) => svg_element(svg).to_owned(),
-        Picture::Dot(dot) => format!("<pre class=\"dot\">{}</pre>", escape(dot)),
-    };
     let _ = writeln!(
         s,
-        "<tr class=\"group\"><td>{}</td><td><code>{}</code></td><td class=\"status-{}\">{}</td><td class=\"what\">{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code> ({} layers)</td><td>{minimal}</td><td><figure>{picture}</figure></td></tr>",
+        "<tr class=\"group\"><td>{}</td><td><code>{}</code></td><td class=\"status-{}\">{}</td><td class=\"what\">{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code> ({} layers)</td><td>{minimal}</td><td><figure>{}</figure></td></tr>",
         escape(&r.class),
         escape(&r.signature),
         r.status.name().replace(' ', "-"),
@@ -344,13 +324,8 @@ fn html_row(s: &mut String, r: &Row) {
         escape(&r.last_seen),
         escape(&r.example.0),
         r.example.1,
+        r.picture.trim_end(),
     );
-}
-
-/// The `<svg>` element of a Graphviz SVG file, without the XML declaration and doctype that
-/// may not appear inside an HTML page. Graphviz escapes the labels it draws.
-fn svg_element(svg: &str) -> &str {
-    svg.find("<svg").map_or("", |i| svg[i..].trim_end())
 }
 
 /// Text made safe for HTML content and attribute values.
@@ -400,7 +375,7 @@ mod tests {
         assert_eq!(date(1_700_000_000), "2023-11-14 22:13 UTC");
     }
 
-    fn row(signature: &str, status: Status, picture: Picture) -> Row {
+    fn row(signature: &str, status: Status, picture: &str) -> Row {
         Row {
             class: signature.split('/').nth(1).unwrap_or("model").to_owned(),
             signature: signature.to_owned(),
@@ -411,7 +386,7 @@ mod tests {
             last_seen: date(1_700_000_000),
             example: ("/f/case.case.json".to_owned(), 7),
             minimal: None,
-            picture,
+            picture: picture.to_owned(),
         }
     }
 
@@ -449,23 +424,20 @@ mod tests {
     }
 
     #[test]
-    fn html_escapes_every_text_and_inlines_svg_without_its_prolog() {
+    fn html_escapes_every_text_and_inlines_each_picture() {
         let r = report(vec![Section {
             verdict: "mismatch".to_owned(),
-                tier: None,
+            tier: None,
             rows: vec![
                 row(
                     "mismatch/<script>alert(1)</script>",
                     Status::Reproduces,
-                    Picture::Dot("digraph model {\n  \"a\" -> \"b\";\n}\n".to_owned()),
+                    "<svg class=\"model\"><text>a</text></svg>\n",
                 ),
                 row(
                     "mismatch/ReLU",
                     Status::Flaky,
-                    Picture::Svg(
-                        "<?xml version=\"1.0\"?>\n<!DOCTYPE svg>\n<svg width=\"1\"><text>ReLU</text></svg>\n"
-                            .to_owned(),
-                    ),
+                    "<svg class=\"model\"><text>ReLU</text></svg>\n",
                 ),
             ],
         }]);
@@ -474,13 +446,8 @@ mod tests {
         assert!(html.trim_end().ends_with("</html>"), "{html}");
         assert!(!html.contains("<script>"), "{html}");
         assert!(html.contains("mismatch/&lt;script&gt;alert(1)&lt;/script&gt;"));
-        assert!(
-            html.contains(
-                "<pre class=\"dot\">digraph model {\n  &quot;a&quot; -&gt; &quot;b&quot;;"
-            )
-        );
-        assert!(html.contains("<figure><svg width=\"1\"><text>ReLU</text></svg></figure>"));
-        assert!(!html.contains("<?xml"), "{html}");
+        assert!(html.contains("<figure><svg class=\"model\"><text>a</text></svg></figure>"));
+        assert!(html.contains("<figure><svg class=\"model\"><text>ReLU</text></svg></figure>"));
         assert!(html.contains("<li>/f/bad.case.json: &lt;not a case&gt;</li>"));
         assert!(html.contains("<td class=\"status-flaky\">flaky</td>"));
         assert!(html.contains("<p class=\"tally\">reproduces: 1 · flaky: 1</p>"));
@@ -496,7 +463,7 @@ mod tests {
                 rows: vec![row(
                     "crash/MaxPooling1D/SIGFPE",
                     Status::Known("crash-MaxPooling1D-sigfpe".to_owned()),
-                    Picture::Dot("digraph model {}\n".to_owned()),
+                    "<svg></svg>",
                 )],
             },
             Section {
@@ -505,7 +472,7 @@ mod tests {
                 rows: vec![row(
                     "mismatch/A|B",
                     Status::NoLongerReproduces,
-                    Picture::Dot("digraph model {}\n".to_owned()),
+                    "<svg></svg>",
                 )],
             },
             Section {
@@ -514,7 +481,7 @@ mod tests {
                 rows: vec![row(
                     "agree/model/c.case.json",
                     Status::Agrees,
-                    Picture::Dot("digraph model {}\n".to_owned()),
+                    "<svg></svg>",
                 )],
             },
         ]);
