@@ -359,7 +359,7 @@ fn bad_npz_inputs_name_the_file_and_the_array() {
         "{e}"
     );
     let e = stderr(&dir.path().join("absent.npz"));
-    assert!(e.contains("absent.npz: cannot open"), "{e}");
+    assert!(e.contains("absent.npz: cannot read: No such file"), "{e}");
 
     // --inputs goes with exactly one .keras file; neither flag goes with case files alone.
     let out = semfuzz(&["run", p(&keras), p(&keras), "--inputs", p(&wide)]);

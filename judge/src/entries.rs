@@ -65,7 +65,7 @@ pub enum EntryError {
     #[error("cannot read suppression entry {}: {source}", path.display())]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        source: oracle::bounded::ReadError,
     },
     #[error("malformed suppression entry {}: {source}", path.display())]
     Malformed {
@@ -816,17 +816,19 @@ impl Suppressions {
     /// `*.json` lists (`{"entries": {"<id>": {...}}}`), or of one list file.
     pub fn add_path(&mut self, path: &Path) -> Result<(), EntryError> {
         let read = |p: &Path| {
-            std::fs::read_to_string(p).map_err(|source| EntryError::Read {
-                path: p.to_owned(),
-                source,
+            oracle::bounded::read_text(p, oracle::bounded::Kind::Suppressions).map_err(|source| {
+                EntryError::Read {
+                    path: p.to_owned(),
+                    source,
+                }
             })
         };
         if path.is_file() {
             return self.add_text(path, &read(path)?);
         }
-        let dir = std::fs::read_dir(path).map_err(|source| EntryError::Read {
+        let dir = std::fs::read_dir(path).map_err(|e| EntryError::Read {
             path: path.to_owned(),
-            source,
+            source: e.into(),
         })?;
         let mut files: Vec<PathBuf> = dir
             .filter_map(Result::ok)

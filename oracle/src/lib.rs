@@ -10,6 +10,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod activations;
+pub mod bounded;
 pub mod case;
 pub mod check;
 pub mod diagnose;

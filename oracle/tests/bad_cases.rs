@@ -229,7 +229,7 @@ fn sidecar_problems_name_the_sidecar() {
     assert!(matches!(e.kind, CaseErrorKind::Sidecar { .. }), "{e}");
     assert!(
         e.to_string()
-            .contains("weights.d[0]: sidecar `c.npz`: cannot open"),
+            .contains("weights.d[0]: sidecar `c.npz`: cannot read: No such file"),
         "{e}"
     );
 
@@ -248,7 +248,28 @@ fn unreadable_files_name_the_file() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.starts_with("/nonexistent/x.case.json: cannot read or write: "),
+        e.starts_with("/nonexistent/x.case.json: cannot read: "),
+        "{e}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let e = Case::read(dir.path()).unwrap_err().to_string();
+    assert!(e.ends_with(": is not a regular file"), "{e}");
+}
+
+/// Arrays that are each within the limit but together past it are refused before they are
+/// allocated, naming the one that crossed it.
+#[test]
+fn arrays_past_the_total_limit_are_refused_before_allocation() {
+    let big = oracle::case::tensor::MAX_ELEMENTS / 2 + 1;
+    let v = edit(|v| {
+        v["weights"]["d"][0] = json!({"shape": [big], "npz": "a"});
+        v["weights"]["d"][1] = json!({"shape": [big], "npz": "b"});
+        v["npz"] = json!("absent.npz");
+    });
+    let e = error_of(&v);
+    assert!(
+        e.contains("weights.d[1].shape: the case's arrays have more than")
+            && e.contains("elements in all"),
         "{e}"
     );
 }

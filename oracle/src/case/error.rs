@@ -29,6 +29,9 @@ impl fmt::Display for CaseError {
 pub enum CaseErrorKind {
     #[error("cannot read or write: {0}")]
     Io(#[from] std::io::Error),
+    /// Not read: past a limit, not a regular file, not UTF-8 (`crate::bounded`).
+    #[error("{0}")]
+    Read(#[from] crate::bounded::ReadError),
     #[error("malformed JSON at line {line}, column {column}: {message}")]
     Json {
         line: usize,

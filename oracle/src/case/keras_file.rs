@@ -12,40 +12,7 @@ use super::{Case, CaseError, Model, Tensor, npz};
 use crate::DType;
 use crate::layers::util::show;
 
-/// The most a `.keras` archive's `config.json` may inflate to: real models' configs take a
-/// few MiB at most.
-pub const CONFIG_LIMIT: u64 = 64 << 20;
-
-/// The most its `metadata.json` may inflate to.
-const METADATA_LIMIT: u64 = 1 << 20;
-
-/// A member of a `.keras` archive as text, refused before anything is inflated where it
-/// declares more than `limit` bytes, and cut off where it inflates past them whatever it
-/// declares (a zip bomb).
-fn read_member(
-    entry: zip::read::ZipFile<'_, impl Read>,
-    limit: u64,
-) -> Result<String, CaseErrorKind> {
-    let name = entry.name().to_owned();
-    let past = |size: u64| {
-        CaseErrorKind::Value(format!(
-            "{name} inside the .keras archive inflates to {size} bytes, past the limit of {limit} bytes"
-        ))
-    };
-    if entry.size() > limit {
-        return Err(past(entry.size()));
-    }
-    let mut bytes = Vec::new();
-    entry
-        .take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(CaseErrorKind::from)?;
-    if bytes.len() as u64 > limit {
-        return Err(past(bytes.len() as u64));
-    }
-    String::from_utf8(bytes)
-        .map_err(|_| CaseErrorKind::Value(format!("{name} inside the .keras archive is not UTF-8")))
-}
+use crate::bounded::{self, Kind};
 
 /// Reads a `.keras` file or a Keras model JSON as a case without weights or inputs. The
 /// compute dtype is the first layer dtype policy found (float32 when none is).
@@ -53,7 +20,7 @@ pub fn read_keras_model(path: &Path) -> Result<Case, CaseError> {
     let err = |kind: CaseErrorKind| Place::root().err(kind).in_file(path);
     let mut keras_version = None;
     let text = if path.extension().is_some_and(|e| e == "keras") {
-        let file = std::fs::File::open(path).map_err(|e| err(e.into()))?;
+        let (file, _) = bounded::open(path, Kind::KerasArchive).map_err(|e| err(e.into()))?;
         let mut zip = zip::ZipArchive::new(file)
             .map_err(|e| err(CaseErrorKind::Value(format!("not a .keras archive: {e}"))))?;
         keras_version = metadata_version(&mut zip);
@@ -62,9 +29,9 @@ pub fn read_keras_model(path: &Path) -> Result<Case, CaseError> {
                 "config.json (inside the .keras archive)".to_owned(),
             ))
         })?;
-        read_member(entry, CONFIG_LIMIT).map_err(err)?
+        bounded::read_member_text(entry, Kind::KerasConfig).map_err(|e| err(e.into()))?
     } else {
-        std::fs::read_to_string(path).map_err(|e| err(e.into()))?
+        bounded::read_text(path, Kind::KerasConfig).map_err(|e| err(e.into()))?
     };
     let value: Value = serde_json::from_str(&text).map_err(|e| {
         err(CaseErrorKind::Json {
@@ -91,7 +58,8 @@ pub fn read_keras_model(path: &Path) -> Result<Case, CaseError> {
 
 /// The Keras version in a `.keras` archive's `metadata.json`, when it says.
 fn metadata_version<R: Read + std::io::Seek>(zip: &mut zip::ZipArchive<R>) -> Option<String> {
-    let s = read_member(zip.by_name("metadata.json").ok()?, METADATA_LIMIT).ok()?;
+    let s =
+        bounded::read_member_text(zip.by_name("metadata.json").ok()?, Kind::KerasMetadata).ok()?;
     let v: Value = serde_json::from_str(&s).ok()?;
     v.get("keras_version")?.as_str().map(str::to_owned)
 }
@@ -228,7 +196,7 @@ mod tests {
         zip.start_file("config.json", zip::write::SimpleFileOptions::default())
             .unwrap();
         let chunk = vec![b' '; 1 << 20];
-        for _ in 0..(CONFIG_LIMIT >> 20) + 1 {
+        for _ in 0..(Kind::KerasConfig.limit() >> 20) + 1 {
             zip.write_all(&chunk).unwrap();
         }
         zip.finish().unwrap();
@@ -237,7 +205,7 @@ mod tests {
         assert!(
             e.contains("bomb.keras")
                 && e.contains("config.json")
-                && e.contains(&format!("limit of {CONFIG_LIMIT} bytes")),
+                && e.contains(&format!("limit of {} bytes", Kind::KerasConfig.limit())),
             "{e}"
         );
     }
@@ -310,7 +278,7 @@ mod tests {
         let e = read_inputs_npz(&dir.path().join("absent.npz"), &case.model)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("absent.npz: cannot open"), "{e}");
+        assert!(e.contains("absent.npz: cannot read: No such file"), "{e}");
     }
 
     #[test]

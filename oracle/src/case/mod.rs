@@ -122,8 +122,8 @@ impl Case {
     /// Reads a case file and its sidecar, if any.
     pub fn read(path: impl AsRef<Path>) -> Result<Case, CaseError> {
         let path = path.as_ref();
-        let text =
-            fs::read_to_string(path).map_err(|e| Place::root().err(e.into()).in_file(path))?;
+        let text = crate::bounded::read_text(path, crate::bounded::Kind::Case)
+            .map_err(|e| Place::root().err(e.into()).in_file(path))?;
         Case::from_json_str(&text, path)
     }
 
@@ -175,6 +175,7 @@ impl Case {
             Some(n) => Some(as_str(n, &root.field("npz"))?.to_owned()),
         };
 
+        let mut budget = tensor::Budget::default();
         let wp = root.field("weights");
         let mut weights = IndexMap::new();
         if let Some(w) = o.get("weights") {
@@ -186,7 +187,7 @@ impl Case {
                 let tensors = as_array(arrays, &lp)?
                     .iter()
                     .enumerate()
-                    .map(|(i, t)| read_tensor(t, dtype, &lp.index(i)))
+                    .map(|(i, t)| read_tensor(t, dtype, &mut budget, &lp.index(i)))
                     .collect::<Placed<Vec<_>>>()?;
                 weights.insert(name.clone(), tensors);
             }
@@ -197,7 +198,7 @@ impl Case {
             Some(i) => as_array(i, &ip)?
                 .iter()
                 .enumerate()
-                .map(|(k, t)| read_tensor(t, dtype, &ip.index(k)))
+                .map(|(k, t)| read_tensor(t, dtype, &mut budget, &ip.index(k)))
                 .collect::<Placed<Vec<_>>>()?,
         };
         if !inputs.is_empty() && inputs.len() != model.input_count() {
@@ -385,8 +386,14 @@ impl Case {
     }
 }
 
-fn read_tensor(v: &Value, case_dtype: DType, place: &Place) -> Placed<Tensor> {
+fn read_tensor(
+    v: &Value,
+    case_dtype: DType,
+    budget: &mut tensor::Budget,
+    place: &Place,
+) -> Placed<Tensor> {
     let header = tensor::parse_header(v, place)?;
+    budget.take(&header.shape, &place.field("shape"))?;
     let data = match &header.npz_key {
         Some(_) => ndarray::ArrayD::zeros(ndarray::IxDyn(&header.shape)),
         None => tensor::parse_inline(v, &header, case_dtype, place)?,

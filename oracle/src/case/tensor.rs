@@ -15,6 +15,28 @@ use crate::DType;
 /// broken file, not allocated.
 pub const MAX_ELEMENTS: usize = 1 << 28;
 
+/// The elements all the arrays of one case may have together: [`MAX_ELEMENTS`], so a case
+/// of many large arrays is refused before they are allocated.
+#[derive(Debug, Default)]
+pub(crate) struct Budget {
+    used: usize,
+}
+
+impl Budget {
+    /// Counts an array of `shape` (already within [`MAX_ELEMENTS`] by itself).
+    pub fn take(&mut self, shape: &[usize], place: &Place) -> Placed<()> {
+        let n: usize = shape.iter().product();
+        self.used = self.used.saturating_add(n);
+        if self.used > MAX_ELEMENTS {
+            return Err(place.err(CaseErrorKind::Value(format!(
+                "the case's arrays have more than {MAX_ELEMENTS} elements in all (the limit); this one brings them to {}",
+                self.used
+            ))));
+        }
+        Ok(())
+    }
+}
+
 /// One array of a case: an input or a weight.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tensor {
