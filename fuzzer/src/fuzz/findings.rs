@@ -320,7 +320,7 @@ impl FindingsStore {
 }
 
 fn read_outcome(dir: &Path) -> Option<Value> {
-    serde_json::from_str(&fs::read_to_string(dir.join("outcome.json")).ok()?).ok()
+    serde_json::from_str(&read_record(&dir.join("outcome.json"))?).ok()
 }
 
 /// A short report a framework developer can act on.
@@ -450,13 +450,26 @@ impl KnownCounts {
     }
 }
 
+/// One of the small JSON files a campaign writes (`outcome.json`, `known.json`,
+/// `fuzzer_stats`, ...), read within [`Kind::Record`]'s limit; `None` where it is absent or
+/// cannot be read (a missing record reads as an empty one).
+pub fn read_record(path: &Path) -> Option<String> {
+    match oracle::bounded::read_text(path, oracle::bounded::Kind::Record) {
+        Ok(t) => Some(t),
+        Err(oracle::bounded::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            tracing::warn!(file = %path.display(), "not read: {e}");
+            None
+        }
+    }
+}
+
 /// The file [`KnownCounts`] keeps, in a campaign's output folder.
 pub const KNOWN_FILE: &str = "known.json";
 
 /// The counts in a `known.json` (empty when there is none or it does not parse).
 pub fn read_known(path: &Path) -> serde_json::Map<String, Value> {
-    fs::read_to_string(path)
-        .ok()
+    read_record(path)
         .and_then(|t| serde_json::from_str::<Value>(&t).ok())
         .and_then(|v| match v {
             Value::Object(m) => Some(m),

@@ -11,6 +11,7 @@ pub mod input;
 pub mod monitor;
 pub mod mutator;
 pub mod objective;
+pub mod sync;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -29,7 +30,7 @@ use libafl::feedbacks::MaxMapFeedback;
 use libafl::inputs::Input;
 use libafl::observers::OwnedMapObserver;
 use libafl::schedulers::QueueScheduler;
-use libafl::stages::{StdMutationalStage, SyncFromDiskStage};
+use libafl::stages::StdMutationalStage;
 use libafl::state::{HasCorpus, HasExecutions, StdState};
 use libafl::{Error, Fuzzer, HasObjective, StdFuzzer};
 use libafl_bolts::core_affinity::Cores;
@@ -361,8 +362,7 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
 /// Appends this run's settings to `<out>/campaign.json`.
 fn record_run(out: &Path, args: &FuzzArgs, seed: u64) -> std::io::Result<()> {
     let path = out.join("campaign.json");
-    let mut campaign: serde_json::Value = std::fs::read_to_string(&path)
-        .ok()
+    let mut campaign: serde_json::Value = findings::read_record(&path)
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_else(|| json!({"runs": []}));
     if let Some(runs) = campaign["runs"].as_array_mut() {
@@ -422,20 +422,6 @@ fn launch(campaign: &Campaign, args: &FuzzArgs, monitor: StatusMonitor) -> Resul
         .broker_port(port)
         .build()
         .launch()
-}
-
-/// Loads a file another campaign wrote; dot files (locks, metadata) are not test cases.
-fn load_synced<Z>(_fuzzer: &mut Z, _state: &mut State, path: &Path) -> Result<CaseInput, Error> {
-    let hidden = path
-        .file_name()
-        .is_some_and(|n| n.to_string_lossy().starts_with('.'));
-    if hidden || !path.to_string_lossy().ends_with(".case.json") {
-        return Err(Error::invalid_input(format!(
-            "{} is not a case file",
-            path.display()
-        )));
-    }
-    CaseInput::from_file(path)
 }
 
 /// The case files in a folder, sorted (so a campaign is reproducible).
@@ -508,7 +494,7 @@ where
     };
     let mut stages = tuple_list!(
         StdMutationalStage::with_max_iterations(CaseMutator::new(c.mutate.clone()), nonzero!(8)),
-        SyncFromDiskStage::new(sync_dirs, load_synced, c.sync_every, "sync"),
+        sync::SyncStage::new(sync_dirs, c.sync_every, c.out.join("internal-errors")),
     );
 
     if !resumed && state.corpus().count() == 0 {

@@ -54,7 +54,7 @@ pub struct Totals {
 impl Totals {
     /// The counters an earlier run left in `fuzzer_stats` (zero when there is none).
     pub fn read(out: &Path) -> Totals {
-        let Ok(text) = fs::read_to_string(out.join("fuzzer_stats")) else {
+        let Some(text) = super::findings::read_record(&out.join("fuzzer_stats")) else {
             return Totals::default();
         };
         let get = |key: &str| -> f64 {
@@ -178,8 +178,7 @@ fn scan(out: &Path, tiers_seen: &mut HashMap<PathBuf, Tier>) -> Scanned {
             let tier = match tiers_seen.get(&d) {
                 Some(t) => Some(*t),
                 None => {
-                    let t = fs::read_to_string(d.join("outcome.json"))
-                        .ok()
+                    let t = super::findings::read_record(&d.join("outcome.json"))
                         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
                         .and_then(|o| serde_json::from_value::<Tier>(o["tier"].clone()).ok());
                     if let Some(t) = t {

@@ -20,6 +20,35 @@ const SCRIPT: &str = include_str!("../../../../harness-py/python/semfuzz_weight_
 /// The script's bound: reading a large model's weights takes seconds, not minutes.
 const TIMEOUT: Duration = Duration::from_secs(120);
 
+/// The most address space the reader may take: it streams the weights and reads each
+/// dataset in slices, so a real model's weights fit in a few hundred MiB; a hostile file
+/// (an HDF5 bomb) ends the reader, not the machine.
+const MEMORY_LIMIT: u64 = 4 << 30;
+
+trait MemoryLimit {
+    fn memory_limit(&mut self, bytes: u64) -> &mut Self;
+}
+
+impl MemoryLimit for Command {
+    fn memory_limit(&mut self, bytes: u64) -> &mut Self {
+        use std::os::unix::process::CommandExt as _;
+        let limit = libc::rlimit {
+            rlim_cur: bytes,
+            rlim_max: bytes,
+        };
+        // SAFETY: the closure runs in the child between fork and exec and calls only
+        // setrlimit, which is async-signal-safe.
+        unsafe {
+            self.pre_exec(move || {
+                if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            })
+        }
+    }
+}
+
 /// Why the stored weights could not be read (the message of the report's warning).
 #[derive(Debug, thiserror::Error)]
 pub enum WeightsError {
@@ -87,6 +116,11 @@ pub fn stored_ranges(path: &Path, python: &PythonArgs) -> Result<WeightRanges, W
         .arg("-c")
         .arg(SCRIPT)
         .arg(path)
+        .arg(oracle::bounded::MAX_RATIO.to_string())
+        .arg(oracle::bounded::RATIO_FLOOR.to_string())
+        .arg(oracle::case::tensor::MAX_ELEMENTS.to_string())
+        .env("OPENBLAS_NUM_THREADS", "1")
+        .memory_limit(MEMORY_LIMIT)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -38,6 +38,11 @@ pub enum TriageError {
     NoSuchDir(PathBuf),
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: io::Error },
+    #[error("{}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: oracle::bounded::ReadError,
+    },
     #[error(transparent)]
     Case(#[from] CaseError),
     #[error("{}: not a finding's outcome: {reason}", path.display())]
@@ -148,7 +153,12 @@ pub struct Recorded {
 
 fn read_recorded(dir: &Path) -> Result<Recorded, TriageError> {
     let path = dir.join("outcome.json");
-    let text = fs::read_to_string(&path).map_err(io_error(&path))?;
+    let text = oracle::bounded::read_text(&path, oracle::bounded::Kind::Record).map_err(|source| {
+        TriageError::Read {
+            path: path.clone(),
+            source,
+        }
+    })?;
     let bad = |reason: String| TriageError::Outcome {
         path: path.clone(),
         reason,
