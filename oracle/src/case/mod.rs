@@ -139,15 +139,18 @@ impl Case {
                 })
                 .in_file(path)
         })?;
-        let mut case = Case::from_value_without_sidecar(&value).map_err(|e| e.in_file(path))?;
-        case.load_sidecar(path.parent().unwrap_or(Path::new(".")))
+        let (mut case, sidecar_shapes) =
+            Case::from_value_without_sidecar(&value).map_err(|e| e.in_file(path))?;
+        case.load_sidecar(path.parent().unwrap_or(Path::new(".")), sidecar_shapes)
             .map_err(|e| e.in_file(path))?;
         Ok(case)
     }
 
-    /// Parses a case from a JSON value. Arrays kept in a sidecar are left empty (shape only)
-    /// until [`Case::load_sidecar`] reads them.
-    fn from_value_without_sidecar(v: &Value) -> Placed<Case> {
+    /// Parses a case from a JSON value. Arrays kept in a sidecar are left empty until
+    /// [`Case::load_sidecar`] reads them; their declared shapes are returned, in the order
+    /// [`Case::tensors_mut`] visits them (nothing is allocated for a shape before its data
+    /// is read).
+    fn from_value_without_sidecar(v: &Value) -> Placed<(Case, Vec<Vec<usize>>)> {
         let root = Place::root();
         let o = as_object(v, &root)?;
         let format = as_str(field(o, "format", &root)?, &root.field("format"))?;
@@ -221,7 +224,7 @@ impl Case {
         for k in extra.keys() {
             tracing::warn!(key = %k, "unknown top-level key in a case; kept as written");
         }
-        Ok(Case {
+        let case = Case {
             keras_version,
             dtype,
             model,
@@ -229,7 +232,8 @@ impl Case {
             inputs,
             npz,
             extra,
-        })
+        };
+        Ok((case, budget.sidecar_shapes))
     }
 
     fn tensors_mut(&mut self) -> impl Iterator<Item = (Place, &mut Tensor)> {
@@ -250,9 +254,10 @@ impl Case {
         weights.chain(inputs)
     }
 
-    fn load_sidecar(&mut self, dir: &Path) -> Placed<()> {
+    fn load_sidecar(&mut self, dir: &Path, shapes: Vec<Vec<usize>>) -> Placed<()> {
         let npz_name = self.npz.clone();
         let mut sidecar = None;
+        let mut shapes = shapes.into_iter();
         for (place, t) in self.tensors_mut() {
             let Some(key) = t.npz_key.clone() else {
                 continue;
@@ -276,11 +281,11 @@ impl Case {
                 .expect("opened above")
                 .read(&key)
                 .map_err(sidecar_err)?;
-            if a.shape() != t.data.shape() {
+            let declared = shapes.next().unwrap_or_default();
+            if a.shape() != declared.as_slice() {
                 return Err(sidecar_err(format!(
-                    "array `{key}` has shape {:?}, the case says {:?}",
+                    "array `{key}` has shape {:?}, the case says {declared:?}",
                     a.shape(),
-                    t.data.shape()
                 )));
             }
             t.data = a;
@@ -395,7 +400,10 @@ fn read_tensor(
     let header = tensor::parse_header(v, place)?;
     budget.take(&header.shape, &place.field("shape"))?;
     let data = match &header.npz_key {
-        Some(_) => ndarray::ArrayD::zeros(ndarray::IxDyn(&header.shape)),
+        Some(_) => {
+            budget.sidecar_shapes.push(header.shape.clone());
+            ndarray::ArrayD::zeros(ndarray::IxDyn(&[0]))
+        }
         None => tensor::parse_inline(v, &header, case_dtype, place)?,
     };
     Ok(Tensor {

@@ -20,6 +20,8 @@ pub const MAX_ELEMENTS: usize = 1 << 28;
 #[derive(Debug, Default)]
 pub(crate) struct Budget {
     used: usize,
+    /// The declared shapes of the arrays kept in the sidecar, in the order they are read.
+    pub sidecar_shapes: Vec<Vec<usize>>,
 }
 
 impl Budget {
