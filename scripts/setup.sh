@@ -10,6 +10,7 @@
 #                     is the one the binary embeds
 #   SEMFUZZ_CACHE     where environments are kept (default: ${XDG_CACHE_HOME:-~/.cache}/semfuzz)
 #   SEMFUZZ_SKIP_BUILD=1  set up the environment only
+#   SEMFUZZ_SKIP_BROWSER=1  do not install Chromium (the HTML report's browser test needs it)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -47,6 +48,22 @@ fi
 exec 9>&-
 
 ln -sfn "$venv" .venv
+
+# A headless browser: fuzzer/tests/triage_browser.rs loads the triage report's HTML page in
+# it. Installed from the distribution where absent, without prompting (CI has no stdin).
+if [ "${SEMFUZZ_SKIP_BROWSER:-0}" != 1 ] && ! command -v chromium >/dev/null \
+    && ! command -v chromium-browser >/dev/null; then
+    if command -v apt-get >/dev/null; then
+        sudo=(); [ "$(id -u)" = 0 ] || sudo=(sudo -n)
+        say "installing Chromium from the distribution (under a minute)"
+        apt=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q -y -o Dpkg::Use-Pty=0)
+        { "${apt[@]}" update && "${apt[@]}" install --no-install-recommends chromium fonts-dejavu-core; } \
+            </dev/null >/dev/null \
+            || say "warning: could not install Chromium; the HTML report's browser test will fail until it is installed"
+    else
+        say "warning: no chromium on PATH and no apt-get; install Chromium for the HTML report's browser test"
+    fi
+fi
 
 if [ "${SEMFUZZ_SKIP_BUILD:-0}" != 1 ]; then
     say "building the release binary"
