@@ -349,6 +349,7 @@ where
                 j.display()
             );
         }
+        super::drawn::record(&case, &modes, &oracle);
         let (tf, timeout) = match self.harness.run_confirming_timeouts(&case, &opts) {
             Ok(tf) => tf,
             // Abandoned by a signal: no verdict, and no further case.

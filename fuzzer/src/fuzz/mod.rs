@@ -4,6 +4,7 @@
 //!
 //! LibAFL types stay inside this module.
 
+pub mod drawn;
 pub mod executor;
 pub mod features;
 pub mod findings;
