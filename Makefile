@@ -4,7 +4,7 @@ HOURS ?= 8
 OUT ?= out
 CARGO ?= cargo
 
-.PHONY: setup fuzz test lint bench fixtures lock
+.PHONY: setup fuzz test lint bench fuzz-self fixtures lock
 
 ## Create the pinned Python environment (cached, keyed by the lock) and build the release binary.
 setup:
@@ -21,6 +21,11 @@ test: setup lint
 ## Set up, then run the benchmarks (results in target/bench-results/).
 bench: setup
 	$(CARGO) bench --workspace
+
+## Set up, then fuzz semfuzz's own readers for $(MINUTES) minutes (findings in target/fuzz-self/).
+MINUTES ?= 10
+fuzz-self: setup
+	$(CARGO) run --release -- fuzz-self --minutes $(MINUTES)
 
 lint:
 	$(CARGO) fmt --all --check

@@ -44,6 +44,10 @@ pub enum Command {
     /// which explains each verdict on a case.
     #[command(subcommand)]
     Known(KnownCommand),
+    /// Fuzz semfuzz's own readers (case files and sidecars, Keras JSON, .keras archives,
+    /// .npz, findings folders, suppression lists, worker frames): panics, crashes, hangs and
+    /// memory past the limits are saved with their inputs.
+    FuzzSelf(FuzzSelfArgs),
     /// The TensorFlow worker process (started by semfuzz itself).
     #[command(name = "__worker", hide = true)]
     Worker,
@@ -292,7 +296,7 @@ pub struct TriageArgs {
     #[arg(long, value_name = "PATH")]
     pub report: Option<PathBuf>,
     /// Also write the report as a self-contained HTML page here, with a picture of each
-    /// minimal model (its SVG when Graphviz's `dot` is installed, else its DOT source).
+    /// minimal model (an SVG semfuzz draws itself; no Graphviz needed).
     #[arg(long, value_name = "PATH")]
     pub html: Option<PathBuf>,
     /// Minimisation time per finding, in seconds (a variant still running when the time is
@@ -334,4 +338,36 @@ fn parse_dtype(s: &str) -> Result<oracle::DType, String> {
         "float64" => Ok(oracle::DType::Float64),
         _ => Err(format!("`{s}`: expected float32 or float64")),
     }
+}
+
+#[derive(Debug, Args)]
+pub struct FuzzSelfArgs {
+    /// Minutes for all the targets together (shared equally).
+    #[arg(long, default_value_t = 1.0)]
+    pub minutes: f64,
+    /// Executions per target instead of a time (reproducible with --seed).
+    #[arg(long)]
+    pub runs: Option<u64>,
+    /// The seed of the mutations.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// The readers to fuzz (default: all). Repeatable.
+    #[arg(long, value_enum)]
+    pub target: Vec<crate::commands::fuzz_self::targets::Target>,
+    /// Run each file of this folder once instead of fuzzing (regression inputs).
+    #[arg(long, value_name = "DIR")]
+    pub inputs: Option<PathBuf>,
+    /// Where findings go: `<out>/<target>/findings/`.
+    #[arg(long, default_value = "target/fuzz-self")]
+    pub out: PathBuf,
+    /// The address space one target's process may take, in MiB: an input that makes a
+    /// reader allocate past it is a finding.
+    #[arg(long, default_value_t = 1024)]
+    pub memory_mib: u64,
+    /// Seconds one execution may take before it counts as a hang.
+    #[arg(long, default_value_t = 5.0)]
+    pub hang_secs: f64,
+    /// Run as one target's process (started by fuzz-self itself).
+    #[arg(long, hide = true)]
+    pub child: bool,
 }

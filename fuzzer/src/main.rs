@@ -60,6 +60,7 @@ fn main() -> ExitCode {
         Command::Triage(args) => commands::triage::run(&args),
         Command::Layers(args) => commands::layers::run(&args),
         Command::Export(args) => commands::export::run(&args),
+        Command::FuzzSelf(args) => commands::fuzz_self::run(&args),
         Command::Known(KnownCommand::List(args)) => commands::known::list(&args),
         Command::Known(KnownCommand::Explain(args)) => commands::run::explain(&args),
         Command::Worker => unreachable!("handled above"),

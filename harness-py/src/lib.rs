@@ -19,7 +19,7 @@ pub use client::{Limits, Versions, Worker, WorkerCommand, WorkerError};
 pub use env::{EnvError, PythonEnv};
 pub use judge::{Judge, Kind, Mode, ModeOutcome, PyError, TfOutcome, Verdict, verdict};
 pub use keras_file::{KerasFileError, KerasWeights};
-pub use run::{Harness, PATIENCE, RunOptions, TimeoutCheck};
+pub use run::{Harness, PATIENCE, RunOptions, TimeoutCheck, decode_run_answer};
 
 /// The Python minor version this build embeds, e.g. `"3.11"`.
 pub const BUILD_PYTHON_VERSION: &str = env!("SEMFUZZ_BUILD_PYTHON_VERSION");

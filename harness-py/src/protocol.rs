@@ -139,11 +139,7 @@ pub fn read_frame_with<'s, R: Read, T>(
         return Ok(None);
     };
     Ok(Some(match payload {
-        Payload::Inline(len) => {
-            let mut payload = vec![0u8; len];
-            r.read_exact(&mut payload)?;
-            decode(&header, &payload)
-        }
+        Payload::Inline(len) => decode(&header, &read_exactly(r, len)?),
         Payload::Shared(len) => decode(&header, shared(len)?),
     }))
 }
@@ -189,8 +185,7 @@ pub fn read_frame_head_waking<R: Read>(
             "header length {header_len} exceeds frame length {total}"
         )));
     }
-    let mut header = vec![0u8; header_len];
-    r.read_exact(&mut header)?;
+    let header = read_exactly(r, header_len)?;
     let rest = total - 4 - header_len;
     if word & SHARED == 0 {
         return Ok(Some((header, Payload::Inline(rest))));
@@ -207,6 +202,24 @@ pub fn read_frame_head_waking<R: Read>(
     Ok(Some((header, Payload::Shared(n))))
 }
 
+/// Reads exactly `len` bytes. The buffer grows with the bytes that arrive (from at most
+/// [`PREALLOCATE`]), so a length word that promises more than follows allocates no more than
+/// what does follow.
+fn read_exactly(r: &mut impl Read, len: usize) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(len.min(PREALLOCATE));
+    r.take(len as u64).read_to_end(&mut bytes)?;
+    if bytes.len() < len {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("a frame promised {len} bytes, {} came", bytes.len()),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// What [`read_exactly`] allocates before the bytes arrive.
+const PREALLOCATE: usize = 16 << 20;
+
 fn invalid(msg: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, msg)
 }
@@ -215,6 +228,23 @@ fn invalid(msg: String) -> io::Error {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A length word that promises more than follows is an early end of stream, found
+    /// without allocating what it promised.
+    #[test]
+    fn a_frame_that_promises_more_than_follows_ends_early() {
+        let mut bytes = ((1u32 << 30) - 8).to_le_bytes().to_vec();
+        bytes.extend_from_slice(&2u32.to_le_bytes());
+        bytes.extend_from_slice(b"{}0123");
+        let e = read_frame(&mut &bytes[..]).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{e}");
+        // The header length too.
+        let mut bytes = 100u32.to_le_bytes().to_vec();
+        bytes.extend_from_slice(&90u32.to_le_bytes());
+        bytes.extend_from_slice(b"{}");
+        let e = read_frame(&mut &bytes[..]).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{e}");
+    }
 
     #[test]
     fn frames_round_trip_back_to_back() {

@@ -681,6 +681,17 @@ fn announced(mode: Option<String>) -> Option<Mode> {
     mode.and_then(|m| m.parse().ok())
 }
 
+/// Decodes a run answer's header and payload as the client does, saying only which kind of
+/// outcome it holds (`ran`, `rejected`): the reader that `fuzz-self` feeds with what a
+/// broken worker might write.
+pub fn decode_run_answer(header: &[u8], payload: &[u8]) -> Result<&'static str, WorkerError> {
+    Ok(match parse_answer(header, payload)?.0 {
+        TfOutcome::Ran { .. } => "ran",
+        TfOutcome::Rejected(_) => "rejected",
+        _ => "other",
+    })
+}
+
 fn parse_answer(header: &[u8], payload: &[u8]) -> Result<(TfOutcome, Vec<u32>), WorkerError> {
     let bad = |what: &str| WorkerError::Protocol(format!("bad run answer: {what}"));
     let answer: RunAnswer = serde_json::from_slice(header).map_err(|e| bad(&e.to_string()))?;

@@ -28,7 +28,7 @@ pub fn list(args: &KnownListArgs) -> Result<Outcome, Failure> {
     Ok(Outcome::Clean)
 }
 
-fn entry_json(e: &Entry) -> Value {
+pub(crate) fn entry_json(e: &Entry) -> Value {
     json!({
         "id": &*e.id,
         "kind": e.kind,

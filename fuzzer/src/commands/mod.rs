@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod export;
+pub mod fuzz_self;
 pub mod gen_cmd;
 pub mod known;
 pub mod layers;
@@ -10,6 +11,7 @@ pub mod triage;
 pub mod version;
 
 use std::path::PathBuf;
+use std::process::Command;
 
 use harness_py::{Harness, PythonEnv, WorkerCommand};
 use judge::{Suppressions, Target};
@@ -82,4 +84,29 @@ pub fn read_cases(paths: &[PathBuf]) -> Result<Vec<Case>, Failure> {
         .iter()
         .map(|p| Case::read(p).map_err(|e| Failure::usage(e.to_string())))
         .collect()
+}
+
+/// An address-space limit (`RLIMIT_AS`) on a process about to start.
+pub(crate) trait MemoryLimit {
+    fn memory_limit(&mut self, bytes: u64) -> &mut Self;
+}
+
+impl MemoryLimit for Command {
+    fn memory_limit(&mut self, bytes: u64) -> &mut Self {
+        use std::os::unix::process::CommandExt as _;
+        let limit = libc::rlimit {
+            rlim_cur: bytes,
+            rlim_max: bytes,
+        };
+        // SAFETY: the closure runs in the child between fork and exec and calls only
+        // setrlimit, which is async-signal-safe.
+        unsafe {
+            self.pre_exec(move || {
+                if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            })
+        }
+    }
 }

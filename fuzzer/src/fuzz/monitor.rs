@@ -178,9 +178,7 @@ fn scan(out: &Path, tiers_seen: &mut HashMap<PathBuf, Tier>) -> Scanned {
             let tier = match tiers_seen.get(&d) {
                 Some(t) => Some(*t),
                 None => {
-                    let t = super::findings::read_record(&d.join("outcome.json"))
-                        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-                        .and_then(|o| serde_json::from_value::<Tier>(o["tier"].clone()).ok());
+                    let t = recorded_tier(&d);
                     if let Some(t) = t {
                         tiers_seen.insert(d, t);
                     }
@@ -193,6 +191,13 @@ fn scan(out: &Path, tiers_seen: &mut HashMap<PathBuf, Tier>) -> Scanned {
         }
     }
     (corpus, findings, tiers)
+}
+
+/// The tier a finding's `outcome.json` records, when it records one.
+pub fn recorded_tier(finding: &Path) -> Option<Tier> {
+    super::findings::read_record(&finding.join("outcome.json"))
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|o| serde_json::from_value::<Tier>(o["tier"].clone()).ok())
 }
 
 fn hms(seconds: f64) -> String {

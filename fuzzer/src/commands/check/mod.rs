@@ -131,7 +131,7 @@ fn range_len(s: &Setting) -> u64 {
 /// The report of a model the oracle could check. `stored` is what reading a `.keras` file's
 /// weights gave (`None` for other files): the hazards use them, or the initializers' ranges
 /// with a warning saying why.
-fn diagnosis(
+pub(crate) fn diagnosis(
     case: &Case,
     violations: &[Violation],
     (lo, hi): (f64, f64),

@@ -14,6 +14,7 @@ use oracle::interval::Interval;
 use serde::Deserialize;
 
 use crate::cli::PythonArgs;
+use crate::commands::MemoryLimit as _;
 
 const SCRIPT: &str = include_str!("../../../../harness-py/python/semfuzz_weight_ranges.py");
 
@@ -24,30 +25,6 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 /// dataset in slices, so a real model's weights fit in a few hundred MiB; a hostile file
 /// (an HDF5 bomb) ends the reader, not the machine.
 const MEMORY_LIMIT: u64 = 4 << 30;
-
-trait MemoryLimit {
-    fn memory_limit(&mut self, bytes: u64) -> &mut Self;
-}
-
-impl MemoryLimit for Command {
-    fn memory_limit(&mut self, bytes: u64) -> &mut Self {
-        use std::os::unix::process::CommandExt as _;
-        let limit = libc::rlimit {
-            rlim_cur: bytes,
-            rlim_max: bytes,
-        };
-        // SAFETY: the closure runs in the child between fork and exec and calls only
-        // setrlimit, which is async-signal-safe.
-        unsafe {
-            self.pre_exec(move || {
-                if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            })
-        }
-    }
-}
 
 /// Why the stored weights could not be read (the message of the report's warning).
 #[derive(Debug, thiserror::Error)]

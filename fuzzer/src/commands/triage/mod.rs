@@ -151,14 +151,15 @@ pub struct Recorded {
     pub last_seen: Option<u64>,
 }
 
-fn read_recorded(dir: &Path) -> Result<Recorded, TriageError> {
+pub(crate) fn read_recorded(dir: &Path) -> Result<Recorded, TriageError> {
     let path = dir.join("outcome.json");
-    let text = oracle::bounded::read_text(&path, oracle::bounded::Kind::Record).map_err(|source| {
-        TriageError::Read {
-            path: path.clone(),
-            source,
-        }
-    })?;
+    let text =
+        oracle::bounded::read_text(&path, oracle::bounded::Kind::Record).map_err(|source| {
+            TriageError::Read {
+                path: path.clone(),
+                source,
+            }
+        })?;
     let bad = |reason: String| TriageError::Outcome {
         path: path.clone(),
         reason,
