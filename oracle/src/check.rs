@@ -444,10 +444,23 @@ fn walk_model(
                         let outs = spec.infer(&shapes).map_err(|v| {
                             CheckError::Invalid(v.at(&layer.name, &layer.class_name))
                         })?;
-                        let masks =
-                            call_masks(spec.as_ref(), &shapes, &arg_masks).map_err(|v| {
-                                CheckError::Invalid(v.at(&layer.name, &layer.class_name))
-                            })?;
+                        let masks = match call_masks(spec.as_ref(), &shapes, &arg_masks) {
+                            Ok(m) => m,
+                            Err(MaskError::Invalid(v)) => {
+                                return Err(CheckError::Invalid(
+                                    v.at(&layer.name, &layer.class_name),
+                                ));
+                            }
+                            Err(MaskError::TooLarge(n)) => {
+                                return Err(unsupported(
+                                    layer,
+                                    "shape",
+                                    &format!(
+                                        "its masks are computed on stand-in arrays, and its inputs would take {n} elements, past the reference's limit of {STAND_IN_LIMIT}"
+                                    ),
+                                ));
+                            }
+                        };
                         (CallKind::Layer(spec), outs, masks)
                     }
                 };
@@ -514,20 +527,53 @@ fn explicit_masks(node: &crate::case::Node) -> Option<Vec<Option<TensorRef>>> {
     }
 }
 
+/// The most elements the stand-in arrays of one call's masks may take together (a mask is
+/// worked out on arrays of the inputs' shapes).
+const STAND_IN_LIMIT: u128 = 1 << 24;
+
+/// Why a call's masks are not known.
+enum MaskError {
+    Invalid(Violation),
+    /// The stand-in arrays would take this many elements, past [`STAND_IN_LIMIT`].
+    TooLarge(u128),
+}
+
+impl From<Violation> for MaskError {
+    fn from(v: Violation) -> Self {
+        MaskError::Invalid(v)
+    }
+}
+
 /// The mask preconditions of a call whose inputs carry masks of these shapes, and the
 /// shapes of its outputs' masks: `compute_mask` on stand-in arrays (unknown dimensions 1),
-/// run only where a mask can exist.
+/// run only where a mask can exist, and only where they fit [`STAND_IN_LIMIT`].
 fn call_masks(
     spec: &dyn Spec,
     shapes: &[Dims],
     arg_masks: &[Option<Vec<usize>>],
-) -> Result<Vec<Option<Vec<usize>>>, Violation> {
+) -> Result<Vec<Option<Vec<usize>>>, MaskError> {
     // Mask preconditions hold for unmasked calls too (an attention layer's causal mask must
     // fit its scores whether or not its inputs carry masks).
     spec.check_masks(shapes, arg_masks)?;
     let masked = arg_masks.iter().any(Option::is_some);
     if !masked && !spec.produces_mask() {
         return Ok(Vec::new());
+    }
+    let elements = shapes
+        .iter()
+        .map(|s| {
+            s.iter()
+                .fold(1u128, |n, d| n.saturating_mul(d.unwrap_or(1) as u128))
+        })
+        .chain(
+            arg_masks
+                .iter()
+                .flatten()
+                .map(|m| m.iter().fold(1u128, |n, &d| n.saturating_mul(d as u128))),
+        )
+        .fold(0u128, u128::saturating_add);
+    if elements > STAND_IN_LIMIT {
+        return Err(MaskError::TooLarge(elements));
     }
     let arrays: Vec<ArrayD<f64>> = shapes
         .iter()

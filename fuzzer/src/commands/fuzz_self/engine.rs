@@ -196,6 +196,66 @@ pub fn findings_of(dir: &Path) -> PathBuf {
     dir.join("findings")
 }
 
+/// Mutates one member of a zip archive (a JSON member as JSON, any other with `havoc`) and
+/// writes the archive again, its members stored or deflated: the reader then meets a
+/// well-formed archive with a broken member, which byte mutations of the archive (its
+/// checksums broken) rarely give.
+fn mutate_member<M: Mutator<BytesInput, State>>(
+    bytes: &[u8],
+    state: &mut State,
+    havoc: &mut M,
+) -> Result<Option<Vec<u8>>, Error> {
+    use std::io::{Read as _, Write as _};
+    let Ok(mut zip) = zip::ZipArchive::new(std::io::Cursor::new(bytes)) else {
+        return Ok(None);
+    };
+    let mut members = Vec::new();
+    for i in 0..zip.len().min(64) {
+        let Ok(f) = zip.by_index(i) else {
+            return Ok(None);
+        };
+        let name = f.name().to_owned();
+        let mut data = Vec::new();
+        if f.take(MAX_INPUT as u64).read_to_end(&mut data).is_err() {
+            return Ok(None);
+        }
+        members.push((name, data));
+    }
+    if members.is_empty() {
+        return Ok(None);
+    }
+    let pick = state
+        .rand_mut()
+        .below(core::num::NonZero::new(members.len()).expect("not empty"));
+    let data = &members[pick].1;
+    let edited = match mutate_json(data, state.rand_mut()) {
+        Some(j) if state.rand_mut().coinflip(0.7) => j,
+        _ => {
+            let mut m = BytesInput::new(data.clone());
+            havoc.mutate(state, &mut m)?;
+            m.mutator_bytes().to_vec()
+        }
+    };
+    members[pick].1 = edited;
+    let method = if state.rand_mut().coinflip(0.5) {
+        zip::CompressionMethod::Stored
+    } else {
+        zip::CompressionMethod::Deflated
+    };
+    let mut out = std::io::Cursor::new(Vec::new());
+    let mut w = zip::ZipWriter::new(&mut out);
+    let opts = zip::write::SimpleFileOptions::default().compression_method(method);
+    for (name, data) in &members {
+        if w.start_file(name.as_str(), opts).is_err() || w.write_all(data).is_err() {
+            return Ok(None);
+        }
+    }
+    if w.finish().is_err() {
+        return Ok(None);
+    }
+    Ok(Some(out.into_inner()))
+}
+
 /// Runs `target` from `seeds` until `stop`, in the target's folder `dir`. Panics are saved
 /// under its findings folder; the input of each execution is first written to its journal.
 pub fn run_child(
@@ -246,9 +306,11 @@ pub fn run_child(
             .below(core::num::NonZero::new(count).expect("seeded"));
         let id = state.corpus().nth(nth);
         let mut input = state.corpus().cloned_input_for_id(id)?;
-        let json_edit = target.is_json() && state.rand_mut().coinflip(0.4);
-        let edited = if json_edit {
+        let structured = state.rand_mut().coinflip(0.5);
+        let edited = if structured && target.is_json() {
             mutate_json(input.mutator_bytes(), state.rand_mut())
+        } else if structured && target.is_archive() {
+            mutate_member(input.mutator_bytes(), &mut state, &mut havoc)?
         } else {
             None
         };

@@ -55,6 +55,11 @@ impl Target {
         }
     }
 
+    /// Whether the inputs are zip archives (their members mutated too).
+    pub fn is_archive(self) -> bool {
+        matches!(self, Target::KerasArchive | Target::Npz)
+    }
+
     /// Whether the inputs are JSON text (mutated as JSON values too).
     pub fn is_json(self) -> bool {
         matches!(

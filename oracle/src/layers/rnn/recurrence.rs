@@ -26,6 +26,13 @@
 use ndarray::{Array2, Array3, ArrayD, Axis, Ix2, Ix3, s};
 use serde_json::{Value, json};
 
+/// Steps of a recurrence's interval analysis taken exactly; bounds that still grow after
+/// them are widened to anything.
+const EXACT_STEPS: usize = 1 << 20;
+
+/// Steps taken after the widening, for the cell's activations to bound the states again.
+const WIDENED_STEPS: usize = 64;
+
 use super::bounds::{Step, Tracked, nan_max};
 use super::cell::{Cell, flag, max_of};
 use crate::DType;
@@ -588,7 +595,8 @@ impl Recurrence {
 
     /// Bounds of the outputs when the sequence, the given states and the weights lie in
     /// these bounds. Masked steps keep states and may emit zeros, so the bounds are unions
-    /// over the steps (and include the initial states and zero).
+    /// over the steps (and include the initial states and zero). At most
+    /// [`EXACT_STEPS`] + [`WIDENED_STEPS`] steps are taken (see there).
     pub(crate) fn intervals(
         &self,
         seq: &Dims,
@@ -609,7 +617,7 @@ impl Recurrence {
             .map(|k| given.get(k).copied().unwrap_or(Interval::point(0.0)))
             .collect();
         let mut out = Interval::point(0.0);
-        for _ in 0..*t {
+        for step in 0..*t {
             let mut input = x;
             let mut dim = *d;
             let mut new = Vec::new();
@@ -622,10 +630,29 @@ impl Recurrence {
                 dim = cell.units;
                 at += n;
             }
-            let next: Vec<Interval> = states.iter().zip(&new).map(|(a, b)| a.union(*b)).collect();
-            let next_out = out.union(input);
+            let mut next: Vec<Interval> =
+                states.iter().zip(&new).map(|(a, b)| a.union(*b)).collect();
+            let mut next_out = out.union(input);
             // Every step sees the same input bounds: once nothing grows, nothing will.
             let fixed = next == states && next_out == out;
+            if !fixed && step >= EXACT_STEPS + WIDENED_STEPS {
+                // Still growing after widening: nothing is known.
+                return top;
+            }
+            if !fixed && step == EXACT_STEPS {
+                // A long sequence whose bounds still grow (slowly, as a float approaches
+                // an asymptote, or without end): what still grows is widened to anything,
+                // and a few more steps bound it again where the cell's activations do. The
+                // analysis takes at most this many steps, whatever the sequence's length.
+                for (n, s) in next.iter_mut().zip(&states) {
+                    if n != s {
+                        *n = Interval::TOP;
+                    }
+                }
+                if next_out != out {
+                    next_out = Interval::TOP;
+                }
+            }
             states = next;
             out = next_out;
             if fixed {
