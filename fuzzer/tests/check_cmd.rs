@@ -794,3 +794,19 @@ fn compare_shows_where_tensorflow_disagrees() {
             .contains("cropping")
     );
 }
+
+/// `--compare` on a model whose declared inputs would take more elements than a case's
+/// arrays may: refused before anything is allocated or any worker starts, naming the limit.
+#[test]
+fn inputs_past_the_limit_are_refused_before_allocation() {
+    // Written by hand: a Dense on (None, 100000, 100000).
+    let model = check_model("wide_input");
+    let out = semfuzz(&["check", "--compare", model.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("would take 20000000000 elements")
+            && err.contains("past the limit of 268435456"),
+        "{err}"
+    );
+}

@@ -54,12 +54,27 @@ pub fn tensorflow(harness: &mut Harness, case: &Case, range: (f64, f64)) -> Resu
 fn drawn_inputs(case: &Case, (lo, hi): (f64, f64)) -> Result<Vec<Tensor>, Failure> {
     let shapes = declared_inputs(&case.model).map_err(|e| Failure::usage(e.to_string()))?;
     let dtypes = oracle::case::input_dtypes(&case.model);
-    let mut rng = generators::rng(0);
-    Ok(shapes
+    let concrete: Vec<Vec<usize>> = shapes
         .iter()
+        .map(|d| d.iter().map(|x| x.unwrap_or(OPEN_SIZE)).collect())
+        .collect();
+    // Refused before anything is allocated: arrays of the declared shapes past the limit
+    // of a case's arrays.
+    let elements = concrete
+        .iter()
+        .map(|s| s.iter().fold(1u128, |n, &d| n.saturating_mul(d as u128)))
+        .fold(0u128, u128::saturating_add);
+    if elements > oracle::case::tensor::MAX_ELEMENTS as u128 {
+        return Err(Failure::usage(format!(
+            "the model's inputs would take {elements} elements (open sizes {OPEN_SIZE}), past the limit of {} for a case's arrays",
+            oracle::case::tensor::MAX_ELEMENTS
+        )));
+    }
+    let mut rng = generators::rng(0);
+    Ok(concrete
+        .into_iter()
         .zip(dtypes)
-        .map(|(d, dtype)| {
-            let shape: Vec<usize> = d.iter().map(|x| x.unwrap_or(OPEN_SIZE)).collect();
+        .map(|(shape, dtype)| {
             let float = dtype.is_none_or(|t| t.is_float());
             let data = ArrayD::from_shape_fn(shape, |_| {
                 if float && lo < hi {
