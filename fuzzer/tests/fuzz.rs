@@ -244,8 +244,22 @@ fn a_stopped_campaign_resumes_with_its_corpus_findings_and_counters() {
     time_parts_nest(&out);
     let worker = seconds(&out, "worker_seconds");
 
+    // A damaged corpus entry costs that entry, recorded, not the campaign.
+    std::fs::write(
+        out.join("corpus/damaged.case.json"),
+        "{\"format\": \"semfuzz-case/1\"",
+    )
+    .unwrap();
     let second = fuzz(&out, &["--resume", "--runs", "40", "--seed", "8"], None);
     assert!(text(&second.stdout).contains("resuming after"));
+    let records: Vec<String> = std::fs::read_dir(out.join("internal-errors"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    assert!(
+        records.iter().any(|r| r.contains("damaged.case.json")),
+        "{records:?}"
+    );
     assert!(corpus.is_subset(&names(&out.join("corpus"))));
     assert!(found.is_subset(&findings(&out)));
     assert!(stat(&out, "execs_done") >= execs + 40);
@@ -461,11 +475,40 @@ fn independent_campaigns_exchange_test_cases_through_their_corpora() {
     let a = dir.path().join("a");
     let b = dir.path().join("b");
     fuzz(&a, &["--runs", "24", "--seed", "11"], None);
-    fuzz(
+    // Someone else's folder: hostile files beside the cases (B reads A's corpus/), each
+    // recorded and passed over.
+    let valid = names(&a.join("corpus")).into_iter().next().unwrap();
+    let theirs = a.join("corpus");
+    std::fs::write(theirs.join("truncated.case.json"), "{\"format\": ").unwrap();
+    std::fs::write(
+        theirs.join("huge.case.json"),
+        r#"{"format": "semfuzz-case/1", "dtype": "float32", "model": {"layers": []}, "inputs": [{"shape": [1048576, 1048576], "npz": "x"}], "npz": "x.npz"}"#,
+    )
+    .unwrap();
+    let fifo = theirs.join("fifo.case.json");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::os::unix::fs::symlink(&a, theirs.join("loop")).unwrap();
+    let old = theirs.join("old.case.json");
+    std::fs::copy(a.join("corpus").join(&valid), &old).unwrap();
+    assert!(
+        Command::new("touch")
+            .args(["-d", "1960-01-01"])
+            .arg(&old)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let synced = fuzz(
         &b,
         &[
             "--runs",
-            "12",
+            "60",
             "--seed",
             "12",
             "--sync-from",
@@ -473,6 +516,18 @@ fn independent_campaigns_exchange_test_cases_through_their_corpora() {
         ],
         None,
     );
+    assert_eq!(synced.status.code(), Some(0), "{}", text(&synced.stderr));
+    let records: Vec<String> = std::fs::read_dir(b.join("internal-errors"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    for bad in ["truncated.case.json", "huge.case.json", "fifo.case.json"] {
+        assert!(
+            records.iter().any(|r| r.contains(bad)),
+            "{bad}: {records:?}"
+        );
+    }
+    assert_eq!(records.len(), 3, "{records:?}");
     // Case files are named by content: B kept some of A's cases under the same names.
     let shared: Vec<String> = names(&a.join("corpus"))
         .intersection(&names(&b.join("corpus")))

@@ -425,6 +425,21 @@ fn launch(campaign: &Campaign, args: &FuzzArgs, monitor: StatusMonitor) -> Resul
         .launch()
 }
 
+/// Logs and records in `internal-errors` each case file of a resumed corpus that does not
+/// read back (LibAFL then skips it): a damaged file costs its entry, not the campaign.
+fn record_unreadable(corpus: &Path, internal_errors: &Path) {
+    for path in case_files(corpus) {
+        if let Err(e) = oracle::Case::read(&path) {
+            let record = sync::record_bad_file(internal_errors, &path, &e.to_string());
+            tracing::warn!(
+                file = %path.display(),
+                "a corpus entry does not read back and is skipped: {e}{}",
+                record.map_or(String::new(), |r| format!(" (recorded in {})", r.display()))
+            );
+        }
+    }
+}
+
 /// The case files in a folder, sorted (so a campaign is reproducible).
 fn case_files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -499,6 +514,9 @@ where
     );
 
     if !resumed && state.corpus().count() == 0 {
+        if client == 0 {
+            record_unreadable(&corpus_dir, &c.out.join("internal-errors"));
+        }
         let initial = if case_files(&corpus_dir).is_empty() {
             add_initial(c, client, &mut state, &mut fuzzer, &mut executor, &mut mgr)
         } else {

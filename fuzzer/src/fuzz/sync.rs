@@ -3,7 +3,7 @@
 //! (`oracle::bounded`); a file that is no readable case is logged and recorded in
 //! `internal-errors/`, and the campaign goes on. Folders are walked to a bounded depth
 //! without following links to folders (a link to a parent would never end), and a folder
-//! that cannot be listed is logged and passed over.
+//! that cannot be listed is logged and passed over. Dot files and folders are not cases.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -23,6 +23,9 @@ use super::input::CaseInput;
 /// How deep below a `--sync-from` folder case files are looked for (a campaign's output
 /// keeps them at depth 1 or 2: `corpus/`, `findings/<id>/`).
 const MAX_DEPTH: usize = 4;
+
+/// The most case text one batch of imports holds in memory.
+const BATCH_BYTES: usize = 256 << 20;
 
 /// What is carried over a restart of the client: when the folders were last scanned.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -77,6 +80,10 @@ impl SyncStage {
         };
         for entry in entries.filter_map(Result::ok) {
             let path = entry.path();
+            // Dot files and folders (locks, journals, metadata) hold no cases to import.
+            if entry.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
             // Not following links: a link to a folder is passed over.
             let Ok(meta) = std::fs::symlink_metadata(&path) else {
                 continue;
@@ -87,8 +94,7 @@ impl SyncStage {
                 }
                 continue;
             }
-            let hidden = entry.file_name().to_string_lossy().starts_with('.');
-            if hidden || !path.to_string_lossy().ends_with(".case.json") {
+            if !path.to_string_lossy().ends_with(".case.json") {
                 continue;
             }
             // A link to a file is read through (the bounded reader opens regular files only).
@@ -126,7 +132,7 @@ fn millis_since_epoch(t: SystemTime) -> u64 {
 
 /// Writes `synced-<hash>.txt` in `dir`: the file and why it was not imported. The file itself
 /// is not copied (it may be huge or hostile).
-fn record_bad_file(dir: &Path, path: &Path, error: &str) -> Option<PathBuf> {
+pub(crate) fn record_bad_file(dir: &Path, path: &Path, error: &str) -> Option<PathBuf> {
     std::fs::create_dir_all(dir).ok()?;
     let key = format!("{}\n{error}", path.display());
     let record = dir.join(format!("synced-{:016x}.txt", fnv1a64(key.as_bytes())));
@@ -172,8 +178,21 @@ where
         meta.last_scan_ms = now;
         let files = self.new_files(last);
         tracing::debug!(files = files.len(), "--sync-from: importing");
-        for path in files {
-            if let Some(input) = self.load(&path) {
+        // Files are read (and bad ones recorded) a batch at a time before any of the batch
+        // runs: a campaign that stops in the middle of the imports has still looked at
+        // them, and a batch holds at most BATCH_BYTES of case text.
+        let mut files = files.into_iter().peekable();
+        while files.peek().is_some() {
+            let mut batch = Vec::new();
+            let mut bytes = 0;
+            while bytes < BATCH_BYTES {
+                let Some(path) = files.next() else { break };
+                if let Some(input) = self.load(&path) {
+                    bytes += input.json().len();
+                    batch.push(input);
+                }
+            }
+            for input in batch {
                 fuzzer.evaluate_input(state, executor, manager, &input)?;
             }
         }
