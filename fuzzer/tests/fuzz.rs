@@ -263,6 +263,10 @@ fn a_stopped_campaign_resumes_with_its_corpus_findings_and_counters() {
     assert!(corpus.is_subset(&names(&out.join("corpus"))));
     assert!(found.is_subset(&findings(&out)));
     assert!(stat(&out, "execs_done") >= execs + 40);
+    // Executions on a held model are counted across runs like the others.
+    let stats = std::fs::read_to_string(out.join("fuzzer_stats")).unwrap();
+    assert!(stats.contains("held_model_percent"), "{stats}");
+    assert!(stat(&out, "held_model_execs") <= stat(&out, "execs_done"));
     time_parts_nest(&out);
     assert!(seconds(&out, "worker_seconds") > worker);
     let campaign: Value =

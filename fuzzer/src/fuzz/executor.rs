@@ -114,9 +114,11 @@ pub struct Counters {
     pub recycled: u64,
     /// Memory blow-ups that did not happen again on a fresh worker (no finding).
     pub outgrown: u64,
+    /// Executions that ran on the model the worker held (only values changed).
+    pub held: u64,
 }
 
-pub const STAT_NAMES: [&str; 15] = [
+pub const STAT_NAMES: [&str; 16] = [
     "valid",
     "invalid",
     "tf_us",
@@ -132,10 +134,11 @@ pub const STAT_NAMES: [&str; 15] = [
     "known",
     "recycled",
     "outgrown",
+    "held",
 ];
 
 impl Counters {
-    fn values(&self) -> [u64; 15] {
+    fn values(&self) -> [u64; 16] {
         [
             self.valid,
             self.invalid,
@@ -152,6 +155,7 @@ impl Counters {
             self.known,
             self.recycled,
             self.outgrown,
+            self.held,
         ]
     }
 }
@@ -417,8 +421,10 @@ where
             TfOutcome::Ran {
                 tf_seconds,
                 worker_seconds,
+                reused,
                 ..
             } => {
+                self.counters.held += u64::from(*reused);
                 self.counters.tf_us += (tf_seconds * 1e6) as u64;
                 self.counters.handle_us += (worker_seconds * 1e6) as u64;
             }

@@ -43,6 +43,8 @@ pub struct Totals {
     /// explains.
     pub crashes: u64,
     pub known: u64,
+    /// Executions on the model the worker held (only values changed).
+    pub held: u64,
     pub clients: usize,
     pub execs_per_sec: f64,
     pub corpus: usize,
@@ -81,6 +83,7 @@ impl Totals {
             outgrown: get("oom_not_reproduced") as u64,
             crashes: get("crash_execs") as u64,
             known: get("known_execs") as u64,
+            held: get("held_model_execs") as u64,
             clients: get("clients") as usize,
             execs_per_sec: get("execs_per_sec"),
             ..Totals::default()
@@ -250,6 +253,11 @@ fn write_stats(out: &Path, t: &Totals, plot: bool) -> std::io::Result<()> {
     kv("oom_not_reproduced", t.outgrown.to_string());
     kv("crash_execs", t.crashes.to_string());
     kv("known_execs", t.known.to_string());
+    kv("held_model_execs", t.held.to_string());
+    kv(
+        "held_model_percent",
+        format!("{:.1}", Totals::percent(t.held, t.execs)),
+    );
     let tmp = out.join(".fuzzer_stats.tmp");
     fs::write(&tmp, s)?;
     fs::rename(&tmp, out.join("fuzzer_stats"))?;
@@ -354,7 +362,9 @@ impl StatusMonitor {
             known,
             recycled,
             outgrown,
+            held,
         ] = sums;
+        t.held += held;
         t.recycled += recycled;
         t.outgrown += outgrown;
         t.slow += slow;
