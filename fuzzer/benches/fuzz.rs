@@ -19,19 +19,11 @@
 //!
 //! Each campaign lasts SEMFUZZ_BENCH_FUZZ_MINUTES (default 3) minutes.
 
+mod common;
+use common::stat;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn stat(out: &Path, key: &str) -> f64 {
-    std::fs::read_to_string(out.join("fuzzer_stats"))
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.split_once(':'))
-        .find(|(k, _)| k.trim() == key)
-        .and_then(|(_, v)| v.trim().parse().ok())
-        .unwrap_or(0.0)
-}
 
 struct Campaign {
     execs: f64,

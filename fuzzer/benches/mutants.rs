@@ -32,6 +32,8 @@
 //! - `SEMFUZZ_BENCH_PARALLEL` (default 2): campaigns at a time (one core each).
 //! - `SEMFUZZ_BENCH_VERIFY_ONLY=1`: verification only, no campaigns.
 
+mod common;
+use common::stat;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -330,16 +332,6 @@ fn explained(out: &Path, fault: &Value) -> Vec<(String, u64)> {
         })
         .map(|(id, e)| (id.clone(), e["count"].as_u64().unwrap_or(0)))
         .collect()
-}
-
-fn stat(out: &Path, key: &str) -> f64 {
-    std::fs::read_to_string(out.join("fuzzer_stats"))
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.split_once(':'))
-        .find(|(k, _)| k.trim() == key)
-        .and_then(|(_, v)| v.trim().parse().ok())
-        .unwrap_or(0.0)
 }
 
 /// One fault from planting to its result.

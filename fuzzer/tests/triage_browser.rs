@@ -11,19 +11,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use common::data;
-
-/// A model of one ReLU on a 2×3 input, with its data (the planted fault adds 0.25 to ReLU).
-const RELU_CASE: &str = r#"{"format": "semfuzz-case/1", "dtype": "float64",
- "model": {"name": "functional", "trainable": true, "layers": [
-  {"module": "keras.layers", "class_name": "InputLayer", "name": "input_layer", "inbound_nodes": [],
-   "config": {"batch_shape": [null, 3], "dtype": "float64", "sparse": false, "ragged": false, "name": "input_layer", "optional": false}},
-  {"module": "keras.layers", "class_name": "ReLU", "name": "re_lu",
-   "config": {"name": "re_lu", "trainable": true, "max_value": null, "negative_slope": 0.0, "threshold": 0.0},
-   "inbound_nodes": [{"args": [{"class_name": "__keras_tensor__", "config": {"shape": [null, 3], "dtype": "float64", "keras_history": ["input_layer", 0, 0]}}], "kwargs": {}}]}],
-  "input_layers": ["input_layer", 0, 0], "output_layers": ["re_lu", 0, 0]},
- "weights": {},
- "inputs": [{"shape": [2, 3], "dtype": "float64", "data": [-1.5, 0.5, 2.0, 3.0, -0.25, 1.0]}]}"#;
+use common::{RELU_CASE, data};
 
 /// Chromium on `PATH`, or a failure that says how to get it.
 fn chromium() -> PathBuf {

@@ -429,14 +429,7 @@ fn launch(campaign: &Campaign, args: &FuzzArgs, monitor: StatusMonitor) -> Resul
 /// read back (LibAFL then skips it): a damaged file costs its entry, not the campaign.
 fn record_unreadable(corpus: &Path, internal_errors: &Path) {
     for path in case_files(corpus) {
-        if let Err(e) = oracle::Case::read(&path) {
-            let record = sync::record_bad_file(internal_errors, &path, &e.to_string());
-            tracing::warn!(
-                file = %path.display(),
-                "a corpus entry does not read back and is skipped: {e}{}",
-                record.map_or(String::new(), |r| format!(" (recorded in {})", r.display()))
-            );
-        }
+        sync::read_or_record(&path, internal_errors, "a resumed corpus entry");
     }
 }
 

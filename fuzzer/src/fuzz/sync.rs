@@ -109,17 +109,28 @@ impl SyncStage {
 
     /// Reads one file as a case; one that is not is logged and recorded, never fatal.
     fn load(&self, path: &Path) -> Option<CaseInput> {
-        match oracle::Case::read(path) {
-            Ok(case) => Some(CaseInput::from_case(&case)),
-            Err(e) => {
-                let record = record_bad_file(&self.internal_errors, path, &e.to_string());
-                tracing::warn!(
-                    file = %path.display(),
-                    "--sync-from: not a readable case, skipped: {e}{}",
-                    record.map_or(String::new(), |r| format!(" (recorded in {})", r.display()))
-                );
-                None
-            }
+        read_or_record(path, &self.internal_errors, "--sync-from")
+            .map(|case| CaseInput::from_case(&case))
+    }
+}
+
+/// Reads a case file another run or campaign wrote; one that does not read is logged (saying
+/// `whence` it came) and recorded in `internal_errors`, and `None` is returned.
+pub(crate) fn read_or_record(
+    path: &Path,
+    internal_errors: &Path,
+    whence: &str,
+) -> Option<oracle::Case> {
+    match oracle::Case::read(path) {
+        Ok(case) => Some(case),
+        Err(e) => {
+            let record = record_bad_file(internal_errors, path, &e.to_string());
+            tracing::warn!(
+                file = %path.display(),
+                "{whence}: not a readable case, skipped: {e}{}",
+                record.map_or(String::new(), |r| format!(" (recorded in {})", r.display()))
+            );
+            None
         }
     }
 }
@@ -132,7 +143,7 @@ fn millis_since_epoch(t: SystemTime) -> u64 {
 
 /// Writes `synced-<hash>.txt` in `dir`: the file and why it was not imported. The file itself
 /// is not copied (it may be huge or hostile).
-pub(crate) fn record_bad_file(dir: &Path, path: &Path, error: &str) -> Option<PathBuf> {
+fn record_bad_file(dir: &Path, path: &Path, error: &str) -> Option<PathBuf> {
     std::fs::create_dir_all(dir).ok()?;
     let key = format!("{}\n{error}", path.display());
     let record = dir.join(format!("synced-{:016x}.txt", fnv1a64(key.as_bytes())));

@@ -447,43 +447,11 @@ mod tests {
             assert!(!b.starts_with(b"boom"), "the reader broke");
             b.len() as u64
         };
-        assert_eq!(
-            execute(
-                &reader,
-                b"fine",
-                &journal,
-                &findings,
-                &mut panics,
-                &progress
-            ),
-            4
-        );
-        assert_eq!(
-            execute(
-                &reader,
-                b"boom!",
-                &journal,
-                &findings,
-                &mut panics,
-                &progress
-            ),
-            u64::MAX
-        );
-        assert_eq!(
-            execute(
-                &reader,
-                b"boom?",
-                &journal,
-                &findings,
-                &mut panics,
-                &progress
-            ),
-            u64::MAX
-        );
-        assert_eq!(
-            execute(&reader, b"ok", &journal, &findings, &mut panics, &progress),
-            2
-        );
+        let mut run = |b: &[u8]| execute(&reader, b, &journal, &findings, &mut panics, &progress);
+        assert_eq!(run(b"fine"), 4);
+        assert_eq!(run(b"boom!"), u64::MAX);
+        assert_eq!(run(b"boom?"), u64::MAX);
+        assert_eq!(run(b"ok"), 2);
         assert_eq!(progress.load(Ordering::Relaxed), 4);
         assert_eq!(std::fs::read(&journal).unwrap(), b"ok");
         let saved: Vec<_> = std::fs::read_dir(&findings)

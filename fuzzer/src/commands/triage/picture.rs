@@ -317,20 +317,15 @@ pub(super) fn layout(g: &Graph) -> Layout {
 /// Text made safe for XML content and attribute values; characters XML cannot hold are
 /// replaced.
 fn xml(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            '\t' | '\n' | '\r' => out.push(' '),
-            c if c.is_control() || matches!(c, '\u{FFFE}' | '\u{FFFF}') => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
+    let text: String = text
+        .chars()
+        .map(|c| match c {
+            '\t' | '\n' | '\r' => ' ',
+            c if c.is_control() || matches!(c, '\u{FFFE}' | '\u{FFFF}') => '\u{FFFD}',
+            c => c,
+        })
+        .collect();
+    super::report::escape(&text)
 }
 
 /// The model's picture: an `<svg>` element, valid standalone and inline in HTML (no ids).

@@ -329,7 +329,7 @@ fn html_row(s: &mut String, r: &Row) {
 }
 
 /// Text made safe for HTML content and attribute values.
-fn escape(text: &str) -> String {
+pub(super) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
