@@ -4,7 +4,7 @@
 
 use oracle::case::Dims;
 use oracle::check::check_all;
-use oracle::layers::ParamDef;
+use oracle::layers::{Bound, Domain, ParamDef};
 use oracle::{Case, Category, Tag, Violation};
 use rand::Rng as _;
 use rand::seq::{IndexedMutRandom, IndexedRandom};
@@ -18,35 +18,76 @@ use crate::sample::sample_param;
 /// Candidates tried at most; twice as many when a Keras-enforced violation is preferred.
 const TRIES: usize = 50;
 
+/// The integers next to a domain's finite edges, outside it.
+fn just_outside_int(domain: &Domain<i64>) -> Vec<i64> {
+    let lo = match domain.lo {
+        Bound::Unbounded => None,
+        Bound::Incl(v) => Some(v.saturating_sub(1)),
+        Bound::Excl(v) => Some(v),
+    };
+    let hi = match domain.hi {
+        Bound::Unbounded => None,
+        Bound::Incl(v) => Some(v.saturating_add(1)),
+        Bound::Excl(v) => Some(v),
+    };
+    lo.into_iter().chain(hi).collect()
+}
+
+/// Floats just outside a domain's finite edges.
+fn just_outside_float(domain: &Domain<f64>) -> Vec<f64> {
+    let step = |v: f64| v.abs().max(1.0) * 1e-6;
+    let lo = match domain.lo {
+        Bound::Unbounded => None,
+        Bound::Incl(v) => Some(v - step(v)),
+        Bound::Excl(v) => Some(v),
+    };
+    let hi = match domain.hi {
+        Bound::Unbounded => None,
+        Bound::Incl(v) => Some(v + step(v)),
+        Bound::Excl(v) => Some(v),
+    };
+    lo.into_iter().chain(hi).collect()
+}
+
 /// A value just outside, or far outside, what the parameter allows: where layers refuse
 /// arguments outright.
 fn out_of_range(def: &ParamDef, input: Option<&Dims>, rng: &mut Rng) -> Value {
     match *def {
-        ParamDef::Int { min, max, .. } => {
-            json!(
-                *[
-                    min.saturating_sub(1),
-                    0,
-                    -1,
-                    max.saturating_add(1),
-                    max.saturating_mul(8)
-                ]
-                .choose(rng)
-                .expect("values")
-            )
+        ParamDef::Int {
+            min, max, domain, ..
+        } => {
+            let mut values = vec![
+                min.saturating_sub(1),
+                0,
+                -1,
+                max.saturating_add(1),
+                max.saturating_mul(8),
+            ];
+            values.extend(just_outside_int(&domain));
+            json!(*values.choose(rng).expect("values"))
         }
-        ParamDef::Ints { len, min, max, .. } => {
+        ParamDef::Ints {
+            len,
+            min,
+            max,
+            domain,
+            ..
+        } => {
             let mut v: Vec<i64> = (0..len).map(|_| rng.random_range(min..=max)).collect();
+            let mut values = vec![min.saturating_sub(1), 0, -1, max.saturating_mul(8)];
+            values.extend(just_outside_int(&domain));
             if let Some(x) = v.choose_mut(rng) {
-                *x = *[min.saturating_sub(1), 0, -1, max.saturating_mul(8)]
-                    .choose(rng)
-                    .expect("values");
+                *x = *values.choose(rng).expect("values");
             }
             json!(v)
         }
-        ParamDef::Float { min, max, .. } => {
+        ParamDef::Float {
+            min, max, domain, ..
+        } => {
             let span = (max - min).abs().max(1.0);
-            json!(*[min - span, max + span, -1.0].choose(rng).expect("values"))
+            let mut values = vec![min - span, max + span, -1.0];
+            values.extend(just_outside_float(&domain));
+            json!(*values.choose(rng).expect("values"))
         }
         ParamDef::Permutation { .. } => {
             let n = input.map_or(2, |d| d.len().saturating_sub(1)).max(1);

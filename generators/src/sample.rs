@@ -1,14 +1,16 @@
 //! Sampling layer arguments from each class's declared parameter space (the one source of
 //! truth is the oracle's [`ParamDef`]s), with a bias toward the edges that find bugs: edge
 //! values, sizes of 1, tuples whose entries differ (a stride larger than the kernel), every
-//! choice and activation, and, rarely, values far outside the usual range.
+//! choice and activation, values from the whole of each parameter's valid domain (out to its
+//! edges, and well past the typical range where the domain is open), and, rarely, values far
+//! outside the usual range.
 
 use oracle::activations::Activation;
 use oracle::case::Dims;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
-use oracle::layers::{CallSite, Family, LayerKind, ParamDef};
+use oracle::layers::{Bound, CallSite, Domain, Family, LayerKind, ParamDef};
 use oracle::params::ParamError;
 use rand::Rng as _;
 use rand::seq::{IndexedRandom, SliceRandom};
@@ -20,16 +22,97 @@ use crate::Rng;
 const WILD: f64 = 0.04;
 /// How often a declared edge value is taken.
 const EDGE: f64 = 0.3;
+/// How often a value comes from the rest of the valid domain, past the typical range.
+const FAR: f64 = 0.1;
+/// How often such a value is one of the domain's own edges (when it has one).
+const FAR_EDGE: f64 = 0.25;
+/// How many typical spans past the typical range a draw from the domain may reach: integers
+/// are mostly sizes, which cost memory (the repair keeps tensors within their bound).
+const FAR_INT_SPANS: f64 = 30.0;
+const FAR_FLOAT_SPANS: f64 = 1000.0;
+
+/// An integer from `domain` outside `min..=max`: one of the domain's own edges, or a value up
+/// to [`FAR_INT_SPANS`] spans past the range, log-uniformly, on a side the domain allows (an
+/// edge whenever the domain holds nothing past the range).
+fn far_int(min: i64, max: i64, domain: &Domain<i64>, rng: &mut Rng) -> i64 {
+    let lo = match domain.lo {
+        Bound::Unbounded => None,
+        Bound::Incl(v) => Some(v),
+        Bound::Excl(v) => Some(v.saturating_add(1)),
+    };
+    let hi = match domain.hi {
+        Bound::Unbounded => None,
+        Bound::Incl(v) => Some(v),
+        Bound::Excl(v) => Some(v.saturating_sub(1)),
+    };
+    let below = lo.is_none_or(|l| l < min);
+    let above = hi.is_none_or(|h| h > max);
+    let edges: Vec<i64> = [lo, hi].into_iter().flatten().collect();
+    if !edges.is_empty() && (!(below || above) || rng.random_bool(FAR_EDGE)) {
+        return *edges.choose(rng).expect("not empty");
+    }
+    let span = (max.saturating_sub(min)).max(1) as f64;
+    let dist = (span * 10f64.powf(rng.random_range(0.0..=FAR_INT_SPANS.log10())))
+        .round()
+        .max(1.0) as i64;
+    if above && (!below || rng.random_bool(0.5)) {
+        let v = max.saturating_add(dist);
+        hi.map_or(v, |h| v.min(h))
+    } else if below {
+        let v = min.saturating_sub(dist);
+        lo.map_or(v, |l| v.max(l))
+    } else {
+        rng.random_range(min..=max)
+    }
+}
+
+/// A float from `domain` outside `min..=max`, as [`far_int`] draws integers, up to
+/// [`FAR_FLOAT_SPANS`] spans past the range (from a tenth of a span).
+fn far_float(min: f64, max: f64, domain: &Domain<f64>, rng: &mut Rng) -> f64 {
+    let inside = |v: f64| v.abs().max(1.0) * f64::EPSILON;
+    let lo = match domain.lo {
+        Bound::Unbounded => None,
+        Bound::Incl(v) => Some(v),
+        Bound::Excl(v) => Some(v + inside(v)),
+    };
+    let hi = match domain.hi {
+        Bound::Unbounded => None,
+        Bound::Incl(v) => Some(v),
+        Bound::Excl(v) => Some(v - inside(v)),
+    };
+    let below = lo.is_none_or(|l| l < min);
+    let above = hi.is_none_or(|h| h > max);
+    let edges: Vec<f64> = [lo, hi].into_iter().flatten().collect();
+    if !edges.is_empty() && (!(below || above) || rng.random_bool(FAR_EDGE)) {
+        return *edges.choose(rng).expect("not empty");
+    }
+    let span = (max - min).abs().max(1e-3);
+    let dist = span * 10f64.powf(rng.random_range(-1.0..=FAR_FLOAT_SPANS.log10()));
+    if above && (!below || rng.random_bool(0.5)) {
+        hi.map_or(max + dist, |h| (max + dist).min(h))
+    } else if below {
+        lo.map_or(min - dist, |l| (min - dist).max(l))
+    } else {
+        rng.random_range(min..=max)
+    }
+}
 
 /// One value for `def`, for a call whose first input has shape `input` (when known).
 pub fn sample_param(def: &ParamDef, input: Option<&Dims>, rng: &mut Rng) -> Value {
     let wild = rng.random_bool(WILD);
+    let far = !wild && rng.random_bool(FAR);
     match *def {
         ParamDef::Int {
-            min, max, edges, ..
+            min,
+            max,
+            edges,
+            domain,
+            ..
         } => {
             let v = if wild {
                 rng.random_range(min.saturating_sub(3)..=max.saturating_mul(3).max(max + 3))
+            } else if far {
+                far_int(min, max, &domain, rng)
             } else if !edges.is_empty() && rng.random_bool(EDGE) {
                 *edges.choose(rng).expect("not empty")
             } else {
@@ -37,10 +120,20 @@ pub fn sample_param(def: &ParamDef, input: Option<&Dims>, rng: &mut Rng) -> Valu
             };
             json!(v)
         }
-        ParamDef::Ints { len, min, max, .. } => {
+        ParamDef::Ints {
+            len,
+            min,
+            max,
+            domain,
+            ..
+        } => {
+            // A far draw takes each entry from the domain half of the time (entries that
+            // differ find bugs too).
             let one = |rng: &mut Rng| {
                 if wild {
                     rng.random_range(min.saturating_sub(2)..=max.saturating_mul(3).max(max + 2))
+                } else if far && rng.random_bool(0.5) {
+                    far_int(min, max, &domain, rng)
                 } else {
                     rng.random_range(min..=max)
                 }
@@ -53,11 +146,17 @@ pub fn sample_param(def: &ParamDef, input: Option<&Dims>, rng: &mut Rng) -> Valu
             }
         }
         ParamDef::Float {
-            min, max, edges, ..
+            min,
+            max,
+            edges,
+            domain,
+            ..
         } => {
             let v = if wild {
                 let span = (max - min).abs().max(1.0);
                 rng.random_range(min - 3.0 * span..=max + 3.0 * span)
+            } else if far {
+                far_float(min, max, &domain, rng)
             } else if !edges.is_empty() && rng.random_bool(EDGE) {
                 *edges.choose(rng).expect("not empty")
             } else {

@@ -45,6 +45,7 @@ fn random_value(rng: &mut Rng, def: &ParamDef) -> (&'static str, Value) {
             min,
             max,
             edges,
+            ..
         } => {
             let v = if wild {
                 rng.int(-3, 40)
@@ -60,6 +61,7 @@ fn random_value(rng: &mut Rng, def: &ParamDef) -> (&'static str, Value) {
             len,
             min,
             max,
+            ..
         } => {
             let v: Vec<i64> = (0..len)
                 .map(|_| {
@@ -84,6 +86,7 @@ fn random_value(rng: &mut Rng, def: &ParamDef) -> (&'static str, Value) {
             min,
             max,
             edges,
+            ..
         } => {
             let v = if wild {
                 rng.float(-5.0, 5.0)

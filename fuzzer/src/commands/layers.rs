@@ -13,19 +13,25 @@ fn param_json(p: &ParamDef) -> Value {
             min,
             max,
             edges,
-        } => json!({"name": name, "kind": "int", "min": min, "max": max, "edges": edges}),
+            domain,
+        } => json!({"name": name, "kind": "int", "min": min, "max": max, "edges": edges,
+                    "domain": domain.to_string()}),
         ParamDef::Ints {
             name,
             len,
             min,
             max,
-        } => json!({"name": name, "kind": "ints", "len": len, "min": min, "max": max}),
+            domain,
+        } => json!({"name": name, "kind": "ints", "len": len, "min": min, "max": max,
+                    "domain": domain.to_string()}),
         ParamDef::Float {
             name,
             min,
             max,
             edges,
-        } => json!({"name": name, "kind": "float", "min": min, "max": max, "edges": edges}),
+            domain,
+        } => json!({"name": name, "kind": "float", "min": min, "max": max, "edges": edges,
+                    "domain": domain.to_string()}),
         ParamDef::Bool { name } => json!({"name": name, "kind": "bool"}),
         ParamDef::Choice { name, options } => {
             json!({"name": name, "kind": "choice", "options": options})
@@ -45,14 +51,27 @@ fn param_json(p: &ParamDef) -> Value {
 
 fn param_text(p: &ParamDef) -> String {
     match *p {
-        ParamDef::Int { name, min, max, .. } => format!("{name}={min}..{max}"),
+        ParamDef::Int {
+            name,
+            min,
+            max,
+            domain,
+            ..
+        } => format!("{name}={min}..{max} in {domain}"),
         ParamDef::Ints {
             name,
             len,
             min,
             max,
-        } => format!("{name}=({min}..{max})x{len}"),
-        ParamDef::Float { name, min, max, .. } => format!("{name}={min}..{max}"),
+            domain,
+        } => format!("{name}=({min}..{max} in {domain})x{len}"),
+        ParamDef::Float {
+            name,
+            min,
+            max,
+            domain,
+            ..
+        } => format!("{name}={min}..{max} in {domain}"),
         ParamDef::Bool { name } => format!("{name}=bool"),
         ParamDef::Choice { name, options } => format!("{name}={}", options.join("|")),
         ParamDef::Activation { name } => format!("{name}=activation"),

@@ -508,6 +508,7 @@ mod tests {
             min: 0.0,
             max: 1.0,
             edges: &[0.0],
+            domain: crate::layers::UNIT_INTERVAL,
         };
         let clues = Clues {
             sizes: Vec::new(),

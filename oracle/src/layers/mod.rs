@@ -257,6 +257,94 @@ pub trait Spec: std::fmt::Debug + Send + Sync {
     }
 }
 
+/// One end of a numeric parameter's [`Domain`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Bound<T> {
+    /// No limit on this side.
+    Unbounded,
+    /// The value itself is allowed.
+    Incl(T),
+    /// Values up to this one, not the value itself.
+    Excl(T),
+}
+
+/// The values a numeric parameter may take whatever the layer's inputs: what the layer's
+/// constructor accepts. The parameter's typical range (`min..=max`) lies within it and is
+/// drawn most; the rest of the domain is drawn too, out to its edges.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Domain<T> {
+    pub lo: Bound<T>,
+    pub hi: Bound<T>,
+}
+
+impl<T> Domain<T> {
+    /// Any value.
+    pub const ALL: Domain<T> = Domain {
+        lo: Bound::Unbounded,
+        hi: Bound::Unbounded,
+    };
+
+    /// `v` and above.
+    pub const fn at_least(v: T) -> Self {
+        Domain {
+            lo: Bound::Incl(v),
+            hi: Bound::Unbounded,
+        }
+    }
+
+    /// From `lo` to `hi`, both included.
+    pub const fn closed(lo: T, hi: T) -> Self {
+        Domain {
+            lo: Bound::Incl(lo),
+            hi: Bound::Incl(hi),
+        }
+    }
+}
+
+impl<T: PartialOrd + Copy> Domain<T> {
+    pub fn contains(&self, v: T) -> bool {
+        let above = match self.lo {
+            Bound::Unbounded => true,
+            Bound::Incl(lo) => v >= lo,
+            Bound::Excl(lo) => v > lo,
+        };
+        let below = match self.hi {
+            Bound::Unbounded => true,
+            Bound::Incl(hi) => v <= hi,
+            Bound::Excl(hi) => v < hi,
+        };
+        above && below
+    }
+}
+
+impl<T: std::fmt::Display> std::fmt::Display for Domain<T> {
+    /// Interval notation: `[1, ∞)`, `[0, 1]`, `(-∞, ∞)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.lo {
+            Bound::Unbounded => write!(f, "(-∞, ")?,
+            Bound::Incl(v) => write!(f, "[{v}, ")?,
+            Bound::Excl(v) => write!(f, "({v}, ")?,
+        }
+        match &self.hi {
+            Bound::Unbounded => write!(f, "∞)"),
+            Bound::Incl(v) => write!(f, "{v}]"),
+            Bound::Excl(v) => write!(f, "{v})"),
+        }
+    }
+}
+
+/// Sizes: counts of units, filters, heads, a kernel's or a window's extent, strides.
+pub const SIZE: Domain<i64> = Domain::at_least(1);
+/// Amounts that may be none: paddings, croppings.
+pub const AMOUNT: Domain<i64> = Domain::at_least(0);
+/// A probability or a rate: `[0, 1]`.
+pub const UNIT_INTERVAL: Domain<f64> = Domain::closed(0.0, 1.0);
+/// An axis of a tensor of rank 6 at most, counted from either end. The constructors take any
+/// integer; building the layer checks it against its input's rank.
+pub const AXIS: Domain<i64> = Domain::closed(-6, 6);
+/// A float the constructor requires to be 0 or more.
+pub const NON_NEGATIVE: Domain<f64> = Domain::at_least(0.0);
+
 /// A parameter's sampling space, for generators and `semfuzz layers`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ParamDef {
@@ -265,6 +353,7 @@ pub enum ParamDef {
         min: i64,
         max: i64,
         edges: &'static [i64],
+        domain: Domain<i64>,
     },
     /// An integer or a tuple of `len` integers.
     Ints {
@@ -272,12 +361,14 @@ pub enum ParamDef {
         len: usize,
         min: i64,
         max: i64,
+        domain: Domain<i64>,
     },
     Float {
         name: &'static str,
         min: f64,
         max: f64,
         edges: &'static [f64],
+        domain: Domain<f64>,
     },
     Bool {
         name: &'static str,

@@ -10,7 +10,7 @@ use crate::DType;
 use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::util::arity;
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{CallSite, Domain, LayerKind, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::Violation;
@@ -40,6 +40,7 @@ impl LayerKind for ELU {
             min: -1.0,
             max: 3.0,
             edges: &[1.0, 0.0, 0.5],
+            domain: Domain::ALL,
         }]
     }
 }

@@ -8,7 +8,7 @@ use crate::activations::leaky;
 use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::util::arity;
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{CallSite, LayerKind, NON_NEGATIVE, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Violation, badness};
@@ -59,6 +59,7 @@ impl LayerKind for LeakyReLU {
             min: 0.0,
             max: 1.0,
             edges: &[0.0, 0.3, 1.0],
+            domain: NON_NEGATIVE,
         }]
     }
 }

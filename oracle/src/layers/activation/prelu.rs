@@ -13,7 +13,7 @@ use crate::DType;
 use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::util::{arity, input_shape_config, show};
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec, WeightDomain, WeightSpec};
+use crate::layers::{AXIS, CallSite, LayerKind, ParamDef, Spec, WeightDomain, WeightSpec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Violation, badness};
@@ -43,6 +43,7 @@ impl LayerKind for PReLU {
             len: 2,
             min: 1,
             max: 3,
+            domain: AXIS,
         }]
     }
 }

@@ -7,7 +7,7 @@ use crate::DType;
 use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::util::arity;
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{CallSite, LayerKind, NON_NEGATIVE, ParamDef, Spec};
 use crate::params::{Config, ParamError, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Violation, badness};
@@ -66,18 +66,21 @@ impl LayerKind for ReLU {
                 min: 0.0,
                 max: 10.0,
                 edges: &[0.0, 6.0],
+                domain: NON_NEGATIVE,
             },
             ParamDef::Float {
                 name: "negative_slope",
                 min: 0.0,
                 max: 3.0,
                 edges: &[0.0, 1.0],
+                domain: NON_NEGATIVE,
             },
             ParamDef::Float {
                 name: "threshold",
                 min: 0.0,
                 max: 3.0,
                 edges: &[0.0],
+                domain: NON_NEGATIVE,
             },
         ]
     }

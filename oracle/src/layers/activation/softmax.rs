@@ -15,7 +15,7 @@ use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::normalization::{AxisArg, axis_arg, lanes, max_abs_of, resolve_axes};
 use crate::layers::util::arity;
-use crate::layers::{CallSite, LayerKind, Mask, ParamDef, Spec};
+use crate::layers::{AXIS, CallSite, LayerKind, Mask, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Unsupported, Violation, badness};
@@ -50,6 +50,7 @@ impl LayerKind for Softmax {
             len: 2,
             min: -3,
             max: 3,
+            domain: AXIS,
         }]
     }
 }

@@ -5,7 +5,7 @@
 use crate::layers::attention::attention::{dropout, score_mode};
 use crate::layers::attention::base_attention::{LuongSpec, Score};
 use crate::layers::attention::call::list_call;
-use crate::layers::{Arity, CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{Arity, CallSite, LayerKind, ParamDef, Spec, UNIT_INTERVAL};
 use crate::params::{Config, ParamResult};
 
 pub struct AdditiveAttention;
@@ -42,6 +42,7 @@ impl LayerKind for AdditiveAttention {
                 min: 0.0,
                 max: 0.5,
                 edges: &[0.0],
+                domain: UNIT_INTERVAL,
             },
         ]
     }

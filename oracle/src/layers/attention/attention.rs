@@ -3,7 +3,7 @@
 
 use crate::layers::attention::base_attention::{LuongSpec, Score};
 use crate::layers::attention::call::list_call;
-use crate::layers::{Arity, CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{Arity, CallSite, LayerKind, ParamDef, Spec, UNIT_INTERVAL};
 use crate::params::{Config, ParamResult};
 
 pub struct Attention;
@@ -76,6 +76,7 @@ impl LayerKind for Attention {
                 min: 0.0,
                 max: 0.5,
                 edges: &[0.0],
+                domain: UNIT_INTERVAL,
             },
         ]
     }

@@ -31,7 +31,9 @@ use crate::layers::attention::multi_head_attention::{
 };
 use crate::layers::attention::tensor_ops::{infinite_weight_meets_near_zero, project};
 use crate::layers::util::{rank_between, show};
-use crate::layers::{Arity, CallSite, LayerKind, Mask, ParamDef, Spec, WeightDomain, WeightSpec};
+use crate::layers::{
+    Arity, CallSite, LayerKind, Mask, ParamDef, SIZE, Spec, UNIT_INTERVAL, WeightDomain, WeightSpec,
+};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Unsupported, Violation, badness};
@@ -135,6 +137,7 @@ impl LayerKind for GroupedQueryAttention {
                 min: 1,
                 max: 6,
                 edges: &[1],
+                domain: SIZE,
             },
             // Multiples of the key/value heads mostly (2 and 4 are multiples of either).
             ParamDef::Int {
@@ -142,18 +145,21 @@ impl LayerKind for GroupedQueryAttention {
                 min: 1,
                 max: 4,
                 edges: &[2, 4],
+                domain: SIZE,
             },
             ParamDef::Int {
                 name: "num_key_value_heads",
                 min: 1,
                 max: 2,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Float {
                 name: "dropout",
                 min: 0.0,
                 max: 0.5,
                 edges: &[0.0],
+                domain: UNIT_INTERVAL,
             },
             ParamDef::Bool { name: "use_bias" },
             ParamDef::Bool { name: "use_gate" },
@@ -162,6 +168,7 @@ impl LayerKind for GroupedQueryAttention {
                 min: 1,
                 max: 4,
                 edges: &[1],
+                domain: SIZE,
             },
         ]
     }

@@ -36,7 +36,10 @@ use crate::layers::attention::heads::{
 };
 use crate::layers::attention::tensor_ops::{infinite_weight_meets_near_zero, project};
 use crate::layers::util::{rank_between, show};
-use crate::layers::{Arity, CallSite, LayerKind, Mask, ParamDef, Spec, WeightDomain, WeightSpec};
+use crate::layers::{
+    AXIS, Arity, CallSite, LayerKind, Mask, ParamDef, SIZE, Spec, UNIT_INTERVAL, WeightDomain,
+    WeightSpec,
+};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Unsupported, Violation, badness};
@@ -215,24 +218,28 @@ impl LayerKind for MultiHeadAttention {
                 min: 1,
                 max: 4,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Int {
                 name: "key_dim",
                 min: 1,
                 max: 6,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Int {
                 name: "value_dim",
                 min: 1,
                 max: 6,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Float {
                 name: "dropout",
                 min: 0.0,
                 max: 0.5,
                 edges: &[0.0],
+                domain: UNIT_INTERVAL,
             },
             ParamDef::Bool { name: "use_bias" },
             ParamDef::Bool { name: "use_gate" },
@@ -241,18 +248,21 @@ impl LayerKind for MultiHeadAttention {
                 len: 1,
                 min: 1,
                 max: 6,
+                domain: SIZE,
             },
             ParamDef::Ints {
                 name: "attention_axes",
                 len: 2,
                 min: -3,
                 max: 3,
+                domain: AXIS,
             },
             ParamDef::Int {
                 name: "sliding_window",
                 min: 1,
                 max: 4,
                 edges: &[1],
+                domain: SIZE,
             },
         ]
     }

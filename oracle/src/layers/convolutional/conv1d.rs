@@ -2,7 +2,7 @@
 //! start only).
 
 use super::base_conv;
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{CallSite, LayerKind, ParamDef, SIZE, Spec};
 use crate::params::ParamResult;
 
 pub struct Conv1D;
@@ -23,18 +23,21 @@ impl LayerKind for Conv1D {
                 min: 1,
                 max: 8,
                 edges: &[1, 2, 4, 8],
+                domain: SIZE,
             },
             ParamDef::Ints {
                 name: "kernel_size",
                 len: 1,
                 min: 1,
                 max: 3,
+                domain: SIZE,
             },
             ParamDef::Int {
                 name: "strides",
                 min: 1,
                 max: 2,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Choice {
                 name: "padding",
@@ -49,12 +52,14 @@ impl LayerKind for Conv1D {
                 min: 1,
                 max: 2,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Int {
                 name: "groups",
                 min: 1,
                 max: 2,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Activation { name: "activation" },
             ParamDef::Bool { name: "use_bias" },

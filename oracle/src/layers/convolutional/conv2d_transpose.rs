@@ -1,7 +1,7 @@
 //! `keras.layers.Conv2DTranspose`: a transposed convolution over two spatial axes.
 
 use super::base_conv_transpose;
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{AMOUNT, CallSite, LayerKind, ParamDef, SIZE, Spec};
 use crate::params::ParamResult;
 
 pub struct Conv2DTranspose;
@@ -22,18 +22,21 @@ impl LayerKind for Conv2DTranspose {
                 min: 1,
                 max: 8,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Ints {
                 name: "kernel_size",
                 len: 2,
                 min: 1,
                 max: 3,
+                domain: SIZE,
             },
             ParamDef::Int {
                 name: "strides",
                 min: 1,
                 max: 3,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Choice {
                 name: "padding",
@@ -44,6 +47,7 @@ impl LayerKind for Conv2DTranspose {
                 min: 0,
                 max: 1,
                 edges: &[0],
+                domain: AMOUNT,
             },
             ParamDef::Choice {
                 name: "data_format",
@@ -54,6 +58,7 @@ impl LayerKind for Conv2DTranspose {
                 min: 1,
                 max: 2,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Activation { name: "activation" },
             ParamDef::Bool { name: "use_bias" },

@@ -1,7 +1,7 @@
 //! `keras.layers.Conv3D`: a convolution over three spatial axes.
 
 use super::base_conv;
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{CallSite, LayerKind, ParamDef, SIZE, Spec};
 use crate::params::ParamResult;
 
 pub struct Conv3D;
@@ -22,18 +22,21 @@ impl LayerKind for Conv3D {
                 min: 1,
                 max: 8,
                 edges: &[1, 2, 4, 8],
+                domain: SIZE,
             },
             ParamDef::Ints {
                 name: "kernel_size",
                 len: 3,
                 min: 1,
                 max: 3,
+                domain: SIZE,
             },
             ParamDef::Int {
                 name: "strides",
                 min: 1,
                 max: 2,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Choice {
                 name: "padding",
@@ -48,12 +51,14 @@ impl LayerKind for Conv3D {
                 min: 1,
                 max: 2,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Int {
                 name: "groups",
                 min: 1,
                 max: 2,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Activation { name: "activation" },
             ParamDef::Bool { name: "use_bias" },

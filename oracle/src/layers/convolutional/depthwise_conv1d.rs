@@ -1,7 +1,7 @@
 //! `keras.layers.DepthwiseConv1D`: a depthwise convolution over one spatial axis.
 
 use super::base_depthwise_conv;
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{CallSite, LayerKind, ParamDef, SIZE, Spec};
 use crate::params::ParamResult;
 
 pub struct DepthwiseConv1D;
@@ -22,12 +22,14 @@ impl LayerKind for DepthwiseConv1D {
                 len: 1,
                 min: 1,
                 max: 3,
+                domain: SIZE,
             },
             ParamDef::Int {
                 name: "strides",
                 min: 1,
                 max: 2,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Choice {
                 name: "padding",
@@ -38,6 +40,7 @@ impl LayerKind for DepthwiseConv1D {
                 min: 1,
                 max: 3,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Choice {
                 name: "data_format",
@@ -48,6 +51,7 @@ impl LayerKind for DepthwiseConv1D {
                 min: 1,
                 max: 2,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Activation { name: "activation" },
             ParamDef::Bool { name: "use_bias" },

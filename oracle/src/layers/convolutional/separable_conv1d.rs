@@ -1,7 +1,7 @@
 //! `keras.layers.SeparableConv1D`: a depthwise then a pointwise convolution over one spatial axis.
 
 use super::base_separable_conv;
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{CallSite, LayerKind, ParamDef, SIZE, Spec};
 use crate::params::ParamResult;
 
 pub struct SeparableConv1D;
@@ -22,18 +22,21 @@ impl LayerKind for SeparableConv1D {
                 min: 1,
                 max: 8,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Ints {
                 name: "kernel_size",
                 len: 1,
                 min: 1,
                 max: 3,
+                domain: SIZE,
             },
             ParamDef::Int {
                 name: "strides",
                 min: 1,
                 max: 2,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Choice {
                 name: "padding",
@@ -48,12 +51,14 @@ impl LayerKind for SeparableConv1D {
                 min: 1,
                 max: 2,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Int {
                 name: "depth_multiplier",
                 min: 1,
                 max: 3,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Activation { name: "activation" },
             ParamDef::Bool { name: "use_bias" },

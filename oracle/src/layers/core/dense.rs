@@ -7,7 +7,7 @@ use crate::activations::Activation;
 use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::util::{arity, rank_between};
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec, WeightDomain, WeightSpec};
+use crate::layers::{CallSite, LayerKind, ParamDef, SIZE, Spec, WeightDomain, WeightSpec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Violation, badness};
@@ -64,6 +64,7 @@ impl LayerKind for Dense {
                 min: 1,
                 max: 16,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Activation { name: "activation" },
             ParamDef::Bool { name: "use_bias" },

@@ -35,7 +35,7 @@ use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::preprocessing::{plain_call, refuse_seed};
 use crate::layers::util::{arity, input_shape_config, show};
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec, WeightDomain, WeightSpec};
+use crate::layers::{CallSite, LayerKind, ParamDef, SIZE, Spec, WeightDomain, WeightSpec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Unsupported, Violation, badness};
@@ -665,6 +665,7 @@ impl LayerKind for EinsumDense {
                 min: 1,
                 max: 8,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Choice {
                 name: "bias_axes",

@@ -9,7 +9,7 @@ use crate::DType;
 use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::util::arity;
-use crate::layers::{CallSite, LayerKind, Mask, ParamDef, Spec, WeightDomain, WeightSpec};
+use crate::layers::{CallSite, LayerKind, Mask, ParamDef, SIZE, Spec, WeightDomain, WeightSpec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Unsupported, Violation, badness};
@@ -70,12 +70,14 @@ impl LayerKind for Embedding {
                 min: 4,
                 max: 32,
                 edges: &[1, 2],
+                domain: SIZE,
             },
             ParamDef::Int {
                 name: "output_dim",
                 min: 1,
                 max: 8,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Bool { name: "mask_zero" },
         ]

@@ -20,7 +20,7 @@ use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::preprocessing::{in_dtype, plain_call, refuse_seed};
 use crate::layers::util::arity;
-use crate::layers::{CallSite, LayerKind, Mask, ParamDef, Spec};
+use crate::layers::{CallSite, Domain, LayerKind, Mask, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Unsupported, Violation, badness};
@@ -89,6 +89,7 @@ impl LayerKind for Masking {
             min: -1.0,
             max: 1.0,
             edges: &[0.0],
+            domain: Domain::ALL,
         }]
     }
 }

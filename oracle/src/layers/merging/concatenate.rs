@@ -15,7 +15,7 @@ use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::merging::{list_build_config, require_list_call};
 use crate::layers::util::{rank_between, show};
-use crate::layers::{Arity, CallSite, LayerKind, Mask, ParamDef, Spec};
+use crate::layers::{AXIS, Arity, CallSite, LayerKind, Mask, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Unsupported, Violation, badness};
@@ -72,6 +72,7 @@ impl LayerKind for Concatenate {
             min: -3,
             max: 3,
             edges: &[-1, 0, 1],
+            domain: AXIS,
         }]
     }
 }

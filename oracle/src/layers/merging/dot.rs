@@ -19,7 +19,7 @@ use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::merging::{list_build_config, max_abs, require_list_call, tf_minimum};
 use crate::layers::util::{arity, rank_between, show};
-use crate::layers::{Arity, CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{AXIS, Arity, CallSite, LayerKind, ParamDef, Spec};
 use crate::params::{Config, ParamError, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Unsupported, Violation, badness};
@@ -112,6 +112,7 @@ impl LayerKind for Dot {
                 len: 2,
                 min: -1,
                 max: 1,
+                domain: AXIS,
             },
             ParamDef::Bool { name: "normalize" },
         ]

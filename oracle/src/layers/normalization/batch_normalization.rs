@@ -16,7 +16,7 @@ use crate::case::{Arg, Dims};
 use crate::interval::Interval;
 use crate::layers::normalization::{known_dim, max_abs, max_abs_of, resolve_axis, rsqrt, widen};
 use crate::layers::util::{arity, input_shape_config};
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec, WeightDomain, WeightSpec};
+use crate::layers::{AXIS, CallSite, Domain, LayerKind, ParamDef, Spec, WeightDomain, WeightSpec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Unsupported, Violation, badness};
@@ -146,12 +146,14 @@ impl LayerKind for BatchNormalization {
                 min: -3,
                 max: 3,
                 edges: &[-1, 1],
+                domain: AXIS,
             },
             ParamDef::Float {
                 name: "epsilon",
                 min: 1e-5,
                 max: 0.1,
                 edges: &[1e-3],
+                domain: Domain::ALL,
             },
             ParamDef::Bool { name: "center" },
             ParamDef::Bool { name: "scale" },

@@ -24,7 +24,9 @@ use crate::layers::normalization::{
     order_decides_overflow, order_dependent_elements, resolve_axis, rsqrt, saturate, stats_dtype,
 };
 use crate::layers::util::{arity, input_shape_config};
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec, WeightDomain, WeightSpec};
+use crate::layers::{
+    AXIS, CallSite, Domain, LayerKind, ParamDef, SIZE, Spec, WeightDomain, WeightSpec,
+};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Violation, badness};
@@ -89,18 +91,21 @@ impl LayerKind for GroupNormalization {
                 min: 1,
                 max: 4,
                 edges: &[-1, 1, 2],
+                domain: SIZE,
             },
             ParamDef::Int {
                 name: "axis",
                 min: -2,
                 max: 3,
                 edges: &[-1],
+                domain: AXIS,
             },
             ParamDef::Float {
                 name: "epsilon",
                 min: 1e-5,
                 max: 0.1,
                 edges: &[1e-3],
+                domain: Domain::ALL,
             },
             ParamDef::Bool { name: "center" },
             ParamDef::Bool { name: "scale" },

@@ -29,7 +29,7 @@ use crate::layers::normalization::{
     overflows_in_some_order, resolve_axes, rsqrt, widen,
 };
 use crate::layers::util::{arity, input_shape_config, show};
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec, WeightDomain, WeightSpec};
+use crate::layers::{AXIS, CallSite, Domain, LayerKind, ParamDef, Spec, WeightDomain, WeightSpec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Violation, badness};
@@ -81,12 +81,14 @@ impl LayerKind for LayerNormalization {
                 len: 2,
                 min: -3,
                 max: 3,
+                domain: AXIS,
             },
             ParamDef::Float {
                 name: "epsilon",
                 min: 1e-5,
                 max: 0.1,
                 edges: &[1e-3],
+                domain: Domain::ALL,
             },
             ParamDef::Bool { name: "center" },
             ParamDef::Bool { name: "scale" },

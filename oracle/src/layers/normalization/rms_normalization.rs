@@ -22,7 +22,7 @@ use crate::layers::normalization::{
     saturate, stats_dtype,
 };
 use crate::layers::util::{arity, input_shape_config};
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec, WeightDomain, WeightSpec};
+use crate::layers::{AXIS, CallSite, Domain, LayerKind, ParamDef, Spec, WeightDomain, WeightSpec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::Violation;
@@ -65,12 +65,14 @@ impl LayerKind for RMSNormalization {
                 len: 2,
                 min: -3,
                 max: 3,
+                domain: AXIS,
             },
             ParamDef::Float {
                 name: "epsilon",
                 min: 1e-7,
                 max: 0.1,
                 edges: &[1e-6],
+                domain: Domain::ALL,
             },
         ]
     }

@@ -19,7 +19,7 @@ use crate::layers::normalization::{
     AxisArg, axis_arg, axis_type_error, lanes, max_finite, resolve_axes, rsqrt, saturate,
 };
 use crate::layers::util::arity;
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{AXIS, CallSite, LayerKind, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::Violation;
@@ -61,6 +61,7 @@ impl LayerKind for UnitNormalization {
             len: 2,
             min: -3,
             max: 3,
+            domain: AXIS,
         }]
     }
 }

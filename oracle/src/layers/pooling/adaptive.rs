@@ -19,7 +19,7 @@ use crate::DType;
 use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::util::{arity, input_shape_config, rank_between};
-use crate::layers::{CallSite, ParamDef, Spec};
+use crate::layers::{CallSite, ParamDef, SIZE, Spec};
 use crate::params::{Config, DataFormat, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Unsupported, Violation, badness};
@@ -38,6 +38,7 @@ const fn defs(n: usize) -> [ParamDef; 2] {
             len: n,
             min: 1,
             max: 4,
+            domain: SIZE,
         },
         ParamDef::Choice {
             name: "data_format",

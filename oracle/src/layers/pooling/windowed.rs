@@ -12,7 +12,7 @@ use crate::DType;
 use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::util::{arity, rank_between};
-use crate::layers::{CallSite, ParamDef, Spec};
+use crate::layers::{CallSite, ParamDef, SIZE, Spec};
 use crate::params::{Config, DataFormat, Padding, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Unsupported, Violation, badness};
@@ -34,12 +34,14 @@ const fn defs(n: usize) -> [ParamDef; 4] {
             len: n,
             min: 1,
             max: 3,
+            domain: SIZE,
         },
         ParamDef::Ints {
             name: "strides",
             len: n,
             min: 1,
             max: 3,
+            domain: SIZE,
         },
         ParamDef::Choice {
             name: "padding",

@@ -32,7 +32,9 @@ use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::preprocessing::{Constant, max_abs, plain_call, refuse_seed};
 use crate::layers::util::{arity, input_shape_config, keep_mask, show};
-use crate::layers::{CallSite, LayerKind, Mask, ParamDef, Spec, WeightDomain, WeightSpec};
+use crate::layers::{
+    AXIS, CallSite, Domain, LayerKind, Mask, NON_NEGATIVE, ParamDef, Spec, WeightDomain, WeightSpec,
+};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Unsupported, Violation, badness};
@@ -155,18 +157,21 @@ impl LayerKind for Normalization {
                 min: -3,
                 max: 3,
                 edges: &[-1],
+                domain: AXIS,
             },
             ParamDef::Float {
                 name: "mean",
                 min: -2.0,
                 max: 2.0,
                 edges: &[0.0],
+                domain: Domain::ALL,
             },
             ParamDef::Float {
                 name: "variance",
                 min: 0.0,
                 max: 4.0,
                 edges: &[0.0, 1.0],
+                domain: NON_NEGATIVE,
             },
             ParamDef::Bool { name: "invert" },
         ]

@@ -17,7 +17,7 @@ use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::preprocessing::{Constant, max_abs, plain_call, refuse_seed};
 use crate::layers::util::{arity, input_shape_config, keep_mask, show};
-use crate::layers::{CallSite, LayerKind, Mask, ParamDef, Spec};
+use crate::layers::{CallSite, Domain, LayerKind, Mask, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::{Category, Tag, Violation, badness};
@@ -63,12 +63,14 @@ impl LayerKind for Rescaling {
                 min: -3.0,
                 max: 3.0,
                 edges: &[1.0 / 255.0, 1.0 / 127.5, 0.5, 0.0],
+                domain: Domain::ALL,
             },
             ParamDef::Float {
                 name: "offset",
                 min: -2.0,
                 max: 2.0,
                 edges: &[0.0, -1.0],
+                domain: Domain::ALL,
             },
         ]
     }

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use crate::layers::regularization::{IdentitySpec, inference_call, number, refuse_keys};
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{CallSite, LayerKind, NON_NEGATIVE, ParamDef, Spec};
 use crate::params::{Config, ParamResult};
 use crate::violation::{Category, Tag, Violation, badness};
 
@@ -53,12 +53,14 @@ impl LayerKind for ActivityRegularization {
                 min: 0.0,
                 max: 0.1,
                 edges: &[0.0],
+                domain: NON_NEGATIVE,
             },
             ParamDef::Float {
                 name: "l2",
                 min: 0.0,
                 max: 0.1,
                 edges: &[0.0],
+                domain: NON_NEGATIVE,
             },
         ]
     }

@@ -3,7 +3,7 @@
 //! builds).
 
 use crate::layers::regularization::{IdentitySpec, inference_call, rate_arg, seed_arg};
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{AMOUNT, CallSite, LayerKind, ParamDef, Spec, UNIT_INTERVAL};
 use crate::params::{Config, ParamResult};
 
 pub struct AlphaDropout;
@@ -31,12 +31,14 @@ impl LayerKind for AlphaDropout {
                 min: 0.0,
                 max: 1.0,
                 edges: &[0.0, 1.0],
+                domain: UNIT_INTERVAL,
             },
             ParamDef::Ints {
                 name: "noise_shape",
                 len: 2,
                 min: 0,
                 max: 4,
+                domain: AMOUNT,
             },
         ]
     }

@@ -6,7 +6,7 @@
 use crate::layers::regularization::{
     IdentitySpec, inference_call, noise_shape_arg, rate_arg, seed_arg,
 };
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{CallSite, LayerKind, ParamDef, SIZE, Spec, UNIT_INTERVAL};
 use crate::params::{Config, ParamResult};
 
 pub struct Dropout;
@@ -33,12 +33,14 @@ impl LayerKind for Dropout {
                 min: 0.0,
                 max: 1.0,
                 edges: &[0.0, 0.5, 1.0],
+                domain: UNIT_INTERVAL,
             },
             ParamDef::Ints {
                 name: "noise_shape",
                 len: 2,
                 min: 1,
                 max: 4,
+                domain: SIZE,
             },
         ]
     }

@@ -2,7 +2,7 @@
 //! in training). Keras checks `rate` in `[0, 1]`, and the `seed` when `rate > 0`.
 
 use crate::layers::regularization::{IdentitySpec, inference_call, rate_arg, seed_arg};
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{CallSite, LayerKind, ParamDef, Spec, UNIT_INTERVAL};
 use crate::params::{Config, ParamResult};
 
 pub struct GaussianDropout;
@@ -27,6 +27,7 @@ impl LayerKind for GaussianDropout {
             min: 0.0,
             max: 1.0,
             edges: &[0.0, 1.0],
+            domain: UNIT_INTERVAL,
         }]
     }
 }

@@ -3,7 +3,7 @@
 //! `stddev > 0`.
 
 use crate::layers::regularization::{IdentitySpec, inference_call, rate_arg, seed_arg};
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{CallSite, LayerKind, ParamDef, Spec, UNIT_INTERVAL};
 use crate::params::{Config, ParamResult};
 
 pub struct GaussianNoise;
@@ -28,6 +28,7 @@ impl LayerKind for GaussianNoise {
             min: 0.0,
             max: 1.0,
             edges: &[0.0, 1.0],
+            domain: UNIT_INTERVAL,
         }]
     }
 }

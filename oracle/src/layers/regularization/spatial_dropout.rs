@@ -9,7 +9,7 @@
 use crate::layers::regularization::{
     IdentitySpec, inference_call, rate_arg, seed_arg, unexpected_key,
 };
-use crate::layers::{CallSite, ParamDef, Spec};
+use crate::layers::{CallSite, ParamDef, Spec, UNIT_INTERVAL};
 use crate::params::{Config, DATA_FORMATS, DataFormat, ParamResult};
 
 /// Parses a spatial dropout of input rank `rank`; `data_format` says whether the class takes
@@ -40,6 +40,7 @@ pub const RATE: ParamDef = ParamDef::Float {
     min: 0.0,
     max: 1.0,
     edges: &[0.0, 0.5],
+    domain: UNIT_INTERVAL,
 };
 
 pub const DATA_FORMAT: ParamDef = ParamDef::Choice {

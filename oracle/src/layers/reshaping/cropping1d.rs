@@ -2,7 +2,7 @@
 //! `(batch, steps, features)` input.
 
 use crate::layers::reshaping::parse_crop;
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{AMOUNT, CallSite, LayerKind, ParamDef, Spec};
 use crate::params::ParamResult;
 
 pub struct Cropping1D;
@@ -22,6 +22,7 @@ impl LayerKind for Cropping1D {
             len: 2,
             min: 0,
             max: 2,
+            domain: AMOUNT,
         }]
     }
 }

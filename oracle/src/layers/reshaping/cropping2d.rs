@@ -1,7 +1,7 @@
 //! `keras.layers.Cropping2D`: trims `((top, bottom), (left, right))` off the two spatial axes.
 
 use crate::layers::reshaping::parse_crop;
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{AMOUNT, CallSite, LayerKind, ParamDef, Spec};
 use crate::params::ParamResult;
 
 pub struct Cropping2D;
@@ -22,6 +22,7 @@ impl LayerKind for Cropping2D {
                 len: 2,
                 min: 0,
                 max: 2,
+                domain: AMOUNT,
             },
             ParamDef::Choice {
                 name: "data_format",

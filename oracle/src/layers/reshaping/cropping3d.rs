@@ -1,7 +1,7 @@
 //! `keras.layers.Cropping3D`: trims `(before, after)` off each of the three spatial axes.
 
 use crate::layers::reshaping::parse_crop;
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{AMOUNT, CallSite, LayerKind, ParamDef, Spec};
 use crate::params::ParamResult;
 
 pub struct Cropping3D;
@@ -22,6 +22,7 @@ impl LayerKind for Cropping3D {
                 len: 3,
                 min: 0,
                 max: 1,
+                domain: AMOUNT,
             },
             ParamDef::Choice {
                 name: "data_format",

@@ -7,7 +7,7 @@ use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::reshaping::{positive, strict_int};
 use crate::layers::util::{arity, rank_between};
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{CallSite, LayerKind, ParamDef, SIZE, Spec};
 use crate::params::{Config, ParamResult};
 use crate::tolerance::Tolerance;
 use crate::violation::Violation;
@@ -38,6 +38,7 @@ impl LayerKind for RepeatVector {
             min: 1,
             max: 5,
             edges: &[1],
+            domain: SIZE,
         }]
     }
 }

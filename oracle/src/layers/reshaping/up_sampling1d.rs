@@ -1,7 +1,7 @@
 //! `keras.layers.UpSampling1D`: repeats each step `size` times (`ops.repeat` on axis 1).
 
 use crate::layers::reshaping::{Interpolation, UpSampleSpec, positive, strict_int};
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{CallSite, LayerKind, ParamDef, SIZE, Spec};
 use crate::params::{Config, DataFormat, ParamResult};
 
 pub struct UpSampling1D;
@@ -29,6 +29,7 @@ impl LayerKind for UpSampling1D {
             min: 1,
             max: 4,
             edges: &[1],
+            domain: SIZE,
         }]
     }
 }

@@ -2,7 +2,7 @@
 //! columns (`interpolation="nearest"`) or by TF's bilinear resize (`"bilinear"`).
 
 use crate::layers::reshaping::parse_upsample;
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{CallSite, LayerKind, ParamDef, SIZE, Spec};
 use crate::params::ParamResult;
 
 pub struct UpSampling2D;
@@ -23,6 +23,7 @@ impl LayerKind for UpSampling2D {
                 len: 2,
                 min: 1,
                 max: 3,
+                domain: SIZE,
             },
             ParamDef::Choice {
                 name: "data_format",

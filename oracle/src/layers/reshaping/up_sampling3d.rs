@@ -1,7 +1,7 @@
 //! `keras.layers.UpSampling3D`: repeats each element `size[i]` times along each of the three spatial axes.
 
 use crate::layers::reshaping::parse_upsample;
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{CallSite, LayerKind, ParamDef, SIZE, Spec};
 use crate::params::ParamResult;
 
 pub struct UpSampling3D;
@@ -22,6 +22,7 @@ impl LayerKind for UpSampling3D {
                 len: 3,
                 min: 1,
                 max: 2,
+                domain: SIZE,
             },
             ParamDef::Choice {
                 name: "data_format",

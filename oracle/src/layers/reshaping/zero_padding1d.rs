@@ -1,7 +1,7 @@
 //! `keras.layers.ZeroPadding1D`: adds `padding = (before, after)` zero steps around the steps axis.
 
 use crate::layers::reshaping::parse_pad;
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{AMOUNT, CallSite, LayerKind, ParamDef, Spec};
 use crate::params::ParamResult;
 
 pub struct ZeroPadding1D;
@@ -22,6 +22,7 @@ impl LayerKind for ZeroPadding1D {
                 len: 2,
                 min: 0,
                 max: 3,
+                domain: AMOUNT,
             },
             ParamDef::Choice {
                 name: "data_format",

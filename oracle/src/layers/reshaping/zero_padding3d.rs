@@ -1,7 +1,7 @@
 //! `keras.layers.ZeroPadding3D`: adds `(before, after)` zeros around each of the three spatial axes.
 
 use crate::layers::reshaping::parse_pad;
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{AMOUNT, CallSite, LayerKind, ParamDef, Spec};
 use crate::params::ParamResult;
 
 pub struct ZeroPadding3D;
@@ -22,6 +22,7 @@ impl LayerKind for ZeroPadding3D {
                 len: 3,
                 min: 0,
                 max: 2,
+                domain: AMOUNT,
             },
             ParamDef::Choice {
                 name: "data_format",

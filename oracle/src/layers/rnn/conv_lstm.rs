@@ -981,18 +981,21 @@ macro_rules! conv_lstm_params {
                 min: 1,
                 max: 4,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Ints {
                 name: "kernel_size",
                 len: $len,
                 min: 1,
                 max: 3,
+                domain: SIZE,
             },
             ParamDef::Int {
                 name: "strides",
                 min: 1,
                 max: 2,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Choice {
                 name: "padding",
@@ -1007,6 +1010,7 @@ macro_rules! conv_lstm_params {
                 min: 1,
                 max: 2,
                 edges: &[1],
+                domain: SIZE,
             },
             ParamDef::Activation { name: "activation" },
             ParamDef::Activation {
@@ -1028,7 +1032,7 @@ macro_rules! conv_lstm_params {
 
 /// The arguments generators sample for a ConvLSTM over `n` spatial axes.
 pub fn params(n: usize) -> &'static [crate::layers::ParamDef] {
-    use crate::layers::ParamDef;
+    use crate::layers::{ParamDef, SIZE};
     match n {
         1 => conv_lstm_params!(1),
         2 => conv_lstm_params!(2),

@@ -17,7 +17,7 @@ pub mod rnn_layer;
 pub mod simple_rnn;
 pub mod time_distributed;
 
-use super::{LayerKind, ParamDef};
+use super::{Domain, LayerKind, ParamDef, SIZE};
 
 /// The classes of this family, one line each.
 pub static KINDS: &[&dyn LayerKind] = &[
@@ -39,6 +39,7 @@ const GATED_PARAMS: &[ParamDef] = &[
         min: 1,
         max: 8,
         edges: &[1],
+        domain: SIZE,
     },
     ParamDef::Activation { name: "activation" },
     ParamDef::Activation {
@@ -54,12 +55,14 @@ const CELL_PARAMS: &[ParamDef] = &[
         min: 0.0,
         max: 1.0,
         edges: &[0.0, 1.0],
+        domain: Domain::ALL,
     },
     ParamDef::Float {
         name: "recurrent_dropout",
         min: 0.0,
         max: 1.0,
         edges: &[0.0],
+        domain: Domain::ALL,
     },
 ];
 

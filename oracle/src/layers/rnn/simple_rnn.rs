@@ -4,7 +4,7 @@
 use super::cell::{Cell, Flavor};
 use super::recurrence::{Flags, Recurrence, recurrent_call};
 use super::{CELL_PARAMS, COMMON_FLAGS};
-use crate::layers::{CallSite, LayerKind, ParamDef, Spec};
+use crate::layers::{CallSite, LayerKind, ParamDef, SIZE, Spec};
 use crate::params::{Config, ParamResult};
 
 pub struct SimpleRnn;
@@ -33,6 +33,7 @@ impl LayerKind for SimpleRnn {
                         min: 1,
                         max: 8,
                         edges: &[1],
+                        domain: SIZE,
                     },
                     ParamDef::Activation { name: "activation" },
                 ][..],

@@ -1,0 +1,319 @@
+//! Each numeric parameter's declared domain against the reference's own preconditions (the
+//! constructor checks each class's `parse` models), and the sampler's reach into it.
+
+use oracle::case::{Arg, Node, TensorRef};
+use oracle::layers::{AXIS, Bound, CallSite, Domain, LayerKind, ParamDef, registry};
+use serde_json::{Map, Value, json};
+
+/// Values tried against each parameter: both signs, from tiny to huge, and the neighbours of
+/// 0 and 1 (where rates and sizes have their edges).
+const LADDER: [f64; 23] = [
+    -1e9, -1e6, -1e3, -100.0, -10.0, -3.0, -2.0, -1.0, -0.5, -1e-6, 0.0, 1e-6, 0.5, 0.999_999, 1.0,
+    1.000_001, 2.0, 3.0, 10.0, 100.0, 1e3, 1e6, 1e9,
+];
+
+/// Whether the reference accepts the config, called on one tensor or (attention) on two.
+fn accepts(kind: &dyn LayerKind, config: &Map<String, Value>) -> bool {
+    let tensor = |name: &str| Arg::Tensor {
+        source: TensorRef::new(name, 0, 0),
+        dtype: None,
+    };
+    let two = Node {
+        args: vec![tensor("query"), tensor("value")],
+        kwargs: Vec::new(),
+    };
+    [Node::default(), two].iter().any(|node| {
+        kind.parse(&CallSite {
+            config,
+            node,
+            dtype: oracle::DType::Float32,
+        })
+        .is_ok()
+    })
+}
+
+/// The parameter set to `v` (a tuple of `v`s for a tuple parameter).
+fn with(base: &Map<String, Value>, def: &ParamDef, v: f64) -> Map<String, Value> {
+    let value = match *def {
+        ParamDef::Int { .. } => json!(v as i64),
+        ParamDef::Ints { len, .. } => json!(vec![v as i64; len]),
+        _ => json!(v),
+    };
+    let mut config = base.clone();
+    config.insert(def.name().to_owned(), value);
+    config
+}
+
+/// A config the reference accepts: every numeric parameter at the low end of its typical
+/// range (parameters that go in pairs, such as `Normalization`'s `mean` and `variance`, are
+/// then both set), or only the required ones, or else a sampled one.
+fn base(kind: &dyn LayerKind) -> Map<String, Value> {
+    let required = generators::sample::required(kind);
+    let low = |all: bool| -> Map<String, Value> {
+        let mut rng = generators::rng(1);
+        kind.params()
+            .iter()
+            .filter_map(|d| {
+                let v = match *d {
+                    ParamDef::Int { min, .. } => json!(min),
+                    ParamDef::Ints { min, len, .. } => json!(vec![min; len]),
+                    ParamDef::Float { min, .. } => json!(min),
+                    _ if required.contains(&d.name()) => {
+                        generators::sample::sample_param(d, None, &mut rng)
+                    }
+                    _ => return None,
+                };
+                (all || required.contains(&d.name())).then(|| (d.name().to_owned(), v))
+            })
+            .collect()
+    };
+    let mut rng = generators::rng(7);
+    [low(true), low(false)]
+        .into_iter()
+        .chain((0..2000).map(|i| {
+            generators::sample::sample_config(kind, None, if i < 200 { 0.0 } else { 0.3 }, &mut rng)
+        }))
+        .find(|c| accepts(kind, c))
+        .unwrap_or_else(|| panic!("{}: no config the reference accepts", kind.class_name()))
+}
+
+fn finite_bounds<T: Copy>(d: &Domain<T>) -> Vec<T> {
+    [d.lo, d.hi]
+        .into_iter()
+        .filter_map(|b| match b {
+            Bound::Incl(v) => Some(v),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Parameters whose domain is narrower than what `parse` accepts, each for a reason the
+/// reference checks later (when the layer is built on its inputs) or where a value would
+/// only make the layer meaningless.
+fn narrower_than_parse(class: &str, def: &ParamDef) -> bool {
+    let axis = matches!(def, ParamDef::Int { domain, .. } | ParamDef::Ints { domain, .. } if *domain == AXIS);
+    axis || matches!(
+        (class, def.name()),
+        // A size of 0 makes an empty output; the generator draws no empty tensors.
+        ("EinsumDense", "output_shape")
+        // Only training reads the noise shape: inference accepts any.
+        | ("AlphaDropout", "noise_shape")
+        // A negative variance makes every output NaN (√variance).
+        | ("Normalization", "variance")
+    )
+}
+
+/// Whether a value lies in a parameter's domain.
+type Inside = Box<dyn Fn(f64) -> bool>;
+
+/// Parameters whose valid values depend on another one: the other parameter, and a value of
+/// it that admits `v`.
+fn companion(name: &str, v: f64) -> Option<(&'static str, f64)> {
+    match name {
+        // Groups divide the filters (and the input's channels, checked when built).
+        "groups" => Some(("filters", v)),
+        "output_padding" => Some(("strides", v + 1.0)),
+        "num_key_value_heads" => Some(("num_query_heads", v)),
+        _ => None,
+    }
+}
+
+#[test]
+fn each_domain_matches_the_preconditions() {
+    let mut checked = 0;
+    let mut wrong = Vec::new();
+    for kind in registry() {
+        let class = kind.class_name();
+        let numeric = |d: &&ParamDef| {
+            matches!(
+                d,
+                ParamDef::Int { .. } | ParamDef::Ints { .. } | ParamDef::Float { .. }
+            )
+        };
+        if !kind.params().iter().any(|d| numeric(&d)) {
+            continue;
+        }
+        let base = base(kind);
+        for def in kind.params() {
+            let (bounds, edges, inside): (Vec<f64>, Vec<f64>, Inside) = match *def {
+                ParamDef::Int {
+                    edges,
+                    domain,
+                    min,
+                    max,
+                    ..
+                } => {
+                    assert!(
+                        domain.contains(min) && domain.contains(max),
+                        "{class}.{}: typical range outside {domain}",
+                        def.name()
+                    );
+                    (
+                        finite_bounds(&domain)
+                            .into_iter()
+                            .map(|v| v as f64)
+                            .collect(),
+                        edges.iter().map(|&v| v as f64).collect(),
+                        Box::new(move |v: f64| domain.contains(v as i64)),
+                    )
+                }
+                ParamDef::Ints {
+                    domain, min, max, ..
+                } => {
+                    assert!(
+                        domain.contains(min) && domain.contains(max),
+                        "{class}.{}: typical range outside {domain}",
+                        def.name()
+                    );
+                    (
+                        finite_bounds(&domain)
+                            .into_iter()
+                            .map(|v| v as f64)
+                            .collect(),
+                        Vec::new(),
+                        Box::new(move |v: f64| domain.contains(v as i64)),
+                    )
+                }
+                ParamDef::Float {
+                    edges,
+                    domain,
+                    min,
+                    max,
+                    ..
+                } => {
+                    assert!(
+                        domain.contains(min) && domain.contains(max),
+                        "{class}.{}: typical range outside {domain}",
+                        def.name()
+                    );
+                    (
+                        finite_bounds(&domain),
+                        edges.to_vec(),
+                        Box::new(move |v: f64| domain.contains(v)),
+                    )
+                }
+                _ => continue,
+            };
+            let name = def.name();
+            let is_int = !matches!(def, ParamDef::Float { .. });
+            for &v in bounds.iter().chain(&edges) {
+                assert!(
+                    accepts(kind, &with(&base, def, v)),
+                    "{class}.{name}: the edge {v} is refused"
+                );
+            }
+            if narrower_than_parse(class, def) {
+                continue;
+            }
+            for &v in LADDER.iter().filter(|v| !is_int || v.fract() == 0.0) {
+                let mut config = with(&base, def, v);
+                if let Some((other, w)) = companion(name, v)
+                    && let Some(d) = kind.params().iter().find(|d| d.name() == other)
+                {
+                    config = with(&config, d, w);
+                }
+                let accepted = accepts(kind, &config);
+                let drawable = inside(v) || edges.contains(&v);
+                if accepted != drawable {
+                    wrong.push(format!("{class}.{name} = {v}: accepted {accepted}, in the domain or an edge {drawable}"));
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(checked > 100, "{checked} parameters checked");
+}
+
+#[test]
+fn draws_reach_the_whole_domain() {
+    for kind in registry() {
+        let class = kind.class_name();
+        for def in kind.params() {
+            let (min, max, edges, domain) = match *def {
+                ParamDef::Int {
+                    min,
+                    max,
+                    domain,
+                    edges,
+                    ..
+                } => (
+                    min as f64,
+                    max as f64,
+                    edges.iter().map(|&v| v as f64).collect(),
+                    Domain {
+                        lo: bound(domain.lo),
+                        hi: bound(domain.hi),
+                    },
+                ),
+                ParamDef::Ints {
+                    min, max, domain, ..
+                } => (
+                    min as f64,
+                    max as f64,
+                    Vec::new(),
+                    Domain {
+                        lo: bound(domain.lo),
+                        hi: bound(domain.hi),
+                    },
+                ),
+                ParamDef::Float {
+                    min,
+                    max,
+                    domain,
+                    edges,
+                    ..
+                } => (min, max, edges.to_vec(), domain),
+                _ => continue,
+            };
+            let name = def.name();
+            let mut rng = generators::rng(0xd0);
+            let draws: Vec<f64> = (0..4000)
+                .flat_map(
+                    |_| match generators::sample::sample_param(def, None, &mut rng) {
+                        Value::Array(a) => a.iter().filter_map(Value::as_f64).collect::<Vec<f64>>(),
+                        v => v.as_f64().into_iter().collect::<Vec<f64>>(),
+                    },
+                )
+                .collect();
+            let typical = draws
+                .iter()
+                .filter(|&&v| (min..=max).contains(&v) || edges.contains(&v))
+                .count();
+            assert!(
+                typical * 10 >= draws.len() * 8,
+                "{class}.{name}: only {typical} of {} draws in the typical range or its edges",
+                draws.len()
+            );
+            let top = draws.iter().copied().fold(f64::MIN, f64::max);
+            let bottom = draws.iter().copied().fold(f64::MAX, f64::min);
+            let scale = max.abs().max(min.abs()).max(1.0);
+            if domain.hi == Bound::Unbounded {
+                assert!(
+                    top >= 10.0 * scale,
+                    "{class}.{name}: highest draw {top}, typical up to {max}"
+                );
+            }
+            if domain.lo == Bound::Unbounded {
+                assert!(
+                    bottom <= -10.0 * scale,
+                    "{class}.{name}: lowest draw {bottom}, typical from {min}"
+                );
+            }
+            for v in finite_bounds(&domain) {
+                assert!(
+                    draws.contains(&v),
+                    "{class}.{name}: the domain's edge {v} never drawn"
+                );
+            }
+        }
+    }
+}
+
+fn bound(b: Bound<i64>) -> Bound<f64> {
+    match b {
+        Bound::Unbounded => Bound::Unbounded,
+        Bound::Incl(v) => Bound::Incl(v as f64),
+        Bound::Excl(v) => Bound::Excl(v as f64),
+    }
+}
