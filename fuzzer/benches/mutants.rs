@@ -31,6 +31,9 @@
 //! - `SEMFUZZ_BENCH_SEED` (default 2026): the campaigns' seed.
 //! - `SEMFUZZ_BENCH_PARALLEL` (default 2): campaigns at a time (one core each).
 //! - `SEMFUZZ_BENCH_VERIFY_ONLY=1`: verification only, no campaigns.
+//! - `SEMFUZZ_BENCH_FUZZ_ARGS="--value-burst 16"`: more arguments for each campaign (to
+//!   compare schedules), recorded with the results.
+//! - `SEMFUZZ_BENCH_TAG=name`: results go to `mutants-name.json` and `mutants-name.md`.
 
 mod common;
 use common::stat;
@@ -367,6 +370,7 @@ fn bench_fault(ctx: &Ctx, fault: &Value, stock: &Value) -> Value {
     let status = Command::new(&ctx.bin)
         .args(["fuzz", "--no-status", "-q", "--seed", &ctx.seed.to_string()])
         .args(["--minutes", &ctx.minutes.to_string()])
+        .args(&ctx.fuzz_args)
         .arg("--out")
         .arg(&out)
         .arg("--seeds")
@@ -390,6 +394,7 @@ fn bench_fault(ctx: &Ctx, fault: &Value, stock: &Value) -> Value {
         "exit": status.map(|s| s.code()).ok().flatten(),
         "execs": stat(&out, "execs_done"),
         "known_execs": stat(&out, "known_execs"),
+        "held_model_percent": stat(&out, "held_model_percent"),
         "findings": all,
         "drawn_execs": d.execs,
         "class_draws": d.of_class,
@@ -426,6 +431,8 @@ fn bench_fault(ctx: &Ctx, fault: &Value, stock: &Value) -> Value {
 
 struct Ctx {
     bin: PathBuf,
+    /// More arguments for `semfuzz fuzz`.
+    fuzz_args: Vec<String>,
     env: PythonEnv,
     work: PathBuf,
     minutes: f64,
@@ -441,12 +448,17 @@ fn table(results: &[Value], ctx: &Ctx) -> String {
         .collect();
     let found = ran.iter().filter(|r| r["found"] == true).count();
     let mut s = format!(
-        "# Planted-bug benchmark\n\n{} faults done, {} verified, {} campaigns ({} min each, seed {}): **{} found ({:.0}%)**\n\n",
+        "# Planted-bug benchmark\n\n{} faults done, {} verified, {} campaigns ({} min each, seed {}{}): **{} found ({:.0}%)**\n\n",
         results.len(),
         verified.len(),
         ran.len(),
         ctx.minutes,
         ctx.seed,
+        if ctx.fuzz_args.is_empty() {
+            String::new()
+        } else {
+            format!(", `{}`", ctx.fuzz_args.join(" "))
+        },
         found,
         100.0 * found as f64 / (ran.len().max(1)) as f64
     );
@@ -503,8 +515,18 @@ fn main() {
     let bin = scratch.path().join("semfuzz");
     std::fs::copy(env!("CARGO_BIN_EXE_semfuzz"), &bin).expect("copy of semfuzz");
     let python = PythonEnv::select(None).expect("the project's environment (make setup)");
+    let fuzz_args: Vec<String> = std::env::var("SEMFUZZ_BENCH_FUZZ_ARGS")
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    let tag = std::env::var("SEMFUZZ_BENCH_TAG")
+        .ok()
+        .filter(|t| !t.is_empty())
+        .map_or_else(|| "mutants".to_owned(), |t| format!("mutants-{t}"));
     let ctx = Ctx {
         bin,
+        fuzz_args,
         env: PythonEnv::probe(&python).expect("probe the environment"),
         work: scratch.path().join("work"),
         minutes,
@@ -528,13 +550,13 @@ fn main() {
     let results: Mutex<Vec<Value>> = Mutex::new(Vec::new());
     let write = |results: &[Value]| {
         let summary = json!({
-            "minutes": minutes, "seed": seed, "faults": results,
+            "minutes": minutes, "seed": seed, "fuzz_args": ctx.fuzz_args, "faults": results,
         });
         let _ = std::fs::write(
-            results_dir.join("mutants.json"),
+            results_dir.join(format!("{tag}.json")),
             serde_json::to_string_pretty(&summary).unwrap(),
         );
-        let _ = std::fs::write(results_dir.join("mutants.md"), table(results, &ctx));
+        let _ = std::fs::write(results_dir.join(format!("{tag}.md")), table(results, &ctx));
     };
     std::thread::scope(|s| {
         for _ in 0..parallel {

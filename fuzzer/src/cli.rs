@@ -140,6 +140,11 @@ pub struct FuzzArgs {
     /// Layers per generated model.
     #[arg(long, default_value_t = 10)]
     pub layers: usize,
+    /// After the mutations of each corpus entry, up to this many runs that change only its
+    /// input and weight values (on the model the worker already holds, several times
+    /// faster than a new one); 0 for none.
+    #[arg(long, default_value_t = 0)]
+    pub value_burst: usize,
     /// Let generated and repaired models keep triggers of the framework bugs kept in
     /// `crashes/` (by default they are steered away from them).
     #[arg(long)]

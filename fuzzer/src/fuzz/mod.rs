@@ -15,6 +15,7 @@ pub mod objective;
 pub mod sync;
 
 use std::net::TcpListener;
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -31,7 +32,7 @@ use libafl::feedbacks::MaxMapFeedback;
 use libafl::inputs::Input;
 use libafl::observers::OwnedMapObserver;
 use libafl::schedulers::QueueScheduler;
-use libafl::stages::StdMutationalStage;
+use libafl::stages::{OptionalStage, StdMutationalStage};
 use libafl::state::{HasCorpus, HasExecutions, StdState};
 use libafl::{Error, Fuzzer, HasObjective, StdFuzzer};
 use libafl_bolts::core_affinity::Cores;
@@ -49,7 +50,7 @@ use features::MAP_SIZE;
 use findings::FindingsStore;
 use input::CaseInput;
 use monitor::{StatusMonitor, Totals};
-use mutator::{CaseMutator, MutateOptions};
+use mutator::{CaseMutator, MutateOptions, ValueMutator};
 use objective::FindingFeedback;
 
 type State = StdState<CachedOnDiskCorpus<CaseInput>, CaseInput, StdRand, InMemoryCorpus<CaseInput>>;
@@ -148,6 +149,8 @@ struct Campaign {
     seeds: Vec<PathBuf>,
     sync_from: Vec<PathBuf>,
     sync_every: Duration,
+    /// Value-only runs per corpus entry (see [`ValueMutator`]); 0 for none.
+    value_burst: usize,
     command: WorkerCommand,
     env: PythonEnv,
 }
@@ -290,6 +293,7 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
         seeds,
         sync_from,
         sync_every: Duration::from_secs_f64(args.sync_every.max(0.0)),
+        value_burst: args.value_burst,
         command,
         env,
     };
@@ -373,6 +377,7 @@ fn record_run(out: &Path, args: &FuzzArgs, seed: u64) -> std::io::Result<()> {
             "dtypes": args.dtype.iter().map(|d| d.name()).collect::<Vec<_>>(),
             "invalid_share": args.invalid_share, "second_mode_share": args.second_mode_share,
             "layers": args.layers, "keep_known_bugs": args.keep_known_bugs,
+            "value_burst": args.value_burst,
             "semfuzz": env!("CARGO_PKG_VERSION"),
         }));
     }
@@ -501,8 +506,15 @@ where
     } else {
         Vec::new()
     };
+    let burst = NonZeroUsize::new(c.value_burst).map(|n| {
+        tuple_list!(StdMutationalStage::with_max_iterations(
+            ValueMutator::new(c.mutate.clone()),
+            n
+        ))
+    });
     let mut stages = tuple_list!(
         StdMutationalStage::with_max_iterations(CaseMutator::new(c.mutate.clone()), nonzero!(8)),
+        OptionalStage::new(burst),
         sync::SyncStage::new(sync_dirs, c.sync_every, c.out.join("internal-errors")),
     );
 

@@ -1,6 +1,8 @@
-//! The mutator: one of the generators' mutations (or, now and then, a fresh model), then the
-//! repair toward validity and new arrays where shapes changed. A share of the results is
-//! made minimally invalid on purpose, to test TF's validation and error messages.
+//! The mutators. [`CaseMutator`]: one of the generators' mutations (or, now and then, a fresh
+//! model), then the repair toward validity and new arrays where shapes changed; a share of
+//! the results is made minimally invalid on purpose, to test TF's validation and error
+//! messages. [`ValueMutator`]: new input and weight values only, so that the worker runs
+//! them on the model it already holds.
 
 use std::borrow::Cow;
 
@@ -132,5 +134,136 @@ where
 
     fn post_exec(&mut self, _state: &mut S, _new: Option<CorpusId>) -> Result<(), Error> {
         Ok(())
+    }
+}
+
+/// Changes only a case's input and weight values (one to three perturbations): the model,
+/// its dtype and its shapes stay, so the worker reuses the model it built for the entry.
+pub struct ValueMutator {
+    opts: MutateOptions,
+}
+
+impl ValueMutator {
+    pub fn new(opts: MutateOptions) -> Self {
+        ValueMutator { opts }
+    }
+}
+
+impl Named for ValueMutator {
+    fn name(&self) -> &Cow<'static, str> {
+        static NAME: Cow<'static, str> = Cow::Borrowed("values");
+        &NAME
+    }
+}
+
+impl<S> Mutator<CaseInput, S> for ValueMutator
+where
+    S: HasRand,
+{
+    fn mutate(&mut self, state: &mut S, input: &mut CaseInput) -> Result<MutationResult, Error> {
+        let mut rng = generators::rng(state.rand_mut().next());
+        let Ok(mut case) = input.case() else {
+            return Ok(MutationResult::Skipped);
+        };
+        let mut changed = false;
+        for _ in 0..rng.random_range(1..=3) {
+            let perturb = if rng.random_bool(0.5) {
+                generators::mutate::perturb_inputs
+            } else {
+                generators::mutate::perturb_weights
+            };
+            changed |= perturb(&mut case, &mut rng).is_ok();
+        }
+        // New values may break a precondition on values (an index past an embedding's
+        // rows): the repair and the realisation mend them as after any mutation.
+        if !changed
+            || !repair(&mut case, &self.opts.repair, &mut rng).valid
+            || realize(
+                &mut case,
+                self.opts.repair.batch,
+                &self.opts.values,
+                &mut rng,
+            )
+            .is_err()
+        {
+            return Ok(MutationResult::Skipped);
+        }
+        *input = CaseInput::from_case(&case);
+        Ok(MutationResult::Mutated)
+    }
+
+    fn post_exec(&mut self, _state: &mut S, _new: Option<CorpusId>) -> Result<(), Error> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use libafl::state::HasRand;
+    use libafl_bolts::rands::StdRand;
+    use serde_json::Value;
+
+    struct Rands(StdRand);
+
+    impl HasRand for Rands {
+        type Rand = StdRand;
+        fn rand(&self) -> &StdRand {
+            &self.0
+        }
+        fn rand_mut(&mut self) -> &mut StdRand {
+            &mut self.0
+        }
+    }
+
+    fn parts(input: &CaseInput) -> (Value, Value) {
+        let mut v: Value = serde_json::from_str(input.json()).unwrap();
+        let values = json_pair(&mut v);
+        (v, values)
+    }
+
+    /// The case without its arrays, and its arrays.
+    fn json_pair(v: &mut Value) -> Value {
+        let map = v.as_object_mut().unwrap();
+        let inputs = map.remove("inputs").unwrap_or(Value::Null);
+        let weights = map.remove("weights").unwrap_or(Value::Null);
+        serde_json::json!([inputs, weights])
+    }
+
+    /// Value mutations keep the model, its dtype and shapes (what lets the worker reuse the
+    /// model it holds) and change some array.
+    #[test]
+    fn value_mutations_change_values_only() {
+        let opts = MutateOptions {
+            dtypes: vec![DType::Float32, DType::Float64],
+            invalid_share: 0.0,
+            fresh_share: 0.0,
+            layers: 6,
+            repair: RepairOptions::default(),
+            values: generators::values::ValueOptions::default(),
+        };
+        let mut mutator = ValueMutator::new(opts.clone());
+        let mut state = Rands(StdRand::with_seed(3));
+        let mut rng = generators::rng(3);
+        let mut mutated = 0;
+        for dtype in [DType::Float32, DType::Float64]
+            .into_iter()
+            .cycle()
+            .take(30)
+        {
+            let Some(case) = opts.fresh(dtype, &mut rng) else {
+                continue;
+            };
+            let before = CaseInput::from_case(&case);
+            let mut input = before.clone();
+            if mutator.mutate(&mut state, &mut input).unwrap() == MutationResult::Mutated {
+                mutated += 1;
+                let (model_before, values_before) = parts(&before);
+                let (model_after, values_after) = parts(&input);
+                assert_eq!(model_before, model_after);
+                assert_ne!(values_before, values_after);
+            }
+        }
+        assert!(mutated >= 20, "{mutated} of 30 mutated");
     }
 }
