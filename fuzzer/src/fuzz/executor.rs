@@ -13,7 +13,7 @@ use libafl::Error;
 use libafl::events::{Event, EventFirer, EventWithStats};
 use libafl::executors::{Executor, ExitKind, HasObservers};
 use libafl::monitors::stats::{AggregatorOps, UserStats, UserStatsValue};
-use libafl::observers::{Observer, OwnedMapObserver};
+use libafl::observers::{ExplicitTracking, Observer, OwnedMapObserver};
 use libafl::state::{HasExecutions, HasRand};
 use libafl_bolts::Named;
 use libafl_bolts::rands::Rand;
@@ -60,7 +60,10 @@ impl<I, S> Observer<I, S> for VerdictObserver {
     }
 }
 
-pub type Observers = tuple_list_type!(OwnedMapObserver<u8>, VerdictObserver);
+/// The coverage map, with the indices each run set tracked (for the minimizer scheduler).
+pub type FeatureMap = ExplicitTracking<OwnedMapObserver<u8>, true, false>;
+
+pub type Observers = tuple_list_type!(FeatureMap, VerdictObserver);
 
 /// How often the counts of known bugs and limitations are written.
 const KNOWN_FLUSH: Duration = Duration::from_secs(60);
@@ -390,7 +393,7 @@ where
             })
             .unwrap_or_default();
         let modes_name: Vec<&str> = modes.iter().map(|m| m.name()).collect();
-        let mut features = Features::new(&mut self.observers.0);
+        let mut features = Features::new(self.observers.0.as_mut());
         for &line in &self.harness.python_lines {
             features.add_hash(u64::from(line));
             self.python_lines.insert(line);

@@ -40,6 +40,13 @@ impl Hash for CaseInput {
     }
 }
 
+/// Its length is its JSON's (what the minimizer scheduler weighs entries by).
+impl libafl_bolts::HasLen for CaseInput {
+    fn len(&self) -> usize {
+        self.json.len()
+    }
+}
+
 impl CaseInput {
     pub fn from_case(case: &Case) -> Self {
         CaseInput {

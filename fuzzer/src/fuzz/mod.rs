@@ -12,6 +12,7 @@ pub mod input;
 pub mod monitor;
 pub mod mutator;
 pub mod objective;
+pub mod schedule;
 pub mod sync;
 
 use std::net::TcpListener;
@@ -30,8 +31,7 @@ use libafl::events::{
 };
 use libafl::feedbacks::MaxMapFeedback;
 use libafl::inputs::Input;
-use libafl::observers::OwnedMapObserver;
-use libafl::schedulers::QueueScheduler;
+use libafl::observers::{CanTrack, OwnedMapObserver};
 use libafl::stages::{OptionalStage, StdMutationalStage};
 use libafl::state::{HasCorpus, HasExecutions, StdState};
 use libafl::{Error, Fuzzer, HasObjective, StdFuzzer};
@@ -52,6 +52,7 @@ use input::CaseInput;
 use monitor::{StatusMonitor, Totals};
 use mutator::{CaseMutator, MutateOptions, ValueMutator};
 use objective::FindingFeedback;
+use schedule::{CaseScheduler, SchedulerKind};
 
 type State = StdState<CachedOnDiskCorpus<CaseInput>, CaseInput, StdRand, InMemoryCorpus<CaseInput>>;
 
@@ -151,6 +152,7 @@ struct Campaign {
     sync_every: Duration,
     /// Value-only runs per corpus entry (see [`ValueMutator`]); 0 for none.
     value_burst: usize,
+    scheduler: SchedulerKind,
     command: WorkerCommand,
     env: PythonEnv,
 }
@@ -294,6 +296,7 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
         sync_from,
         sync_every: Duration::from_secs_f64(args.sync_every.max(0.0)),
         value_burst: args.value_burst,
+        scheduler: args.scheduler,
         command,
         env,
     };
@@ -377,7 +380,7 @@ fn record_run(out: &Path, args: &FuzzArgs, seed: u64) -> std::io::Result<()> {
             "dtypes": args.dtype.iter().map(|d| d.name()).collect::<Vec<_>>(),
             "invalid_share": args.invalid_share, "second_mode_share": args.second_mode_share,
             "layers": args.layers, "keep_known_bugs": args.keep_known_bugs,
-            "value_burst": args.value_burst,
+            "value_burst": args.value_burst, "scheduler": args.scheduler,
             "semfuzz": env!("CARGO_PKG_VERSION"),
         }));
     }
@@ -470,7 +473,7 @@ where
     let versions =
         json!({"python": v.python, "tensorflow": v.tensorflow, "keras": v.keras, "numpy": v.numpy});
 
-    let map_observer = OwnedMapObserver::new("features", vec![0u8; MAP_SIZE]);
+    let map_observer = OwnedMapObserver::new("features", vec![0u8; MAP_SIZE]).track_indices();
     let verdict_observer = VerdictObserver::default();
     let mut feedback = MaxMapFeedback::new(&map_observer);
     let store = FindingsStore::new(&c.out)
@@ -487,7 +490,8 @@ where
             &mut objective,
         )?,
     };
-    let mut fuzzer = StdFuzzer::new(QueueScheduler::new(), feedback, objective);
+    let scheduler = CaseScheduler::new(c.scheduler, &map_observer);
+    let mut fuzzer = StdFuzzer::new(scheduler, feedback, objective);
     let mut executor = CaseExecutor::new(
         harness,
         tuple_list!(map_observer, verdict_observer),
