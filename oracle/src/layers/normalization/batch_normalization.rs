@@ -14,7 +14,10 @@ use ndarray::ArrayD;
 use crate::DType;
 use crate::case::{Arg, Dims};
 use crate::interval::Interval;
-use crate::layers::normalization::{known_dim, max_abs, max_abs_of, resolve_axis, rsqrt, widen};
+use crate::layers::normalization::{
+    epsilon_cancellation, known_dim, max_abs, max_abs_of, resolve_axis, rsqrt, widen,
+    widened_for_epsilon,
+};
 use crate::layers::util::{arity, input_shape_config};
 use crate::layers::{AXIS, CallSite, Domain, LayerKind, ParamDef, Spec, WeightDomain, WeightSpec};
 use crate::params::{Config, ParamResult};
@@ -331,8 +334,17 @@ impl Spec for BatchNormSpec {
         if let Some(b) = b {
             magnitude += max_abs_of(weights[b].iter());
         }
-        // Three terms: x·inv, mean·inv and β, each a rounding or two away.
-        Tolerance::reduction(dtype, 3, magnitude)
+        // Three terms: x·inv, mean·inv and β, each a rounding or two away; more where a
+        // negative epsilon cancels part of the moving variance (`v + ε`, one rounding).
+        let (.., v) = self.slots();
+        let kappa = epsilon_cancellation(weights[v].iter().copied(), self.epsilon);
+        widened_for_epsilon(
+            Tolerance::reduction(dtype, 3, magnitude),
+            dtype,
+            1,
+            kappa,
+            magnitude,
+        )
     }
 
     fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {

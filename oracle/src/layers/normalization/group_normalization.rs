@@ -20,8 +20,9 @@ use crate::DType;
 use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::normalization::{
-    Lanes, affine_interval, affine_tolerance, known_dim, lane_moments, lanes, max_finite,
-    order_decides_overflow, order_dependent_elements, resolve_axis, rsqrt, saturate, stats_dtype,
+    Lanes, affine_interval, affine_tolerance, epsilon_cancellation, known_dim, lane_moments, lanes,
+    max_finite, order_decides_overflow, order_dependent_elements, resolve_axis, rsqrt, saturate,
+    stats_dtype, widened_for_epsilon,
 };
 use crate::layers::util::{arity, input_shape_config};
 use crate::layers::{
@@ -140,7 +141,9 @@ impl GroupNormSpec {
     }
 
     /// Per element: the output and the magnitude of the terms that cancel; and the group size.
-    fn compute(&self, x: &ArrayD<f64>, weights: &[&ArrayD<f64>]) -> (Vec<f64>, f64, usize) {
+    /// The outputs, the largest magnitude of their terms, the groups' size and their
+    /// [`epsilon_cancellation`].
+    fn compute(&self, x: &ArrayD<f64>, weights: &[&ArrayD<f64>]) -> (Vec<f64>, f64, usize, f64) {
         let shape = x.shape();
         let k = self.axis_of(shape.len());
         let dim = shape[k];
@@ -184,7 +187,8 @@ impl GroupNormSpec {
                 sat(sat(v * inv) + res)
             })
             .collect();
-        (out, magnitude, l.size)
+        let kappa = epsilon_cancellation(var.iter().copied(), self.epsilon);
+        (out, magnitude, l.size, kappa)
     }
 }
 
@@ -259,7 +263,7 @@ impl Spec for GroupNormSpec {
 
     fn eval(&self, inputs: &[&ArrayD<f64>], weights: &[&ArrayD<f64>]) -> Vec<ArrayD<f64>> {
         let x = inputs[0];
-        let (out, _, _) = self.compute(x, weights);
+        let (out, ..) = self.compute(x, weights);
         vec![ArrayD::from_shape_vec(x.raw_dim(), out).expect("same shape")]
     }
 
@@ -300,8 +304,14 @@ impl Spec for GroupNormSpec {
         inputs: &[&ArrayD<f64>],
         weights: &[&ArrayD<f64>],
     ) -> Tolerance {
-        let (_, magnitude, n) = self.compute(inputs[0], weights);
-        affine_tolerance(dtype, n, magnitude)
+        let (_, magnitude, n, kappa) = self.compute(inputs[0], weights);
+        widened_for_epsilon(
+            affine_tolerance(dtype, n, magnitude),
+            dtype,
+            n,
+            kappa,
+            magnitude,
+        )
     }
 
     fn order_dependent_overflow(

@@ -24,9 +24,10 @@ use crate::DType;
 use crate::case::Dims;
 use crate::interval::Interval;
 use crate::layers::normalization::{
-    AxisArg, Lanes, affine_interval, affine_tolerance, axis_arg, axis_type_error, known_dim,
-    lane_moments, lanes, max_abs, order_decides_overflow, order_dependent_elements,
-    overflows_in_some_order, resolve_axes, rsqrt, widen,
+    AxisArg, Lanes, affine_interval, affine_tolerance, axis_arg, axis_type_error,
+    epsilon_cancellation, known_dim, lane_moments, lanes, max_abs, order_decides_overflow,
+    order_dependent_elements, overflows_in_some_order, resolve_axes, rsqrt, widen,
+    widened_for_epsilon,
 };
 use crate::layers::util::{arity, input_shape_config, show};
 use crate::layers::{AXIS, CallSite, Domain, LayerKind, ParamDef, Spec, WeightDomain, WeightSpec};
@@ -183,6 +184,7 @@ impl LayerNormSpec {
             out,
             magnitude,
             n: l.size,
+            kappa: epsilon_cancellation(var.iter().copied(), self.epsilon),
         }
     }
 }
@@ -191,6 +193,8 @@ struct Computed {
     out: Vec<f64>,
     magnitude: f64,
     n: usize,
+    /// [`epsilon_cancellation`] over the lanes' variances (or means of squares).
+    kappa: f64,
 }
 
 impl Spec for LayerNormSpec {
@@ -304,7 +308,8 @@ impl Spec for LayerNormSpec {
         weights: &[&ArrayD<f64>],
     ) -> Tolerance {
         let c = self.compute(inputs[0], weights);
-        affine_tolerance(dtype, c.n, c.magnitude)
+        let t = affine_tolerance(dtype, c.n, c.magnitude);
+        widened_for_epsilon(t, dtype, c.n, c.kappa, c.magnitude)
     }
 
     fn order_dependent_overflow(

@@ -488,6 +488,45 @@ pub fn affine_tolerance(dtype: DType, n: usize, magnitude: f64) -> Tolerance {
     Tolerance::reduction(dtype, n + 2, magnitude)
 }
 
+/// How much a negative `ε` makes `rsqrt(v + ε)` magnify rounding: the largest
+/// `(v + |ε|) / (v + ε)` over the `v` (means of squares or variances: never negative) where
+/// `v + ε > 0` (elsewhere the result is NaN whatever the rounding); 1 when `ε ≥ 0`. TF
+/// rounds `v` (a reduction) and `ε` (a constant of the layer's dtype) before adding them:
+/// errors relative to `v + |ε|` become `κ` times larger relative to the sum.
+pub fn epsilon_cancellation(v: impl IntoIterator<Item = f64>, epsilon: f64) -> f64 {
+    if epsilon.is_nan() || epsilon >= 0.0 {
+        return 1.0;
+    }
+    v.into_iter()
+        .filter_map(|v| {
+            let s = v + epsilon;
+            (s > 0.0 && s.is_finite()).then(|| (v.abs() + epsilon.abs()) / s)
+        })
+        .fold(1.0, f64::max)
+}
+
+/// `t` widened for [`epsilon_cancellation`]'s `kappa` over lanes of `n` terms: the sum
+/// `v + ε` is off by up to `(n + 2)·κ·ε_dtype` of itself (the reduction's roundings and the
+/// constant's), half of which passes the square root into every output of the lane, whose
+/// terms reach `magnitude`.
+pub fn widened_for_epsilon(
+    t: Tolerance,
+    dtype: DType,
+    n: usize,
+    kappa: f64,
+    magnitude: f64,
+) -> Tolerance {
+    if kappa <= 1.0 {
+        return t;
+    }
+    let widen = (n + 2) as f64 * kappa * Tolerance::eps(dtype);
+    Tolerance {
+        abs: t.abs + widen * magnitude,
+        rel: t.rel + widen,
+        ..t
+    }
+}
+
 /// The largest absolute finite value of an array (0 when it has none).
 pub fn max_abs_of<'a>(a: impl IntoIterator<Item = &'a f64>) -> f64 {
     a.into_iter()
@@ -498,6 +537,34 @@ pub fn max_abs_of<'a>(a: impl IntoIterator<Item = &'a f64>) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A negative epsilon that cancels most of a lane's mean of squares: float32 arithmetic
+    /// as TF does it (squares, their mean, plus the float32 epsilon, rsqrt, product) is
+    /// outside the plain reduction's tolerance and within the widened one; a positive
+    /// epsilon widens nothing.
+    #[test]
+    fn a_negative_epsilon_widens_by_its_cancellation() {
+        let x = [0.8f32, 0.8, -0.8];
+        let epsilon = -0.6399f64;
+        let n = x.len();
+        let mean64 = x.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>() / n as f64;
+        let reference = f64::from(x[0]) / (mean64 + epsilon).sqrt();
+        let mean32 = x.iter().map(|&v| v * v).sum::<f32>() / n as f32;
+        let tf = f64::from(x[0] * (1.0 / (mean32 + epsilon as f32).sqrt()));
+        let kappa = epsilon_cancellation([mean64], epsilon);
+        assert!(kappa > 1000.0, "{kappa}");
+        let plain = Tolerance::reduction(DType::Float32, n + 2, reference.abs());
+        assert!(!plain.accepts(tf, reference), "{tf} vs {reference}");
+        let widened = widened_for_epsilon(plain, DType::Float32, n, kappa, reference.abs());
+        assert!(widened.accepts(tf, reference), "{tf} vs {reference}");
+        // A gross error stays outside.
+        assert!(!widened.accepts(reference * 1.5, reference));
+        assert_eq!(epsilon_cancellation([mean64], 1e-3), 1.0);
+        assert_eq!(
+            widened_for_epsilon(plain, DType::Float32, n, 1.0, 1.0),
+            plain
+        );
+    }
 
     #[test]
     fn lanes_group_the_elements_outside_the_reduced_axes() {
