@@ -30,8 +30,19 @@ impl From<Unsupported> for ParamError {
 pub type ParamResult<T> = Result<T, ParamError>;
 
 /// Keys that never change inference results: training-time objects and bookkeeping.
-/// (`dtype` is set from the case.)
-const INERT_KEYS: [&str; 5] = ["name", "trainable", "dtype", "activity_regularizer", "seed"];
+/// (`dtype` is set from the case.) `input_shape` and `input_dim` are the base layer's
+/// keyword arguments, accepted on every class: only a `Sequential` without an input layer
+/// reads them, to make its input (a class with an `input_dim` of its own, `Embedding`, reads
+/// it first).
+const INERT_KEYS: [&str; 7] = [
+    "name",
+    "trainable",
+    "dtype",
+    "activity_regularizer",
+    "seed",
+    "input_shape",
+    "input_dim",
+];
 const INERT_SUFFIXES: [&str; 3] = ["_initializer", "_regularizer", "_constraint"];
 
 /// A layer config being read. Call [`Config::finish`] after reading every parameter.
@@ -277,5 +288,23 @@ mod tests {
             panic!()
         };
         assert_eq!(u.parameter, "lora_rank");
+    }
+
+    /// Keras 3.15 takes `input_shape` and `input_dim` on every layer (the base class's
+    /// keyword arguments), and refuses `batch_input_shape` and `batch_size`.
+    #[test]
+    fn the_base_layers_keyword_arguments_are_inert() {
+        let node = crate::case::Node::default();
+        let elu = crate::layers::lookup("ELU", None).expect("ELU");
+        let parse = |config: Value| {
+            elu.parse(&crate::layers::CallSite {
+                config: &cfg(config),
+                node: &node,
+                dtype: crate::DType::Float32,
+            })
+        };
+        assert!(parse(json!({"alpha": 1.0, "input_shape": [3]})).is_ok());
+        assert!(parse(json!({"alpha": 1.0, "input_dim": 3})).is_ok());
+        assert!(parse(json!({"alpha": 1.0, "batch_input_shape": [null, 3]})).is_err());
     }
 }
