@@ -304,11 +304,8 @@ fn findings(out: &Path, fault: &Value) -> (Vec<(String, u64)>, Vec<String>) {
                 continue;
             };
             let sig = o["signature"].as_str().unwrap_or("").to_owned();
-            let class = o["class"]
-                .as_str()
-                .map(str::to_owned)
-                .or_else(|| sig.split('/').nth(1).map(str::to_owned))
-                .unwrap_or_default();
+            // A finding without a layer (about the whole model) is at no class.
+            let class = o["class"].as_str().unwrap_or_default().to_owned();
             if wanted.contains(&class) {
                 hits.push((sig.clone(), o["first_seen"].as_u64().unwrap_or(0)));
             }
