@@ -323,6 +323,10 @@ pub struct LayersArgs {
     /// JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// List what this environment's Keras offers instead (its layer classes, each with its
+    /// constructor's arguments and defaults, and whether the reference supports it).
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -42,6 +42,36 @@ fn version_reports_the_pinned_tensorflow_through_the_worker() {
     assert!(stdout.contains("\ntensorflow 2.21.0\n"), "{stdout}");
     assert!(stdout.contains("\nkeras 3.15.1\n"), "{stdout}");
     assert!(stdout.contains("\nnumpy 2.4.6\n"), "{stdout}");
+    assert!(stdout.contains("\nbackend tensorflow\n"), "{stdout}");
+    assert!(stdout.contains("\nlayer classes "), "{stdout}");
+}
+
+/// `layers --python` lists what the target's Keras offers, class by class, with the
+/// constructor's defaults and whether the reference supports the class.
+#[test]
+fn layers_lists_the_targets_classes_with_their_defaults() {
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python");
+    let out = semfuzz(&["layers", "--json", "--python", python.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(listed["target"]["keras"], "3.15.1");
+    let class = |name: &str| {
+        listed["classes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["class"] == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+            .clone()
+    };
+    let conv = class("Conv2D");
+    assert_eq!(conv["supported"], true);
+    assert_eq!(conv["args"]["filters"], "required");
+    assert_eq!(
+        conv["args"]["strides"],
+        serde_json::json!({"default": [1, 1]})
+    );
+    assert_eq!(class("RandomFlip")["supported"], false);
 }
 
 #[test]

@@ -272,6 +272,40 @@ fn a_stopped_campaign_resumes_with_its_corpus_findings_and_counters() {
     let campaign: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("campaign.json")).unwrap()).unwrap();
     assert_eq!(campaign["runs"].as_array().unwrap().len(), 2);
+
+    // Each run records its target, and target.json what the target offers.
+    let target = &campaign["runs"][1]["target"];
+    assert_eq!(target["backend"], "tensorflow", "{target}");
+    assert!(
+        target["keras"].as_str().unwrap().starts_with("3."),
+        "{target}"
+    );
+    let offers: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("target.json")).unwrap()).unwrap();
+    assert_eq!(
+        offers["layers"]["ELU"]["args"]["alpha"],
+        serde_json::json!({"default": 1.0}),
+        "{}",
+        offers["layers"]["ELU"]
+    );
+    assert_eq!(offers["layers"]["Dense"]["args"]["units"], "required");
+    assert!(offers["objects"]["initializers"]["GlorotUniform"]["args"].is_object());
+
+    // A campaign continues only on the target it ran on.
+    let mut campaign = campaign;
+    let execs = stat(&out, "execs_done");
+    campaign["runs"][1]["target"]["keras"] = "3.3.3".into();
+    std::fs::write(out.join("campaign.json"), campaign.to_string()).unwrap();
+    let refused = fuzz_command(&out, &["--resume", "--runs", "5"], None)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+    let said = text(&refused.stderr);
+    assert!(
+        said.contains("Keras 3.3.3") && said.contains("--resume"),
+        "{said}"
+    );
+    assert_eq!(stat(&out, "execs_done"), execs, "the refused run ran");
 }
 
 /// A verdict a kept framework bug explains is no finding: the campaign counts it under the

@@ -18,6 +18,7 @@ in a real worker. Nothing else in the worker reads it.
 """
 
 import gc
+import inspect
 import json
 import math
 import os
@@ -92,6 +93,69 @@ def _hello(_request, _payload):
             "keras": _env["keras"].__version__,
             "numpy": _env["numpy"].__version__,
             "environment": _env["python"],
+            "backend": _env["keras"].backend.backend(),
+        }
+    }, b""
+
+
+def _jsonable(value):
+    """A constructor default as JSON: plain values as they are, tuples as lists, anything
+    else as {"opaque": its type's name}."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return {"default": value}
+    if isinstance(value, float):
+        return {"default": value} if math.isfinite(value) else {"opaque": repr(value)}
+    if isinstance(value, (list, tuple)):
+        items = [_jsonable(v) for v in value]
+        if all("default" in i for i in items):
+            return {"default": [i["default"] for i in items]}
+    return {"opaque": type(value).__name__}
+
+
+def _signature(cls):
+    """The constructor's arguments of a class: each "required" or with its default, and
+    whether it takes more keyword arguments (passed on to its base class)."""
+    try:
+        params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return None
+    args, kwargs = {}, False
+    for p in params:
+        if p.kind is p.VAR_KEYWORD:
+            kwargs = True
+        elif p.kind is not p.VAR_POSITIONAL:
+            args[p.name] = "required" if p.default is p.empty else _jsonable(p.default)
+    return {"args": args, "kwargs": kwargs}
+
+
+def _classes(module, base):
+    out = {}
+    for name in sorted(dir(module)):
+        obj = getattr(module, name, None)
+        if inspect.isclass(obj) and issubclass(obj, base) and obj.__name__ == name:
+            sig = _signature(obj)
+            if sig is not None:
+                out[name] = sig
+    return out
+
+
+def _target(_request, _payload):
+    """What this target offers: the layer classes and the nested objects a config holds
+    (initializers, regularizers, constraints, dtype policies), each with its constructor's
+    arguments and defaults."""
+    keras = _env["keras"]
+    hello, _ = _hello(None, None)
+    return {
+        "target": {
+            "versions": hello["versions"],
+            "layers": _classes(keras.layers, keras.layers.Layer),
+            "base_layer": _signature(keras.layers.Layer),
+            "objects": {
+                "initializers": _classes(keras.initializers, keras.initializers.Initializer),
+                "regularizers": _classes(keras.regularizers, keras.regularizers.Regularizer),
+                "constraints": _classes(keras.constraints, keras.constraints.Constraint),
+                "dtype_policies": _classes(keras.dtype_policies, keras.dtype_policies.DTypePolicy),
+            },
         }
     }, b""
 
@@ -591,7 +655,7 @@ def _load_keras(request, _payload):
     return {"layers": layers, "tensors": entries, "warnings": notes}, data
 
 
-_OPS = {"hello": _hello, "run": _run, "save_keras": _save_keras, "load_keras": _load_keras}
+_OPS = {"hello": _hello, "target": _target, "run": _run, "save_keras": _save_keras, "load_keras": _load_keras}
 
 # Python line coverage of Keras and TF's Python code, when a request asks for it: the lines
 # run, as CRC-32 hashes of "file:line" (stable across processes, unlike hash()).

@@ -226,7 +226,7 @@ impl Default for Limits {
 pub const POLL: Duration = Duration::from_millis(25);
 
 /// What the worker reports about itself.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
 pub struct Versions {
     pub python: String,
     pub tensorflow: String,
@@ -234,6 +234,8 @@ pub struct Versions {
     pub numpy: String,
     /// The interpreter whose environment the worker activated.
     pub environment: String,
+    /// Keras's backend (`tensorflow`, `jax`, `torch`).
+    pub backend: String,
 }
 
 /// What the stderr reader thread keeps.
@@ -752,6 +754,20 @@ impl Worker {
         let body = ok_body(answer.header)?;
         serde_json::from_value(body["versions"].clone())
             .map_err(|e| WorkerError::Protocol(format!("bad hello answer: {e}")))
+    }
+
+    /// What the target offers (see [`crate::target`]).
+    pub fn target(&mut self) -> Result<crate::target::TargetInfo, WorkerError> {
+        let answer = self.request_within(
+            &Frame::new(json!({"op": "target"})),
+            Limits {
+                timeout: Duration::from_secs(120),
+                ..Limits::default()
+            },
+        )?;
+        let body = ok_body(answer.header)?;
+        serde_json::from_value(body["target"].clone())
+            .map_err(|e| WorkerError::Protocol(format!("bad target answer: {e}")))
     }
 
     /// The last lines the worker wrote to stderr.

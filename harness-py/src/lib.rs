@@ -13,6 +13,7 @@ pub mod keras_file;
 pub mod overlay;
 pub mod protocol;
 pub mod run;
+pub mod target;
 pub mod worker;
 
 pub use client::{Limits, Versions, Worker, WorkerCommand, WorkerError};
@@ -20,6 +21,7 @@ pub use env::{EnvError, PythonEnv};
 pub use judge::{Judge, Kind, Mode, ModeOutcome, PyError, TfOutcome, Verdict, verdict};
 pub use keras_file::{KerasFileError, KerasWeights};
 pub use run::{Harness, PATIENCE, RunOptions, TimeoutCheck, decode_run_answer};
+pub use target::{TargetId, TargetInfo};
 
 /// The Python minor version this build embeds, e.g. `"3.11"`.
 pub const BUILD_PYTHON_VERSION: &str = env!("SEMFUZZ_BUILD_PYTHON_VERSION");

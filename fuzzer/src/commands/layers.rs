@@ -1,5 +1,6 @@
 //! `semfuzz layers`: the classes the reference oracle supports, with their parameter spaces.
 
+use harness_py::target::Arg;
 use oracle::layers::{Family, ParamDef, registry};
 use serde_json::{Value, json};
 
@@ -81,7 +82,58 @@ fn param_text(p: &ParamDef) -> String {
     }
 }
 
+/// An argument as `name` (required) or `name=default`.
+fn arg_text(name: &str, arg: &Arg) -> String {
+    match arg {
+        Arg::Required => name.to_owned(),
+        Arg::Default(v) => format!("{name}={v}"),
+        Arg::Opaque(t) => format!("{name}=<{t}>"),
+    }
+}
+
+/// `semfuzz layers --python P`: the target's classes.
+fn target_layers(python: &std::path::Path, json_out: bool) -> Result<Outcome, Failure> {
+    let env = super::python_env(&crate::cli::PythonArgs {
+        python: Some(python.to_owned()),
+    })?;
+    let cmd = harness_py::WorkerCommand::current_exe()
+        .map_err(|e| Failure::failed(format!("cannot find the semfuzz executable: {e}")))?;
+    let target = super::target_info(&cmd, &env)?;
+    let supported = |class: &str| oracle::layers::lookup(class, None).is_some();
+    if json_out {
+        let classes: Vec<Value> = target
+            .layers
+            .iter()
+            .map(|(class, sig)| {
+                json!({"class": class, "supported": supported(class), "args": sig.args,
+                       "kwargs": sig.kwargs})
+            })
+            .collect();
+        println!("{}", json!({"target": target.id(), "classes": classes}));
+    } else {
+        println!("{}", target.id());
+        for (class, sig) in &target.layers {
+            let args: Vec<String> = sig.args.iter().map(|(n, a)| arg_text(n, a)).collect();
+            let status = if supported(class) {
+                ""
+            } else {
+                " (not in the reference)"
+            };
+            println!("{class}{status}  {}", args.join("  "));
+        }
+        let n = target.layers.keys().filter(|c| supported(c)).count();
+        println!(
+            "{} classes, {n} of them in the reference",
+            target.layers.len()
+        );
+    }
+    Ok(Outcome::Clean)
+}
+
 pub fn run(args: &LayersArgs) -> Result<Outcome, Failure> {
+    if let Some(python) = &args.python {
+        return target_layers(python, args.json);
+    }
     let mut kinds: Vec<_> = registry().collect();
     kinds.sort_by_key(|k| (k.family() == Family::Op, k.class_name()));
     if args.json {

@@ -28,6 +28,18 @@ pub fn harness(python: &PythonArgs) -> Result<Harness, Failure> {
     Ok(Harness::new(cmd, env))
 }
 
+/// What the environment's Keras offers, asked of a worker started for it.
+pub fn target_info(
+    command: &harness_py::WorkerCommand,
+    env: &PythonEnv,
+) -> Result<harness_py::TargetInfo, Failure> {
+    let mut worker = harness_py::Worker::spawn(command, env)
+        .map_err(|e| Failure::failed(format!("cannot start the worker: {e}")))?;
+    worker
+        .target()
+        .map_err(|e| Failure::failed(format!("cannot ask the worker about its target: {e}")))
+}
+
 /// The selected Python environment, as its interpreter describes it; with the directory
 /// `$SEMFUZZ_OVERLAY` names first on its path when that is set (the hook through which tests
 /// and benchmarks plant faults in a copy of Keras: `harness_py::overlay`).

@@ -1,7 +1,7 @@
 //! `semfuzz version`: semfuzz's version, and Python's, TensorFlow's and Keras's as the
-//! worker sees them.
+//! worker sees them, with Keras's backend and how many layer classes the target has.
 
-use harness_py::{Worker, WorkerCommand};
+use harness_py::WorkerCommand;
 
 use crate::cli::PythonArgs;
 use crate::exit::{Failure, Outcome};
@@ -11,12 +11,14 @@ pub fn run(args: &PythonArgs) -> Result<Outcome, Failure> {
     let env = super::python_env(args)?;
     let cmd = WorkerCommand::current_exe()
         .map_err(|e| Failure::failed(format!("cannot find the semfuzz executable: {e}")))?;
-    let mut worker = Worker::spawn(&cmd, &env).map_err(|e| Failure::failed(e.to_string()))?;
-    let v = worker.hello().map_err(|e| Failure::failed(e.to_string()))?;
+    let target = super::target_info(&cmd, &env)?;
+    let v = &target.versions;
     println!("python {}", v.python);
     println!("tensorflow {}", v.tensorflow);
     println!("keras {}", v.keras);
     println!("numpy {}", v.numpy);
+    println!("backend {}", v.backend);
+    println!("layer classes {}", target.layers.len());
     println!("environment {}", v.environment);
     Ok(Outcome::Clean)
 }

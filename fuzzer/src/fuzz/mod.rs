@@ -23,7 +23,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use generators::RepairOptions;
 use generators::values::ValueOptions;
-use harness_py::{Harness, PythonEnv, RunOptions, WorkerCommand};
+use harness_py::{Harness, PythonEnv, RunOptions, TargetId, TargetInfo, WorkerCommand};
 use libafl::corpus::{CachedOnDiskCorpus, Corpus, InMemoryCorpus};
 use libafl::events::{
     ClientDescription, EventConfig, EventFirer, EventReceiver, Launcher, ProgressReporter,
@@ -249,6 +249,16 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
     let suppressions = crate::commands::suppressions(&args.suppressions)?;
     let command = WorkerCommand::current_exe()
         .map_err(|e| Failure::failed(format!("cannot find the semfuzz executable: {e}")))?;
+    let target = crate::commands::target_info(&command, &env)?;
+    if args.resume {
+        check_same_target(out, &target.id())?;
+    }
+    write_target(out, &target).map_err(|e| {
+        Failure::failed(format!(
+            "cannot write {}: {e}",
+            out.join("target.json").display()
+        ))
+    })?;
 
     let seed = args.seed.unwrap_or_else(|| {
         SystemTime::now()
@@ -300,7 +310,7 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
         command,
         env,
     };
-    record_run(out, args, seed).map_err(|e| {
+    record_run(out, args, seed, &target.id()).map_err(|e| {
         Failure::failed(format!(
             "cannot write {}: {e}",
             out.join("campaign.json").display()
@@ -367,8 +377,38 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
     Ok(Outcome::Clean)
 }
 
+/// The target of the campaign's last run in `<out>/campaign.json` (none before targets were
+/// recorded).
+fn recorded_target(out: &Path) -> Option<TargetId> {
+    let campaign: serde_json::Value = findings::read_record(&out.join("campaign.json"))
+        .and_then(|t| serde_json::from_str(&t).ok())?;
+    let last = campaign["runs"].as_array()?.last()?;
+    serde_json::from_value(last["target"].clone()).ok()
+}
+
+/// A campaign continues on the target it ran on: its corpus, findings and counters are
+/// about that target.
+fn check_same_target(out: &Path, now: &TargetId) -> Result<(), Failure> {
+    match recorded_target(out) {
+        Some(was) if was != *now => Err(Failure::usage(format!(
+            "--resume: {} is a campaign on {was}; this environment is {now}. Continue it with \
+             its own environment, or start a campaign with another --out",
+            out.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// `<out>/target.json`: what the target offers (its classes and their arguments).
+fn write_target(out: &Path, target: &TargetInfo) -> std::io::Result<()> {
+    std::fs::write(
+        out.join("target.json"),
+        serde_json::to_string_pretty(target).expect("JSON values serialize"),
+    )
+}
+
 /// Appends this run's settings to `<out>/campaign.json`.
-fn record_run(out: &Path, args: &FuzzArgs, seed: u64) -> std::io::Result<()> {
+fn record_run(out: &Path, args: &FuzzArgs, seed: u64, target: &TargetId) -> std::io::Result<()> {
     let path = out.join("campaign.json");
     let mut campaign: serde_json::Value = findings::read_record(&path)
         .and_then(|t| serde_json::from_str(&t).ok())
@@ -381,7 +421,7 @@ fn record_run(out: &Path, args: &FuzzArgs, seed: u64) -> std::io::Result<()> {
             "invalid_share": args.invalid_share, "second_mode_share": args.second_mode_share,
             "layers": args.layers, "keep_known_bugs": args.keep_known_bugs,
             "value_burst": args.value_burst, "scheduler": args.scheduler,
-            "semfuzz": env!("CARGO_PKG_VERSION"),
+            "semfuzz": env!("CARGO_PKG_VERSION"), "target": target,
         }));
     }
     std::fs::write(
@@ -470,8 +510,8 @@ where
     let v = harness
         .versions()
         .map_err(|e| Error::unknown(format!("cannot start the TensorFlow worker: {e}")))?;
-    let versions =
-        json!({"python": v.python, "tensorflow": v.tensorflow, "keras": v.keras, "numpy": v.numpy});
+    let versions = json!({"python": v.python, "tensorflow": v.tensorflow, "keras": v.keras,
+                          "numpy": v.numpy, "backend": v.backend});
 
     let map_observer = OwnedMapObserver::new("features", vec![0u8; MAP_SIZE]).track_indices();
     let verdict_observer = VerdictObserver::default();
