@@ -72,6 +72,28 @@ fn layers_lists_the_targets_classes_with_their_defaults() {
         serde_json::json!({"default": [1, 1]})
     );
     assert_eq!(class("RandomFlip")["supported"], false);
+    // The table semfuzz adapts cases with is the pinned release's own.
+    let bundled: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../harness-py/data/keras-3.15.1.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    for key in ["layers", "base_layer", "objects"] {
+        let (now, kept) = (&listed["offers"][key], &bundled[key]);
+        let differ: Vec<&String> = now
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(class, v)| kept.get(class.as_str()) != Some(*v))
+            .map(|(class, _)| class)
+            .collect();
+        assert!(
+            now == kept,
+            "{key} differs ({differ:?}): run .venv/bin/python scripts/make_offers.py"
+        );
+    }
 }
 
 #[test]

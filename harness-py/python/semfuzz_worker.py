@@ -128,6 +128,35 @@ def _signature(cls):
     return {"args": args, "kwargs": kwargs}
 
 
+def _written_defaults(cls, sig):
+    """The values get_config() writes for the arguments left to their defaults (they may
+    differ from the signature's: `ragged=None` is written `false`), from an instance made
+    with 1 for each required argument; {} when that cannot be made."""
+    import warnings
+
+    required = {n: 1 for n, a in sig["args"].items() if a == "required"}
+    config = None
+    # Some classes need a shape where their signature has no required argument (InputLayer).
+    for extra in ({}, {"shape": (1,)}):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                config = cls(**required, **extra).get_config()
+            break
+        except Exception:
+            continue
+    if config is None:
+        return {}
+    out = {}
+    for name, value in config.items():
+        # Names and seeds are drawn per instance: no default to compare with.
+        if name in sig["args"] and name not in required and name not in ("name", "seed"):
+            j = _jsonable(value)
+            if "default" in j:
+                out[name] = j["default"]
+    return out
+
+
 def _classes(module, base):
     out = {}
     for name in sorted(dir(module)):
@@ -135,6 +164,7 @@ def _classes(module, base):
         if inspect.isclass(obj) and issubclass(obj, base) and obj.__name__ == name:
             sig = _signature(obj)
             if sig is not None:
+                sig["written"] = _written_defaults(obj, sig)
                 out[name] = sig
     return out
 
@@ -149,7 +179,7 @@ def _target(_request, _payload):
         "target": {
             "versions": hello["versions"],
             "layers": _classes(keras.layers, keras.layers.Layer),
-            "base_layer": _signature(keras.layers.Layer),
+            "base_layer": dict(_signature(keras.layers.Layer), written={}),
             "objects": {
                 "initializers": _classes(keras.initializers, keras.initializers.Initializer),
                 "regularizers": _classes(keras.regularizers, keras.regularizers.Regularizer),

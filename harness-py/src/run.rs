@@ -2,6 +2,7 @@
 //! the answer (every layer's output per mode, or the exception), and a [`Harness`] that keeps
 //! one worker alive across cases and replaces it after a crash, hang or memory blow-up.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher as _};
 use std::time::Duration;
@@ -86,6 +87,8 @@ pub struct Harness {
     /// Memory blow-ups on a worker that had run other cases that did not happen again when
     /// the case ran on a fresh worker.
     pub outgrown: usize,
+    /// What the target offers, asked once (see [`Harness::adapt`]).
+    target: Option<crate::target::TargetInfo>,
 }
 
 /// Every this many cases, the worker's memory is checked against half the memory limit.
@@ -105,7 +108,41 @@ impl Harness {
             served: 0,
             recycled: 0,
             outgrown: 0,
+            target: None,
         }
+    }
+
+    /// What the target offers (asked of the worker once).
+    pub fn target(&mut self) -> Result<&crate::target::TargetInfo, WorkerError> {
+        if self.target.is_none() {
+            let info = self.worker()?.target()?;
+            self.target = Some(info);
+        }
+        Ok(self.target.as_ref().expect("just asked"))
+    }
+
+    /// The case as this target should get it (see [`crate::target::Adapter`]): itself when
+    /// the target is the release the case was written for (or one semfuzz has no table of),
+    /// a rewritten copy otherwise, or why the target cannot express it.
+    pub fn adapt<'c>(
+        &mut self,
+        case: &'c Case,
+    ) -> Result<Result<Cow<'c, Case>, crate::target::Unexpressible>, WorkerError> {
+        let written_for = case
+            .keras_version
+            .as_deref()
+            .unwrap_or(crate::target::CASE_KERAS);
+        let target = self.target()?;
+        if target.versions.keras == written_for {
+            return Ok(Ok(Cow::Borrowed(case)));
+        }
+        let Some(from) = crate::target::bundled(written_for) else {
+            return Ok(Ok(Cow::Borrowed(case)));
+        };
+        let adapter = crate::target::Adapter::new(from, written_for, target);
+        Ok(adapter
+            .case(case)
+            .map(|c| c.map_or(Cow::Borrowed(case), Cow::Owned)))
     }
 
     fn worker(&mut self) -> Result<&mut Worker, WorkerError> {

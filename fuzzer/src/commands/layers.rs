@@ -102,6 +102,7 @@ fn target_layers(python: &std::path::Path, json_out: bool) -> Result<Outcome, Fa
     let supported = |class: &str| oracle::layers::lookup(class, None).is_some();
     if json_out {
         let classes: Vec<Value> = target
+            .offers
             .layers
             .iter()
             .map(|(class, sig)| {
@@ -109,10 +110,13 @@ fn target_layers(python: &std::path::Path, json_out: bool) -> Result<Outcome, Fa
                        "kwargs": sig.kwargs})
             })
             .collect();
-        println!("{}", json!({"target": target.id(), "classes": classes}));
+        println!(
+            "{}",
+            json!({"target": target.id(), "classes": classes, "offers": target.offers})
+        );
     } else {
         println!("{}", target.id());
-        for (class, sig) in &target.layers {
+        for (class, sig) in &target.offers.layers {
             let args: Vec<String> = sig.args.iter().map(|(n, a)| arg_text(n, a)).collect();
             let status = if supported(class) {
                 ""
@@ -121,10 +125,10 @@ fn target_layers(python: &std::path::Path, json_out: bool) -> Result<Outcome, Fa
             };
             println!("{class}{status}  {}", args.join("  "));
         }
-        let n = target.layers.keys().filter(|c| supported(c)).count();
+        let n = target.offers.layers.keys().filter(|c| supported(c)).count();
         println!(
             "{} classes, {n} of them in the reference",
-            target.layers.len()
+            target.offers.layers.len()
         );
     }
     Ok(Outcome::Clean)

@@ -18,7 +18,7 @@ pub fn run(args: &PythonArgs) -> Result<Outcome, Failure> {
     println!("keras {}", v.keras);
     println!("numpy {}", v.numpy);
     println!("backend {}", v.backend);
-    println!("layer classes {}", target.layers.len());
+    println!("layer classes {}", target.offers.layers.len());
     println!("environment {}", v.environment);
     Ok(Outcome::Clean)
 }

@@ -119,9 +119,12 @@ pub struct Counters {
     pub outgrown: u64,
     /// Executions that ran on the model the worker held (only values changed).
     pub held: u64,
+    /// Executions of cases the target cannot express (a class or an argument value it
+    /// lacks): neither run nor judged.
+    pub unsupported: u64,
 }
 
-pub const STAT_NAMES: [&str; 16] = [
+pub const STAT_NAMES: [&str; 17] = [
     "valid",
     "invalid",
     "tf_us",
@@ -138,10 +141,11 @@ pub const STAT_NAMES: [&str; 16] = [
     "recycled",
     "outgrown",
     "held",
+    "unsupported",
 ];
 
 impl Counters {
-    fn values(&self) -> [u64; 16] {
+    fn values(&self) -> [u64; 17] {
         [
             self.valid,
             self.invalid,
@@ -159,6 +163,7 @@ impl Counters {
             self.recycled,
             self.outgrown,
             self.held,
+            self.unsupported,
         ]
     }
 }
@@ -357,7 +362,24 @@ where
             );
         }
         super::drawn::record(&case, &modes, &oracle);
-        let (tf, timeout) = match self.harness.run_confirming_timeouts(&case, &opts) {
+        // A case written for another Keras release runs as the target can express it.
+        let adapted = match self.harness.adapt(&case) {
+            Ok(Ok(c)) => c,
+            Ok(Err(why)) => {
+                tracing::debug!("unsupported on this target: {why}");
+                self.counters.execs += 1;
+                self.counters.unsupported += 1;
+                self.report(mgr, state, false)?;
+                return Ok(ExitKind::Ok);
+            }
+            Err(WorkerError::Cancelled) => return Err(Error::ShuttingDown),
+            Err(e) => {
+                return Err(Error::unknown(format!(
+                    "cannot ask the worker about its target: {e}"
+                )));
+            }
+        };
+        let (tf, timeout) = match self.harness.run_confirming_timeouts(&adapted, &opts) {
             Ok(tf) => tf,
             // Abandoned by a signal: no verdict, and no further case.
             Err(WorkerError::Cancelled) => return Err(Error::ShuttingDown),
@@ -366,7 +388,7 @@ where
                 // machine was short of memory), twice in a row is a failure of semfuzz.
                 tracing::warn!("the TensorFlow worker failed ({e}); starting a new one");
                 self.harness
-                    .run_confirming_timeouts(&case, &opts)
+                    .run_confirming_timeouts(&adapted, &opts)
                     .map_err(|e| match e {
                         WorkerError::Cancelled => Error::ShuttingDown,
                         e => Error::unknown(format!("the TensorFlow worker failed twice: {e}")),

@@ -45,6 +45,8 @@ pub struct Totals {
     pub known: u64,
     /// Executions on the model the worker held (only values changed).
     pub held: u64,
+    /// Executions of cases the target cannot express.
+    pub unsupported: u64,
     pub clients: usize,
     pub execs_per_sec: f64,
     pub corpus: usize,
@@ -84,6 +86,7 @@ impl Totals {
             crashes: get("crash_execs") as u64,
             known: get("known_execs") as u64,
             held: get("held_model_execs") as u64,
+            unsupported: get("unsupported_execs") as u64,
             clients: get("clients") as usize,
             execs_per_sec: get("execs_per_sec"),
             ..Totals::default()
@@ -254,6 +257,7 @@ fn write_stats(out: &Path, t: &Totals, plot: bool) -> std::io::Result<()> {
     kv("crash_execs", t.crashes.to_string());
     kv("known_execs", t.known.to_string());
     kv("held_model_execs", t.held.to_string());
+    kv("unsupported_execs", t.unsupported.to_string());
     kv(
         "held_model_percent",
         format!("{:.1}", Totals::percent(t.held, t.execs)),
@@ -363,8 +367,10 @@ impl StatusMonitor {
             recycled,
             outgrown,
             held,
+            unsupported,
         ] = sums;
         t.held += held;
+        t.unsupported += unsupported;
         t.recycled += recycled;
         t.outgrown += outgrown;
         t.slow += slow;
