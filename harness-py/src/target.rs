@@ -138,7 +138,8 @@ pub enum Unexpressible {
     Argument {
         class: String,
         key: String,
-        value: Value,
+        /// The case's value, as JSON text.
+        value: String,
         default: String,
     },
 }
@@ -268,7 +269,7 @@ impl<'a> Adapter<'a> {
                     return Err(Unexpressible::Argument {
                         class: class.to_owned(),
                         key,
-                        value: value.clone(),
+                        value: value.to_string(),
                         default: describe(Some(other)),
                     });
                 }
@@ -334,7 +335,7 @@ impl<'a> Adapter<'a> {
                     return Err(Unexpressible::Argument {
                         class: class.clone(),
                         key: key.clone(),
-                        value: value.clone(),
+                        value: value.to_string(),
                         default: describe(other),
                     });
                 }
@@ -390,7 +391,7 @@ mod tests {
         let mut c = config(json!({"filters": 2, "kernel_size": 3, "groups": 2}));
         let err = a.layer("Conv2D", "c", &mut c).unwrap_err();
         assert!(
-            matches!(&err, Unexpressible::Argument { key, value, .. } if key == "groups" && *value == json!(2)),
+            matches!(&err, Unexpressible::Argument { key, value, .. } if key == "groups" && value == "2"),
             "{err}"
         );
 
