@@ -63,8 +63,16 @@ pub fn classes_for(dtype: DType) -> Vec<&'static dyn LayerKind> {
     type Cache = Mutex<HashMap<DType, Vec<&'static dyn LayerKind>>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
+    // The target's own classes only (see `crate::target`).
+    let offered = |found: &Vec<&'static dyn LayerKind>| -> Vec<&'static dyn LayerKind> {
+        found
+            .iter()
+            .copied()
+            .filter(|k| crate::target::offers(*k))
+            .collect()
+    };
     if let Some(found) = cache.lock().expect("not poisoned").get(&dtype) {
-        return found.clone();
+        return offered(found);
     }
     let node = oracle::case::Node::default();
     let mut rng = crate::rng(0x5eed);
@@ -82,7 +90,7 @@ pub fn classes_for(dtype: DType) -> Vec<&'static dyn LayerKind> {
         .lock()
         .expect("not poisoned")
         .insert(dtype, found.clone());
-    found
+    offered(&found)
 }
 
 /// A tensor available to later layers.

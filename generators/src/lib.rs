@@ -18,6 +18,7 @@ pub mod mutate;
 pub mod repair;
 pub mod sample;
 pub mod stats;
+pub mod target;
 pub mod values;
 
 pub use edit::Skipped;

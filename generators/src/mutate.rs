@@ -246,7 +246,12 @@ pub fn change_args_of(
         .flatten();
     let before = sampled_params(layer);
     let mut params = before.clone();
-    let defs: Vec<&ParamDef> = kind.params().choose_multiple(rng, count).collect();
+    let offered: Vec<&ParamDef> = kind
+        .params()
+        .iter()
+        .filter(|d| crate::target::offers_param(kind, d.name()))
+        .collect();
+    let defs: Vec<&ParamDef> = offered.choose_multiple(rng, count).copied().collect();
     for def in defs {
         let name = def.name();
         for _ in 0..8 {

@@ -283,6 +283,9 @@ pub fn sample_config(
     let mut config = Map::with_capacity(kind.params().len());
     let required = required(kind);
     for def in kind.params() {
+        if !required.contains(&def.name()) && !crate::target::offers_param(kind, def.name()) {
+            continue;
+        }
         if required.contains(&def.name()) || rng.random_bool(p_each) {
             config.insert(def.name().to_owned(), sample_param(def, input, rng));
         }

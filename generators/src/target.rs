@@ -1,0 +1,41 @@
+//! The target's classes and arguments, when it is another Keras release than the one the
+//! reference models: generation and mutation then draw only the layer classes and the
+//! arguments the target has (set once per process, before anything is generated).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
+
+use oracle::layers::{Family, LayerKind};
+
+/// What the target offers, as generation needs it.
+#[derive(Debug, Default)]
+pub struct TargetFilter {
+    /// The layer classes it has.
+    pub classes: HashSet<String>,
+    /// Per class, the reference's arguments it lacks.
+    pub lacking: HashMap<String, HashSet<String>>,
+}
+
+static FILTER: OnceLock<TargetFilter> = OnceLock::new();
+
+/// Restricts this process's generation to `filter`; false when a filter was set already.
+pub fn restrict(filter: TargetFilter) -> bool {
+    FILTER.set(filter).is_ok()
+}
+
+/// Whether the target has this class (operation nodes are not layer classes: always).
+pub fn offers(kind: &dyn LayerKind) -> bool {
+    kind.family() != Family::Layer
+        || FILTER
+            .get()
+            .is_none_or(|f| f.classes.contains(kind.class_name()))
+}
+
+/// Whether the target's class takes this argument.
+pub fn offers_param(kind: &dyn LayerKind, param: &str) -> bool {
+    FILTER.get().is_none_or(|f| {
+        !f.lacking
+            .get(kind.class_name())
+            .is_some_and(|l| l.contains(param))
+    })
+}
