@@ -397,7 +397,7 @@ fn restrict_generation(target: &TargetInfo) {
             let missing: std::collections::HashSet<String> = sig
                 .args
                 .keys()
-                .filter(|a| !theirs.has(a) && !(theirs.kwargs && to.base_layer.has(a)))
+                .filter(|a| !(theirs.has(a) || theirs.kwargs && to.base_layer.has(a)))
                 .cloned()
                 .collect();
             (!missing.is_empty()).then(|| (class.clone(), missing))
