@@ -193,9 +193,15 @@ pub(crate) fn realize_checked(
             match case.inputs.get(i) {
                 Some(t) if t.shape() == shape.as_slice() && fits(t) => t.clone(),
                 _ => Tensor::new(match n {
-                    // Indices: mostly rows in range, zeros included (masks of `mask_zero`).
+                    // Indices: rows in range, the edge rows often (the last row, where
+                    // off-by-ones are, and 0, a `mask_zero` mask).
                     Some(n) => ArrayD::from_shape_fn(shape.clone(), |_| {
-                        rng.random_range(0..n.max(1)) as f64
+                        let last = n.max(1) - 1;
+                        match rng.random_range(0..8) {
+                            0 | 1 => last as f64,
+                            2 => 0.0,
+                            _ => rng.random_range(0..=last) as f64,
+                        }
                     }),
                     None => array(shape, opts.distribution(rng), WeightDomain::Any, opts, rng),
                 }),
