@@ -7,8 +7,13 @@ CARGO ?= cargo
 .PHONY: setup fuzz test lint bench fuzz-self fixtures lock
 
 ## Create the pinned Python environment (cached, keyed by the lock) and build the release binary.
+## With KERAS=3.x.y [TF=2.y.z], or TARGET=nightly [REFRESH=1]: another target's environment
+## (cached; prints its --python), see scripts/target_env.sh.
 setup:
-	@scripts/setup.sh
+	@KERAS="$(KERAS)" TF="$(TF)" TARGET="$(TARGET)" REFRESH="$(REFRESH)" scripts/setup.sh
+
+## The older release the test suite runs beside the pinned one (cases adapted to it).
+TEST_KERAS ?= 3.3.3
 
 ## Set up, then fuzz for $(HOURS) hours into $(OUT)/ (continuing the campaign found there).
 fuzz: setup
@@ -16,6 +21,7 @@ fuzz: setup
 
 ## Set up, then run the whole test suite (formatting, lints, unit and integration tests).
 test: setup lint
+	@KERAS=$(TEST_KERAS) TF= TARGET= scripts/setup.sh >/dev/null
 	$(CARGO) test --release --workspace
 
 ## Set up, then run the benchmarks (results in target/bench-results/).

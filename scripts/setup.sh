@@ -11,6 +11,11 @@
 #   SEMFUZZ_CACHE     where environments are kept (default: ${XDG_CACHE_HOME:-~/.cache}/semfuzz)
 #   SEMFUZZ_SKIP_BUILD=1  set up the environment only
 #   SEMFUZZ_SKIP_BROWSER=1  do not install Chromium (the HTML report's browser test needs it)
+#
+# Other targets (environments to fuzz besides the pinned one; see scripts/target_env.sh):
+#   KERAS=3.x.y [TF=2.y.z]  a cached environment with this Keras and its TensorFlow
+#                           (python/targets.tsv gives TF for each Keras minor)
+#   TARGET=nightly          tf-nightly-cpu and keras-nightly, cached apart; REFRESH=1 renews it
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -19,6 +24,10 @@ CACHE=${SEMFUZZ_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/semfuzz}
 LOCK=python/requirements.lock
 
 say() { printf 'setup: %s\n' "$*" >&2; }
+
+if [ -n "${KERAS:-}" ] || [ -n "${TARGET:-}" ]; then
+    exec scripts/target_env.sh
+fi
 
 command -v "$PYTHON" >/dev/null || { say "no '$PYTHON' on PATH; set PYTHON=/path/to/python3.11"; exit 2; }
 pyver=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
