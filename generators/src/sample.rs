@@ -169,7 +169,13 @@ pub fn sample_param(def: &ParamDef, input: Option<&Dims>, rng: &mut Rng) -> Valu
         ParamDef::Activation { .. } => {
             static ALL: OnceLock<Vec<&'static str>> = OnceLock::new();
             let all = ALL.get_or_init(|| Activation::all().map(|a| a.0).collect());
-            json!(all.choose(rng).expect("activations"))
+            // The target's own only (see `crate::target`).
+            let offered: Vec<&str> = all
+                .iter()
+                .copied()
+                .filter(|a| crate::target::offers_activation(a))
+                .collect();
+            json!(offered.choose(rng).copied().unwrap_or("linear"))
         }
         ParamDef::Permutation { .. } => {
             let n = input

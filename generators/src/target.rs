@@ -14,6 +14,8 @@ pub struct TargetFilter {
     pub classes: HashSet<String>,
     /// Per class, the reference's arguments it lacks.
     pub lacking: HashMap<String, HashSet<String>>,
+    /// The activation functions it has (by identifier).
+    pub activations: HashSet<String>,
 }
 
 static FILTER: OnceLock<TargetFilter> = OnceLock::new();
@@ -38,4 +40,9 @@ pub fn offers_param(kind: &dyn LayerKind, param: &str) -> bool {
             .get(kind.class_name())
             .is_some_and(|l| l.contains(param))
     })
+}
+
+/// Whether the target has this activation function.
+pub fn offers_activation(name: &str) -> bool {
+    FILTER.get().is_none_or(|f| f.activations.contains(name))
 }

@@ -14,7 +14,15 @@ fn generation_draws_only_what_the_target_offers() {
         .filter(|c| c != "RMSNormalization")
         .collect();
     let lacking = [("Conv2D".to_owned(), ["groups".to_owned()].into())].into();
-    assert!(restrict(TargetFilter { classes, lacking }));
+    let activations = oracle::activations::Activation::all()
+        .map(|a| a.0.to_owned())
+        .filter(|a| a != "hard_tanh")
+        .collect();
+    assert!(restrict(TargetFilter {
+        classes,
+        lacking,
+        activations
+    }));
 
     let offered = generators::generate::classes_for(DType::Float32);
     assert!(!offered.iter().any(|k| k.class_name() == "RMSNormalization"));
@@ -26,6 +34,7 @@ fn generation_draws_only_what_the_target_offers() {
         let config = generators::sample::sample_config(conv, None, 1.0, &mut rng);
         assert!(!config.contains_key("groups"), "{config:?}");
         assert!(config.contains_key("strides"));
+        assert_ne!(config["activation"], "hard_tanh");
     }
     // Generated and mutated models hold neither.
     let opts = generators::generate::GenOptions::default();

@@ -180,6 +180,13 @@ def _target(_request, _payload):
             "versions": hello["versions"],
             "layers": _classes(keras.layers, keras.layers.Layer),
             "base_layer": dict(_signature(keras.layers.Layer), written={}),
+            "activations": sorted(
+                name
+                for name in dir(keras.activations)
+                if not name.startswith("_")
+                and name not in ("get", "serialize", "deserialize")
+                and callable(getattr(keras.activations, name))
+            ),
             "objects": {
                 "initializers": _classes(keras.initializers, keras.initializers.Initializer),
                 "regularizers": _classes(keras.regularizers, keras.regularizers.Regularizer),

@@ -59,6 +59,9 @@ pub struct Offers {
     /// Nested objects by kind (`initializers`, `regularizers`, `constraints`,
     /// `dtype_policies`), then by class name.
     pub objects: BTreeMap<String, BTreeMap<String, Signature>>,
+    /// The activation functions `keras.activations` names (what an `activation` argument
+    /// may say).
+    pub activations: Vec<String>,
 }
 
 impl Offers {
@@ -131,6 +134,8 @@ pub enum Unexpressible {
     Layer(String),
     #[error("the target has no class {0} (a nested object of layer {1})")]
     Object(String, String),
+    #[error("the target has no activation `{0}` (layer {1})")]
+    Activation(String, String),
     #[error(
         "{class} on the target has no argument `{key}`, and the case sets it to {value} \
          (Keras {CASE_KERAS}'s default: {default})"
@@ -253,6 +258,7 @@ impl<'a> Adapter<'a> {
         for key in keys {
             let value = config.get_mut(&key).expect("listed");
             changed |= self.nested(name, value)?;
+            self.activation(name, &key, value)?;
             if to.has(&key) || (to.kwargs && to_base.has(&key)) {
                 continue;
             }
@@ -286,6 +292,19 @@ impl<'a> Adapter<'a> {
             }
         }
         Ok(changed)
+    }
+
+    /// An activation named by its identifier (`"activation": "hard_tanh"`) that the case's
+    /// release has and the target lacks.
+    fn activation(&self, layer: &str, key: &str, value: &Value) -> Result<(), Unexpressible> {
+        let Some(name) = value.as_str() else {
+            return Ok(());
+        };
+        let known = |o: &Offers| o.activations.iter().any(|a| a == name);
+        if key.ends_with("activation") && known(self.from) && !known(self.to) {
+            return Err(Unexpressible::Activation(name.to_owned(), layer.to_owned()));
+        }
+        Ok(())
     }
 
     /// Adapts a nested object (`{"class_name": ..., "config": {...}}`) in place, the same
@@ -372,6 +391,7 @@ mod tests {
             .unwrap()
             .args
             .insert("use_bias".into(), Arg::Default(json!(false)));
+        o.activations.retain(|a| a != "hard_tanh");
         o
     }
 
@@ -413,6 +433,13 @@ mod tests {
         assert_eq!(
             a.layer("Dense", "d", &mut c),
             Err(Unexpressible::Object("Orthogonal".into(), "d".into()))
+        );
+
+        // An activation the target lacks.
+        let mut c = config(json!({"units": 3, "use_bias": true, "activation": "hard_tanh"}));
+        assert_eq!(
+            a.layer("Dense", "d", &mut c),
+            Err(Unexpressible::Activation("hard_tanh".into(), "d".into()))
         );
 
         // The same release changes nothing.

@@ -406,6 +406,7 @@ fn restrict_generation(target: &TargetInfo) {
     let filter = generators::target::TargetFilter {
         classes: to.layers.keys().cloned().collect(),
         lacking,
+        activations: to.activations.iter().cloned().collect(),
     };
     tracing::info!(
         "generating for {}: {} layer classes",
