@@ -44,6 +44,9 @@ pub struct Execution {
     pub tensorflow: Value,
     /// What TF did, with every layer's outputs (for a one-layer repro).
     pub outcome: TfOutcome,
+    /// The case as the target ran it, where it was adapted to the target (see
+    /// `harness_py::target`): a finding saves this one, whose repro runs there.
+    pub adapted: Option<oracle::Case>,
 }
 
 impl Named for VerdictObserver {
@@ -479,6 +482,10 @@ where
                 outcome: tf,
                 verdicts,
                 modes,
+                adapted: match adapted {
+                    Cow::Owned(c) => Some(c),
+                    Cow::Borrowed(_) => None,
+                },
             });
         }
         let micros = |d: Duration| d.as_micros() as u64;

@@ -63,9 +63,14 @@ impl<EM, OT: MatchNameRef, S> Feedback<EM, CaseInput, OT, S> for FindingFeedback
         let Some(execution) = &observer.last else {
             return Ok(false);
         };
-        let case = input
-            .case()
-            .map_err(|e| Error::illegal_state(format!("a test case does not parse: {e}")))?;
+        // The case as the target ran it (adapted to another Keras release), so that the
+        // finding's repro runs there.
+        let case = match &execution.adapted {
+            Some(c) => c.clone(),
+            None => input
+                .case()
+                .map_err(|e| Error::illegal_state(format!("a test case does not parse: {e}")))?,
+        };
         let mut new = false;
         for verdict in execution.verdicts.iter().filter(|v| v.is_finding()) {
             let isolated = isolated_case(&case, verdict, &execution.outcome);
