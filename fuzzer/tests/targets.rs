@@ -119,6 +119,9 @@ fn a_campaign_on_an_older_release_records_it() {
     let campaign: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("campaign.json")).unwrap()).unwrap();
     assert_eq!(campaign["runs"][0]["target"]["keras"], "3.3.3");
+    // What the unpinned environment installed travels with the campaign.
+    let installed = campaign["runs"][0]["installed"].as_array().unwrap();
+    assert!(installed.iter().any(|l| l == "keras==3.3.3"), "{installed:?}");
     let stats = std::fs::read_to_string(out.join("fuzzer_stats")).unwrap();
     assert!(stats.contains("unsupported_execs"), "{stats}");
 }

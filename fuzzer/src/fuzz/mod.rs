@@ -311,7 +311,8 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
         command,
         env,
     };
-    record_run(out, args, seed, &target.id()).map_err(|e| {
+    let installed = installed(&campaign.env);
+    record_run(out, args, seed, &target.id(), &installed).map_err(|e| {
         Failure::failed(format!(
             "cannot write {}: {e}",
             out.join("campaign.json").display()
@@ -446,8 +447,25 @@ fn write_target(out: &Path, target: &TargetInfo) -> std::io::Result<()> {
     )
 }
 
+/// What an environment set up by `make setup KERAS=.../TARGET=...` installed (its
+/// `semfuzz-freeze.txt`, beside its `bin/`): the pinned environment's is the lock.
+fn installed(env: &PythonEnv) -> Vec<String> {
+    let Some(prefix) = env.python.parent().and_then(Path::parent) else {
+        return Vec::new();
+    };
+    findings::read_record(&prefix.join("semfuzz-freeze.txt"))
+        .map(|t| t.lines().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
 /// Appends this run's settings to `<out>/campaign.json`.
-fn record_run(out: &Path, args: &FuzzArgs, seed: u64, target: &TargetId) -> std::io::Result<()> {
+fn record_run(
+    out: &Path,
+    args: &FuzzArgs,
+    seed: u64,
+    target: &TargetId,
+    installed: &[String],
+) -> std::io::Result<()> {
     let path = out.join("campaign.json");
     let mut campaign: serde_json::Value = findings::read_record(&path)
         .and_then(|t| serde_json::from_str(&t).ok())
@@ -460,7 +478,7 @@ fn record_run(out: &Path, args: &FuzzArgs, seed: u64, target: &TargetId) -> std:
             "invalid_share": args.invalid_share, "second_mode_share": args.second_mode_share,
             "layers": args.layers, "keep_known_bugs": args.keep_known_bugs,
             "value_burst": args.value_burst, "scheduler": args.scheduler,
-            "semfuzz": env!("CARGO_PKG_VERSION"), "target": target,
+            "semfuzz": env!("CARGO_PKG_VERSION"), "target": target, "installed": installed,
         }));
     }
     std::fs::write(
