@@ -12,8 +12,8 @@ use common::semfuzz;
 
 /// The older release's interpreter (`make setup KERAS=3.3.3` links it).
 fn older() -> String {
-    let python = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../.venv-keras-3.3.3-tf-2.16.2/bin/python");
+    let python =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv-keras-3.3.3-tf-2.16.2/bin/python");
     assert!(
         python.exists(),
         "{} is missing: run `make setup KERAS=3.3.3`",
@@ -45,13 +45,20 @@ fn the_seeds_run_and_agree_on_an_older_release() {
     let python = older();
     let version = semfuzz(&["version", "--python", &python]);
     let said = String::from_utf8_lossy(&version.stdout);
-    assert!(said.contains("\nkeras 3.3.3\n") && said.contains("\ntensorflow 2.16.2\n"), "{said}");
+    assert!(
+        said.contains("\nkeras 3.3.3\n") && said.contains("\ntensorflow 2.16.2\n"),
+        "{said}"
+    );
 
     let seeds = seeds();
     let mut args = vec!["run", "--json", "--modes", "eager", "--python", &python];
     args.extend(seeds.iter().map(String::as_str));
     let out = semfuzz(&args);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let reports = reports(&out.stdout);
     assert_eq!(reports.len(), seeds.len());
     for r in &reports {
@@ -83,7 +90,11 @@ fn what_the_older_release_cannot_express_is_unsupported() {
     let path = path.to_string_lossy().into_owned();
 
     let out = semfuzz(&["run", "--json", "--python", &python, &path]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r = &reports(&out.stdout)[0];
     let why = r["unsupported_on_target"].as_str().unwrap_or_default();
     assert!(why.contains("hard_tanh"), "{r}");
@@ -115,13 +126,20 @@ fn a_campaign_on_an_older_release_records_it() {
         "--out",
         out.to_str().unwrap(),
     ]);
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     let campaign: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("campaign.json")).unwrap()).unwrap();
     assert_eq!(campaign["runs"][0]["target"]["keras"], "3.3.3");
     // What the unpinned environment installed travels with the campaign.
     let installed = campaign["runs"][0]["installed"].as_array().unwrap();
-    assert!(installed.iter().any(|l| l == "keras==3.3.3"), "{installed:?}");
+    assert!(
+        installed.iter().any(|l| l == "keras==3.3.3"),
+        "{installed:?}"
+    );
     let stats = std::fs::read_to_string(out.join("fuzzer_stats")).unwrap();
     assert!(stats.contains("unsupported_execs"), "{stats}");
 }
