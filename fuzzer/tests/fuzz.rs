@@ -113,14 +113,16 @@ fn a_campaign_finds_the_planted_bug_and_survives_the_planted_crash() {
     let slow = dir.path().join("slow-once");
     // Float32 only: in float64 a ReLU's `max_value` may also meet the kept rounding bug
     // (`crashes/mismatch-ReLU-float64-max-value`), which the repro would show without the
-    // planted fault too.
+    // planted fault too. The seed is one whose 80 runs draw a ReLU (most do: seeds 1, 2, 3
+    // and 7 of 1-7 with the current generator; the draws changed with the parameters'
+    // whole domains, and seed 5 no longer does).
     let output = fuzz_command(
         &out,
         &[
             "--runs",
             "80",
             "--seed",
-            "5",
+            "1",
             "--timeout",
             "5",
             "--dtype",
