@@ -20,16 +20,8 @@ const TRIES: usize = 50;
 
 /// The integers next to a domain's finite edges, outside it.
 fn just_outside_int(domain: &Domain<i64>) -> Vec<i64> {
-    let lo = match domain.lo {
-        Bound::Unbounded => None,
-        Bound::Incl(v) => Some(v.saturating_sub(1)),
-        Bound::Excl(v) => Some(v),
-    };
-    let hi = match domain.hi {
-        Bound::Unbounded => None,
-        Bound::Incl(v) => Some(v.saturating_add(1)),
-        Bound::Excl(v) => Some(v),
-    };
+    let lo = domain.least().map(|v| v.saturating_sub(1));
+    let hi = domain.greatest().map(|v| v.saturating_add(1));
     lo.into_iter().chain(hi).collect()
 }
 

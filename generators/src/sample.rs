@@ -35,16 +35,7 @@ const FAR_FLOAT_SPANS: f64 = 1000.0;
 /// to [`FAR_INT_SPANS`] spans past the range, log-uniformly, on a side the domain allows (an
 /// edge whenever the domain holds nothing past the range).
 fn far_int(min: i64, max: i64, domain: &Domain<i64>, rng: &mut Rng) -> i64 {
-    let lo = match domain.lo {
-        Bound::Unbounded => None,
-        Bound::Incl(v) => Some(v),
-        Bound::Excl(v) => Some(v.saturating_add(1)),
-    };
-    let hi = match domain.hi {
-        Bound::Unbounded => None,
-        Bound::Incl(v) => Some(v),
-        Bound::Excl(v) => Some(v.saturating_sub(1)),
-    };
+    let (lo, hi) = (domain.least(), domain.greatest());
     let below = lo.is_none_or(|l| l < min);
     let above = hi.is_none_or(|h| h > max);
     let edges: Vec<i64> = [lo, hi].into_iter().flatten().collect();

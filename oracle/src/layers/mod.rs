@@ -317,6 +317,26 @@ impl<T: PartialOrd + Copy> Domain<T> {
     }
 }
 
+impl Domain<i64> {
+    /// Its smallest member (`None`: unbounded below).
+    pub fn least(&self) -> Option<i64> {
+        match self.lo {
+            Bound::Unbounded => None,
+            Bound::Incl(v) => Some(v),
+            Bound::Excl(v) => Some(v.saturating_add(1)),
+        }
+    }
+
+    /// Its largest member (`None`: unbounded above).
+    pub fn greatest(&self) -> Option<i64> {
+        match self.hi {
+            Bound::Unbounded => None,
+            Bound::Incl(v) => Some(v),
+            Bound::Excl(v) => Some(v.saturating_sub(1)),
+        }
+    }
+}
+
 impl<T: std::fmt::Display> std::fmt::Display for Domain<T> {
     /// Interval notation: `[1, ∞)`, `[0, 1]`, `(-∞, ∞)`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
