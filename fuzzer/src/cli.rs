@@ -145,9 +145,9 @@ pub struct FuzzArgs {
     /// faster than a new one); 0 for none.
     #[arg(long, default_value_t = 0)]
     pub value_burst: usize,
-    /// Which corpus entry is fuzzed next: each in turn (`queue`), or mostly those that are
-    /// the smallest and fastest to reach some coverage feature (`minimizer`).
-    #[arg(long, value_enum, default_value = "queue")]
+    /// Which corpus entry is fuzzed next: mostly those that are the smallest and fastest to
+    /// reach some coverage feature (`minimizer`), or each in turn (`queue`).
+    #[arg(long, value_enum, default_value = "minimizer")]
     pub scheduler: crate::fuzz::schedule::SchedulerKind,
     /// Let generated and repaired models keep triggers of the framework bugs kept in
     /// `crashes/` (by default they are steered away from them).
