@@ -4,7 +4,7 @@
 # Unpinned by purpose (only Keras and TensorFlow are fixed), each records what it installed
 # (`pip freeze`) in semfuzz-freeze.txt beside itself; it is made once and reused, and
 # REFRESH=1 makes it again (the nightlies move). Prints the --python to give semfuzz, and
-# links .venv-<name> to it.
+# links .venv-<name> to it (PRINT=interpreter prints the interpreter's path alone).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -55,4 +55,9 @@ exec 9>&-
 
 ln -sfn "$venv" ".venv-$name"
 say "ready: $(grep -iE '^(keras|keras-nightly|tensorflow-cpu|tf-nightly)==' "$venv/semfuzz-freeze.txt" | tr '\n' ' ')"
-echo "--python $venv/bin/python"
+# PRINT=interpreter: the interpreter's path alone (what `semfuzz bisect` reads).
+if [ "${PRINT:-}" = interpreter ]; then
+    echo "$venv/bin/python"
+else
+    echo "--python $venv/bin/python"
+fi

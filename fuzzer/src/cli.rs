@@ -34,6 +34,9 @@ pub enum Command {
     Gen(GenArgs),
     /// Replay, deduplicate and minimise saved findings, and write standalone repros and a report.
     Triage(TriageArgs),
+    /// Replay findings on a range of Keras releases (each with its TensorFlow) and say in
+    /// which they reproduce: the first and the last.
+    Bisect(BisectArgs),
     /// List the layer classes the reference oracle supports, with their parameter spaces.
     Layers(LayersArgs),
     /// Write a case as a .keras file or as a standalone Python script.
@@ -312,10 +315,33 @@ pub struct TriageArgs {
     /// up is let finish; a crash switches to a warm spare worker).
     #[arg(long, default_value_t = 120.0, value_name = "SECONDS")]
     pub time_per_finding: f64,
-    #[command(flatten)]
-    pub python: PythonArgs,
+    /// The environment to replay in (default: $SEMFUZZ_PYTHON, else the project's .venv).
+    /// Repeat it to replay every finding in each environment (another Keras release, the
+    /// nightlies) and get a matrix of finding × environment: reproduces, no longer
+    /// reproduces, unsupported. The report and minimisation follow the first.
+    #[arg(long = "python", value_name = "PATH")]
+    pub pythons: Vec<PathBuf>,
     #[command(flatten)]
     pub suppressions: SuppressionArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct BisectArgs {
+    /// Findings folders (a kept bug's folder in `crashes/` too) or case files.
+    #[arg(required = true, value_name = "PATH")]
+    pub targets: Vec<PathBuf>,
+    /// The Keras releases: a range of minor releases (`3.0..3.15`, the last patch of each,
+    /// from `python/targets.tsv`) or a list (`3.3.3,3.15.1`). Each gets its cached
+    /// environment (`make setup KERAS=...`), made on first use.
+    #[arg(long, value_name = "RANGE")]
+    pub keras: String,
+    /// Write the releases that show each kept bug into its `kept.json` (`from` the first,
+    /// `before` the first later release that no longer shows it).
+    #[arg(long)]
+    pub write_releases: bool,
+    /// Where the Markdown report goes (default: `bisect.md` in the current folder).
+    #[arg(long, value_name = "PATH")]
+    pub report: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -58,6 +58,7 @@ fn main() -> ExitCode {
         Command::Fuzz(args) => fuzz::run(&args),
         Command::Gen(args) => commands::gen_cmd::run(&args),
         Command::Triage(args) => commands::triage::run(&args),
+        Command::Bisect(args) => commands::triage::bisect::run(&args),
         Command::Layers(args) => commands::layers::run(&args),
         Command::Export(args) => commands::export::run(&args),
         Command::FuzzSelf(args) => commands::fuzz_self::run(&args),

@@ -143,3 +143,114 @@ fn a_campaign_on_an_older_release_records_it() {
     let stats = std::fs::read_to_string(out.join("fuzzer_stats")).unwrap();
     assert!(stats.contains("unsupported_execs"), "{stats}");
 }
+
+/// A copy of a finding that Keras 3.3.3 has and 3.15 fixed: `Concatenate(axis=0)`, joining
+/// along the batch axis, fails at build with an IndexError in 3.3.3 and runs in 3.15.
+fn fixed_upstream(dir: &std::path::Path) -> PathBuf {
+    let from = common::data("targets/concatenate-batch-axis");
+    let to = dir.join("findings/unexpected-rejection/Concatenate-IndexError");
+    std::fs::create_dir_all(&to).unwrap();
+    for f in ["case.case.json", "outcome.json"] {
+        std::fs::copy(from.join(f), to.join(f)).unwrap();
+    }
+    to
+}
+
+/// The stdout of a replay in which something reproduced somewhere (exit 1).
+fn found_somewhere(out: &std::process::Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn triage_on_two_releases_shows_a_bug_fixed_upstream() {
+    let python = older();
+    let dir = tempfile::tempdir().unwrap();
+    fixed_upstream(dir.path());
+    let findings = dir.path().join("findings");
+    let (md, html) = (dir.path().join("t.md"), dir.path().join("t.html"));
+    let pinned = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python");
+    let out = semfuzz(&[
+        "triage",
+        "--python",
+        &python,
+        "--python",
+        pinned.to_str().unwrap(),
+        findings.to_str().unwrap(),
+        "--report",
+        md.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    let stdout = found_somewhere(&out);
+    assert!(
+        stdout.contains(
+            "[1] reproduces\n    [2] no longer reproduces\n    shows in: Keras 3.3.3; not in 3.15.1"
+        ),
+        "{stdout}"
+    );
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(
+        md.contains("| Keras 3.3.3 / TF 2.16.2 | Keras 3.15.1 / TF 2.21.0 |")
+            && md.contains("| reproduces | no longer reproduces | Keras 3.3.3; not in 3.15.1 |"),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(html).unwrap();
+    assert!(
+        html.contains("<td class=\"status-no-longer-reproduces\">no longer reproduces</td>"),
+        "{html}"
+    );
+}
+
+#[test]
+fn bisect_names_the_releases_and_fills_a_kept_entry() {
+    older();
+    let dir = tempfile::tempdir().unwrap();
+    let finding = fixed_upstream(dir.path());
+    // Kept as a bug of the pinned release only, as a campaign on it would have kept it.
+    std::fs::write(
+        finding.join("kept.json"),
+        r#"{"summary": "Concatenate on the batch axis", "releases": {"keras": {"from": "3.15.1"}},
+            "when": [{"verdicts": ["unexpected-rejection"], "classes": ["Concatenate"]}]}"#,
+    )
+    .unwrap();
+    let report = dir.path().join("bisect.md");
+    let out = semfuzz(&[
+        "bisect",
+        finding.to_str().unwrap(),
+        "--keras",
+        "3.15.1,3.3.3",
+        "--write-releases",
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    let stdout = found_somewhere(&out);
+    assert!(
+        stdout.contains("shows in: Keras 3.3.3; not in 3.15.1"),
+        "{stdout}"
+    );
+    let kept: Value =
+        serde_json::from_str(&std::fs::read_to_string(finding.join("kept.json")).unwrap()).unwrap();
+    assert_eq!(
+        kept["releases"],
+        serde_json::json!({"keras": {"from": "3.3.3", "before": "3.15.1"}, "tensorflow": {"from": "2.16.2"}})
+    );
+    // The rest of the entry is as it was.
+    assert_eq!(kept["when"][0]["classes"][0], "Concatenate");
+    assert!(
+        std::fs::read_to_string(report)
+            .unwrap()
+            .contains("| reproduces | no longer reproduces |")
+    );
+
+    // A range that is not one is refused, naming the argument.
+    let bad = semfuzz(&["bisect", finding.to_str().unwrap(), "--keras", "3.x..3.5"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--keras 3.x..3.5"));
+}

@@ -87,7 +87,7 @@ pub(super) fn minimize_group(
                 }
                 None => false,
             },
-            Err(e @ TriageError::Oracle(_)) => {
+            Err(e @ (TriageError::Oracle(_) | TriageError::Unsupported(_))) => {
                 tracing::warn!("a minimisation candidate could not be judged: {e}");
                 false
             }

@@ -7,6 +7,8 @@
 //! `minimal` shrinks a group and writes what it found; `report` renders the groups;
 //! `progress` keeps a terminal informed.
 
+pub mod bisect;
+mod matrix;
 mod minimal;
 mod picture;
 mod progress;
@@ -25,8 +27,9 @@ use oracle::case::CaseError;
 use oracle::check::{CheckedShapes, check_in};
 use serde_json::Value;
 
-use crate::cli::TriageArgs;
+use crate::cli::{PythonArgs, SuppressionArgs, TriageArgs};
 use crate::exit::{Failure, Outcome};
+use matrix::{Column, Matrix};
 use minimal::{Minimized, minimize_group};
 use progress::Progress;
 use report::Report;
@@ -51,6 +54,8 @@ pub enum TriageError {
     Worker(#[from] WorkerError),
     #[error("the reference oracle failed on this case: {0}")]
     Oracle(String),
+    #[error("unsupported on this target: {0}")]
+    Unsupported(#[from] harness_py::target::Unexpressible),
 }
 
 fn io_error(path: &Path) -> impl FnOnce(io::Error) -> TriageError + '_ {
@@ -248,7 +253,10 @@ pub fn replay(
         modes: modes.to_vec(),
         ..RunOptions::default()
     };
-    let tf = h.run(case, &opts)?;
+    // A case written for another Keras release runs as the target can express it; the
+    // reference judges it as written.
+    let for_target = h.adapt(case)??;
+    let tf = h.run(&for_target, &opts)?;
     // A panic of the reference (a bug of ours, e.g. on a minimisation candidate) costs this
     // case only, not the whole triage.
     let verdicts = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -305,6 +313,9 @@ pub enum Status {
     Known(String),
     /// A saved finding whose recorded signature showed in no replay.
     NoLongerReproduces,
+    /// The environment's Keras cannot express the case (a class or an argument value it
+    /// lacks): not run, no evidence either way.
+    Unsupported(String),
     /// A plain case that showed no finding and no known bug in any replay: TensorFlow and the
     /// reference agree on it. Only a saved finding, which records a signature, can no longer
     /// reproduce.
@@ -313,11 +324,12 @@ pub enum Status {
 
 impl Status {
     /// Every status's name, in the order of the variants.
-    const NAMES: [&'static str; 5] = [
+    const NAMES: [&'static str; 6] = [
         "reproduces",
         "flaky",
         "known",
         "no longer reproduces",
+        "unsupported",
         "agrees",
     ];
 
@@ -327,7 +339,8 @@ impl Status {
             Status::Flaky => 1,
             Status::Known(_) => 2,
             Status::NoLongerReproduces => 3,
-            Status::Agrees => 4,
+            Status::Unsupported(_) => 4,
+            Status::Agrees => 5,
         };
         Self::NAMES[i]
     }
@@ -337,7 +350,7 @@ impl std::fmt::Display for Status {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())?;
         match self {
-            Status::Known(k) => write!(f, ": {k}"),
+            Status::Known(k) | Status::Unsupported(k) => write!(f, ": {k}"),
             _ => Ok(()),
         }
     }
@@ -373,7 +386,18 @@ fn triage_entry(
     let modes = entry.modes();
     let mut runs = Vec::new();
     for _ in 0..replays {
-        runs.push(replay(h, judge, &entry.case, &modes)?);
+        match replay(h, judge, &entry.case, &modes) {
+            Ok(r) => runs.push(r),
+            Err(TriageError::Unsupported(why)) => {
+                return Ok(Triaged {
+                    signature: entry.recorded.as_ref().map(|r| r.signature.clone()),
+                    status: Status::Unsupported(why.to_string()),
+                    showing: None,
+                    entry,
+                });
+            }
+            Err(e) => return Err(e),
+        }
     }
     let signature = match &entry.recorded {
         Some(r) => Some(r.signature.clone()),
@@ -513,34 +537,33 @@ pub fn run(args: &TriageArgs) -> Result<Outcome, Failure> {
             "--time-per-finding must be a number of seconds",
         ));
     }
-    let mut h = super::harness(&args.python)?;
-    // Panics of the reference are caught per case (see `replay`): logged, not printed raw.
-    std::panic::set_hook(Box::new(|info| {
-        tracing::warn!("the reference oracle panicked: {info}");
-    }));
-    // A crash during replay or minimisation costs a switch to this warm worker, not a start.
-    h.keep_spare = true;
-    let versions = h.versions().map_err(|e| Failure::failed(e.to_string()))?;
-    let judge = Judge::new(
-        super::suppressions(&args.suppressions)?,
-        super::target(&versions),
+    let envs: Vec<PythonArgs> = if args.pythons.is_empty() {
+        vec![PythonArgs::default()]
+    } else {
+        args.pythons
+            .iter()
+            .map(|p| PythonArgs {
+                python: Some(p.clone()),
+            })
+            .collect()
+    };
+    let plan = Plan {
+        replays: args.replays,
+        minimize: args.minimize.then_some(args.time_per_finding),
+        suppressions: args.suppressions.clone(),
+    };
+    let everywhere = replay_everywhere(&envs, &sources, &plan)?;
+    let mut report = Report::new(
+        &everywhere.groups,
+        &args.dirs,
+        args.replays,
+        &everywhere.skipped,
+        &everywhere.versions,
     );
-    let mut progress = Progress::on_terminal();
-
-    let (mut groups, skipped) = replay_all(&mut h, &judge, &sources, args.replays, &mut progress)?;
-    if args.minimize {
-        minimize_all(
-            &mut h,
-            &judge,
-            &mut groups,
-            args.time_per_finding,
-            &versions,
-            &mut progress,
-        );
+    if envs.len() > 1 {
+        print!("{}", everywhere.matrix.text());
+        report.matrix = Some(everywhere.matrix.clone());
     }
-    progress.finish();
-
-    let report = Report::new(&groups, &args.dirs, args.replays, &skipped, &versions);
     let markdown = args
         .report
         .clone()
@@ -549,13 +572,88 @@ pub fn run(args: &TriageArgs) -> Result<Outcome, Failure> {
     if let Some(html) = &args.html {
         write_report(html, &report.html())?;
     }
-    let found = groups
+    let found = everywhere
+        .groups
         .values()
-        .any(|g| matches!(g.status(), Status::Reproduces | Status::Flaky));
+        .any(|g| matches!(g.status(), Status::Reproduces | Status::Flaky))
+        || everywhere.matrix.rows.iter().any(|r| {
+            r.cells
+                .iter()
+                .any(|c| matches!(c, Some(Status::Reproduces | Status::Flaky)))
+        });
     Ok(if found {
         Outcome::Found
     } else {
         Outcome::Clean
+    })
+}
+
+/// How the findings are replayed in each environment.
+struct Plan {
+    replays: u32,
+    /// Minimise reproducing groups (in the first environment), this many seconds each.
+    minimize: Option<f64>,
+    suppressions: SuppressionArgs,
+}
+
+/// What the replays in every environment found.
+struct Everywhere {
+    /// The first environment's groups, what it skipped, and its versions.
+    groups: BTreeMap<String, Group>,
+    skipped: Vec<String>,
+    versions: Versions,
+    /// Every environment's statuses, one column each.
+    matrix: Matrix,
+}
+
+/// Replays every source in each environment in turn (one worker, and its spare, at a time).
+fn replay_everywhere(
+    envs: &[PythonArgs],
+    sources: &[Source],
+    plan: &Plan,
+) -> Result<Everywhere, Failure> {
+    // Panics of the reference are caught per case (see `replay`): logged, not printed raw.
+    std::panic::set_hook(Box::new(|info| {
+        tracing::warn!("the reference oracle panicked: {info}");
+    }));
+    let mut progress = Progress::on_terminal();
+    let mut first = None;
+    let mut matrix = Matrix::default();
+    for env in envs {
+        let mut h = super::harness(env)?;
+        // A crash during replay or minimisation costs a switch to this warm worker, not a start.
+        h.keep_spare = true;
+        let versions = h.versions().map_err(|e| Failure::failed(e.to_string()))?;
+        let judge = Judge::new(
+            super::suppressions(&plan.suppressions)?,
+            super::target(&versions),
+        );
+        let (mut groups, skipped) =
+            replay_all(&mut h, &judge, sources, plan.replays, &mut progress)?;
+        if first.is_none()
+            && let Some(seconds) = plan.minimize
+        {
+            minimize_all(
+                &mut h,
+                &judge,
+                &mut groups,
+                seconds,
+                &versions,
+                &mut progress,
+            );
+        }
+        matrix.add(Column::of(&versions), &groups);
+        if first.is_none() {
+            first = Some((groups, skipped, versions));
+        }
+    }
+    progress.finish();
+    let (groups, skipped, versions) = first.expect("at least one environment");
+    Ok(Everywhere {
+        groups,
+        skipped,
+        versions,
+        matrix,
     })
 }
 

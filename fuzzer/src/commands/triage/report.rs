@@ -11,6 +11,7 @@ use generators::minimize::inner_layers;
 use harness_py::Versions;
 use judge::Tier;
 
+use super::matrix::Matrix;
 use super::picture;
 use super::{Group, Status};
 
@@ -70,6 +71,8 @@ pub(super) struct Report {
     pub keras: String,
     pub sections: Vec<Section>,
     pub skipped: Vec<String>,
+    /// With several environments: every finding's status in each.
+    pub matrix: Option<Matrix>,
 }
 
 fn row(g: &Group) -> Row {
@@ -156,6 +159,7 @@ impl Report {
             keras: versions.keras.clone(),
             sections,
             skipped: skipped.to_vec(),
+            matrix: None,
         }
     }
 
@@ -202,6 +206,9 @@ impl Report {
         let cell = |s: &str| s.replace('|', "\\|");
         let mut s = String::from("# semfuzz triage\n\n");
         let _ = writeln!(s, "{}\n\n{}\n", cell(&self.summary()), self.tally_text());
+        if let Some(m) = &self.matrix {
+            s += &m.markdown();
+        }
         for section in &self.sections {
             let _ = writeln!(s, "## {}\n", section.heading());
             s += "| class | signature | status | what is wrong | count | first seen | last seen | smallest example | minimal case | picture |\n";
@@ -252,6 +259,9 @@ impl Report {
             escape(&self.summary()),
             escape(&self.tally_text())
         );
+        if let Some(m) = &self.matrix {
+            s += &m.html();
+        }
         for section in &self.sections {
             let _ = writeln!(
                 s,
@@ -286,7 +296,8 @@ table { border-collapse: collapse; }
 th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; vertical-align: top; text-align: left; }
 td.status-reproduces { color: #a00; font-weight: bold; }
 td.status-flaky { color: #a60; }
-td.status-agrees { color: #070; }
+td.status-agrees, td.status-no-longer-reproduces { color: #070; }
+td.status-unsupported, td.status-skipped { color: #777; }
 figure { margin: 0; max-width: 30em; overflow: auto; }
 </style>
 </head>
@@ -399,6 +410,7 @@ mod tests {
             keras: "3.15.1".to_owned(),
             sections,
             skipped: vec!["/f/bad.case.json: <not a case>".to_owned()],
+            matrix: None,
         }
     }
 
