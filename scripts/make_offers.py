@@ -19,7 +19,7 @@ import semfuzz_worker  # noqa: E402
 
 semfuzz_worker._env.update(python=sys.executable, numpy=numpy, tensorflow=tensorflow, keras=keras)
 target = semfuzz_worker._target(None, None)[0]["target"]
-offers = {k: target[k] for k in ("layers", "base_layer", "objects", "activations")}
+offers = {k: target[k] for k in ("layers", "base_layer", "objects", "aliases", "activations")}
 path = os.path.join(here, "..", "harness-py", "data", "keras-%s.json" % keras.__version__)
 with open(path, "w") as f:
     json.dump({"keras": keras.__version__, **offers}, f, indent=1, sort_keys=True)

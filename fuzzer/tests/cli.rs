@@ -81,7 +81,7 @@ fn layers_lists_the_targets_classes_with_their_defaults() {
     )
     .unwrap();
     assert_eq!(listed["offers"]["activations"], bundled["activations"]);
-    for key in ["layers", "base_layer", "objects"] {
+    for key in ["layers", "base_layer", "objects", "aliases"] {
         let (now, kept) = (&listed["offers"][key], &bundled[key]);
         let differ: Vec<&String> = now
             .as_object()

@@ -158,14 +158,36 @@ def _written_defaults(cls, sig):
 
 
 def _classes(module, base):
+    """The module's classes by name: each under its own name, or under the one name the
+    module exports it by when that differs (`keras.layers.GroupQueryAttention`)."""
     out = {}
     for name in sorted(dir(module)):
         obj = getattr(module, name, None)
-        if inspect.isclass(obj) and issubclass(obj, base) and obj.__name__ == name:
+        if not (inspect.isclass(obj) and issubclass(obj, base)):
+            continue
+        if obj.__name__ == name or not hasattr(module, obj.__name__):
             sig = _signature(obj)
             if sig is not None:
                 sig["written"] = _written_defaults(obj, sig)
                 out[name] = sig
+    return out
+
+
+def _aliases(module, base):
+    """Other class names the module exports a class by (`Orthogonal` for
+    `OrthogonalInitializer`), each with the class's own name: a config must name the class
+    by its own name to be read back."""
+    out = {}
+    for name in sorted(dir(module)):
+        obj = getattr(module, name, None)
+        if (
+            name[:1].isupper()
+            and inspect.isclass(obj)
+            and issubclass(obj, base)
+            and obj.__name__ != name
+            and hasattr(module, obj.__name__)
+        ):
+            out[name] = obj.__name__
     return out
 
 
@@ -175,6 +197,12 @@ def _target(_request, _payload):
     arguments and defaults."""
     keras = _env["keras"]
     hello, _ = _hello(None, None)
+    objects = {
+        "initializers": (keras.initializers, keras.initializers.Initializer),
+        "regularizers": (keras.regularizers, keras.regularizers.Regularizer),
+        "constraints": (keras.constraints, keras.constraints.Constraint),
+        "dtype_policies": (keras.dtype_policies, keras.dtype_policies.DTypePolicy),
+    }
     return {
         "target": {
             "versions": hello["versions"],
@@ -187,11 +215,11 @@ def _target(_request, _payload):
                 and name not in ("get", "serialize", "deserialize")
                 and callable(getattr(keras.activations, name))
             ),
-            "objects": {
-                "initializers": _classes(keras.initializers, keras.initializers.Initializer),
-                "regularizers": _classes(keras.regularizers, keras.regularizers.Regularizer),
-                "constraints": _classes(keras.constraints, keras.constraints.Constraint),
-                "dtype_policies": _classes(keras.dtype_policies, keras.dtype_policies.DTypePolicy),
+            "objects": {kind: _classes(module, base) for kind, (module, base) in objects.items()},
+            "aliases": {
+                alias: own
+                for module, base in objects.values()
+                for alias, own in _aliases(module, base).items()
             },
         }
     }, b""
@@ -286,7 +314,9 @@ def _set_dtypes(config, dtype, input_dtypes):
     their place in `input_layers` (the order of the model's inputs, which need not be the
     order the layers are listed in)."""
     order = config.get("input_layers") or []
-    if order and isinstance(order[0], str):  # a single input: [name, 0, 0]
+    if isinstance(order, dict):  # named inputs: flattened in the order of their names
+        order = [order[k] for k in sorted(order)]
+    elif order and isinstance(order[0], str):  # a single input: [name, 0, 0]
         order = [order]
     by_name = {ref[0]: d for ref, d in zip(order, input_dtypes)}
     listed = iter(input_dtypes)

@@ -62,6 +62,11 @@ pub struct Offers {
     /// The activation functions `keras.activations` names (what an `activation` argument
     /// may say).
     pub activations: Vec<String>,
+    /// Other names the release exports a nested object's class by, each with the class's
+    /// own name (`Orthogonal` → `OrthogonalInitializer` in Keras 3.3): a config read back
+    /// must use the latter.
+    #[serde(default)]
+    pub aliases: BTreeMap<String, String>,
 }
 
 impl Offers {
@@ -208,10 +213,24 @@ impl<'a> Adapter<'a> {
 
     /// The case as the target should get it: `None` when it needs no change.
     pub fn case(&self, case: &oracle::Case) -> Result<Option<oracle::Case>, Unexpressible> {
+        Ok(self.model(&case.model)?.map(|model| {
+            let mut c = case.clone();
+            c.model = model;
+            c
+        }))
+    }
+
+    /// A model (the case's, or one nested in it as a layer) as the target should get it:
+    /// each layer adapted, nested models alike, and for an older target a single input or
+    /// output triple as a list of one; `None` when it needs no change.
+    fn model(
+        &self,
+        model: &oracle::case::Model,
+    ) -> Result<Option<oracle::case::Model>, Unexpressible> {
         use oracle::case::{Endpoints, ModelKind};
-        let mut adapted: Option<oracle::Case> = None;
+        let mut adapted: Option<oracle::case::Model> = None;
         if self.older
-            && let ModelKind::Functional { inputs, outputs } = &case.model.kind
+            && let ModelKind::Functional { inputs, outputs } = &model.kind
             && [inputs, outputs]
                 .iter()
                 .any(|e| matches!(e, Endpoints::Single(_)))
@@ -220,17 +239,24 @@ impl<'a> Adapter<'a> {
                 Endpoints::Single(t) => Endpoints::List(vec![t.clone()]),
                 other => other.clone(),
             };
-            let mut c = case.clone();
-            c.model.kind = ModelKind::Functional {
+            let mut m = model.clone();
+            m.kind = ModelKind::Functional {
                 inputs: listed(inputs),
                 outputs: listed(outputs),
             };
-            adapted = Some(c);
+            adapted = Some(m);
         }
-        for (i, layer) in case.model.layers.iter().enumerate() {
+        for (i, layer) in model.layers.iter().enumerate() {
+            if let Some(nested) = &layer.nested {
+                if let Some(n) = self.model(nested)? {
+                    adapted.get_or_insert_with(|| model.clone()).layers[i].nested =
+                        Some(Box::new(n));
+                }
+                continue;
+            }
             let mut config = layer.config.clone();
             if self.layer(&layer.class_name, &layer.name, &mut config)? {
-                adapted.get_or_insert_with(|| case.clone()).model.layers[i].config = config;
+                adapted.get_or_insert_with(|| model.clone()).layers[i].config = config;
             }
         }
         Ok(adapted)
@@ -243,7 +269,7 @@ impl<'a> Adapter<'a> {
         name: &str,
         config: &mut Map<String, Value>,
     ) -> Result<bool, Unexpressible> {
-        // A class the case's release does not list (a nested model) is left as it is.
+        // A class the case's release does not list is left as it is.
         let Some(from) = self.from.layers.get(class) else {
             return Ok(false);
         };
@@ -330,14 +356,25 @@ impl<'a> Adapter<'a> {
         let Some(from) = self.from.object(&class) else {
             return Ok(false);
         };
-        let to = self
-            .to
-            .object(&class)
-            .ok_or_else(|| Unexpressible::Object(class.clone(), layer.to_owned()))?;
-        let Some(config) = object.get_mut("config").and_then(Value::as_object_mut) else {
-            return Ok(false);
-        };
         let mut changed = false;
+        let to = match self.to.object(&class) {
+            Some(to) => to,
+            // The target has the class under another name of its own.
+            None => {
+                let own = self
+                    .to
+                    .aliases
+                    .get(&class)
+                    .filter(|own| self.to.object(own).is_some())
+                    .ok_or_else(|| Unexpressible::Object(class.clone(), layer.to_owned()))?;
+                object.insert("class_name".into(), Value::String(own.clone()));
+                changed = true;
+                self.to.object(own).expect("checked")
+            }
+        };
+        let Some(config) = object.get_mut("config").and_then(Value::as_object_mut) else {
+            return Ok(changed);
+        };
         let keys: Vec<String> = config.keys().cloned().collect();
         for key in keys {
             if to.has(&key) {
@@ -434,6 +471,30 @@ mod tests {
             a.layer("Dense", "d", &mut c),
             Err(Unexpressible::Object("Orthogonal".into(), "d".into()))
         );
+
+        // A nested object the target has under another name of its own (Keras 3.3's
+        // `OrthogonalInitializer`, exported as `Orthogonal` too): renamed.
+        let mut renamed = to.clone();
+        let orthogonal = pinned().object("Orthogonal").unwrap().clone();
+        renamed
+            .objects
+            .get_mut("initializers")
+            .unwrap()
+            .insert("OrthogonalInitializer".into(), orthogonal);
+        renamed
+            .aliases
+            .insert("Orthogonal".into(), "OrthogonalInitializer".into());
+        let r = Adapter {
+            from,
+            to: &renamed,
+            older: true,
+        };
+        assert!(r.layer("Dense", "d", &mut c).unwrap());
+        assert_eq!(
+            c["kernel_initializer"]["class_name"],
+            "OrthogonalInitializer"
+        );
+        assert_eq!(c["kernel_initializer"]["config"]["gain"], 1.0);
 
         // An activation the target lacks.
         let mut c = config(json!({"units": 3, "use_bias": true, "activation": "hard_tanh"}));
