@@ -997,3 +997,25 @@ fn the_worker_s_temporary_files_go_with_it() {
     drop(harness);
     assert_eq!(listing(tmp.path()), Vec::<PathBuf>::new());
 }
+
+/// An invalid case (AdditiveAttention with dropout 1.5) whose other branch holds an
+/// Embedding fed indices past its rows: eager's gather refuses them. The reference checked
+/// that branch's shapes, not its values (an invalid model's values are never computed), so
+/// the refusal says nothing either way: inconclusive, not an unexpected rejection (the
+/// one-hour campaign of this release).
+#[test]
+fn a_value_refusal_on_another_branch_of_an_invalid_case_is_inconclusive() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/embedding_index_refused_beside_an_invalid_branch.case.json");
+    let (_, reports, stderr) = run(&[&case], &["--modes", "eager"]);
+    assert_eq!(reports.len(), 1, "{stderr}");
+    let verdict = &reports[0]["verdicts"][0];
+    assert_eq!(verdict["kind"], "agree", "{verdict:#}");
+    assert!(
+        verdict["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("inconclusive: TensorFlow refused layer 'embedding', on another branch"),
+        "{verdict:#}"
+    );
+}

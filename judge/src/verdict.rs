@@ -701,9 +701,17 @@ fn refused_elsewhere(
         return None;
     }
     let before = consumes(&case.model, &v.layer, name);
+    // Checked means its shapes and arguments: a layer with preconditions on its input
+    // values (an `Embedding`'s indices) is not known to be accepted, as the values of an
+    // invalid model are never computed.
     let accepted = || {
         let li = case.model.layers.iter().position(|l| l.name == name);
-        checked.is_some_and(|a| a.calls.iter().any(|c| Some(c.layer) == li))
+        checked.is_some_and(|a| {
+            a.calls.iter().any(|c| {
+                Some(c.layer) == li
+                    && !matches!(&c.kind, oracle::check::CallKind::Layer(spec) if spec.checks_values())
+            })
+        })
     };
     if !before && !after && !accepted() {
         let verdict = Verdict::new(

@@ -204,6 +204,13 @@ pub trait Spec: std::fmt::Debug + Send + Sync {
         Ok(())
     }
 
+    /// Whether [`Spec::check_values`] has preconditions to check: a call whose values were
+    /// never computed (a shape-level check of an invalid model) is then not known to be
+    /// accepted.
+    fn checks_values(&self) -> bool {
+        false
+    }
+
     /// The number of rows the input indexes (`Embedding`'s `input_dim`): generators give a
     /// model input this call reads integers in `0..n`.
     fn index_rows(&self) -> Option<usize> {

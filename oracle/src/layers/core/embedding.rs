@@ -115,6 +115,10 @@ impl Spec for EmbeddingSpec {
         }]
     }
 
+    fn checks_values(&self) -> bool {
+        true
+    }
+
     fn check_values(&self, inputs: &[&ArrayD<f64>]) -> Result<(), Violation> {
         let Some((at, &x)) = inputs[0]
             .indexed_iter()
