@@ -394,7 +394,7 @@ mod tests {
     #[test]
     fn rms_scaling_takes_the_variance_of_a_rounded_mean() {
         let s = spec(json!(-1), true, DType::Float32);
-        let v = 6941.193_359_375_f64;
+        let v = 6_941.193_359_375_f64;
         let x = ArrayD::from_elem(vec![1, 5], v);
         let gamma = ArrayD::from_elem(vec![5], 1.0);
         let reference = s.eval(&[&x], &[&gamma])[0][[0, 0]];
