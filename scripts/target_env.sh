@@ -54,7 +54,7 @@ fi
 exec 9>&-
 
 ln -sfn "$venv" ".venv-$name"
-say "ready: $(grep -iE '^(keras|keras-nightly|tensorflow[-_]cpu|tf-nightly)==' "$venv/semfuzz-freeze.txt" | tr '\n' ' ')"
+say "ready: $(grep -iE '^(keras|keras-nightly|tensorflow[-_]cpu|tf[-_]nightly)==' "$venv/semfuzz-freeze.txt" | tr '\n' ' ')"
 # PRINT=interpreter: the interpreter's path alone (what `semfuzz bisect` reads).
 if [ "${PRINT:-}" = interpreter ]; then
     echo "$venv/bin/python"
