@@ -207,6 +207,10 @@ struct Drawn {
     execs: usize,
     of_class: usize,
     meeting: usize,
+    /// Of those meeting every condition: in a valid model that TensorFlow ran.
+    meeting_ran: usize,
+    /// Of those that ran: with a verdict at the layer a kept entry explained.
+    meeting_known: usize,
     /// The conditions no drawn layer of the class met, with whether each is a range.
     never_met: Vec<(String, bool)>,
 }
@@ -219,6 +223,8 @@ fn drawn(out: &Path, fault: &Value) -> Drawn {
         execs: 0,
         of_class: 0,
         meeting: 0,
+        meeting_ran: 0,
+        meeting_known: 0,
         never_met: Vec::new(),
     };
     let mut met: BTreeMap<String, bool> = BTreeMap::new();
@@ -267,6 +273,13 @@ fn drawn(out: &Path, fault: &Value) -> Drawn {
             }
             if all {
                 d.meeting += 1;
+                if valid && exec["tf"] == "ran" {
+                    d.meeting_ran += 1;
+                    let known = l["verdicts"]
+                        .as_array()
+                        .is_some_and(|vs| vs.iter().any(|v| v["known"] == true));
+                    d.meeting_known += usize::from(known);
+                }
             }
         }
     }
@@ -283,6 +296,25 @@ fn drawn(out: &Path, fault: &Value) -> Drawn {
         .map(|(k, _)| (k.clone(), range(k)))
         .collect();
     d
+}
+
+/// The conditions of a fault's `when`, by name.
+fn conds_named(fault: &Value) -> Vec<String> {
+    let when = &fault["when"];
+    let mut names: Vec<String> = when["config"]
+        .as_object()
+        .map(|c| c.keys().cloned().collect())
+        .unwrap_or_default();
+    if when.get("ranks").is_some() || when.get("ranks_min").is_some() {
+        names.push("rank".into());
+    }
+    if when.get("inputs_min").is_some() {
+        names.push("inputs".into());
+    }
+    if when["invalid"] == true {
+        names.push("an invalid model".into());
+    }
+    names
 }
 
 /// The campaign's findings at the fault's classes: (signature, first_seen), and all
@@ -396,6 +428,7 @@ fn bench_fault(ctx: &Ctx, fault: &Value, stock: &Value) -> Value {
         "drawn_execs": d.execs,
         "class_draws": d.of_class,
         "draws_meeting_needs": d.meeting,
+        "draws_meeting_needs_ran": d.meeting_ran,
         "kept_bugs_at_class": kept.iter().map(|(k, n)| json!({"entry": k, "count": n})).collect::<Vec<_>>(),
     });
     result["found"] = json!(!hits.is_empty());
@@ -411,15 +444,29 @@ fn bench_fault(ctx: &Ctx, fault: &Value, stock: &Value) -> Value {
         } else if d.meeting == 0 && d.never_met.iter().any(|(_, range)| *range) {
             let what: Vec<&str> = d.never_met.iter().map(|(k, _)| k.as_str()).collect();
             format!("value range never reached ({})", what.join(", "))
+        } else if d.meeting == 0 && d.never_met.is_empty() {
+            let what: Vec<String> = conds_named(fault);
+            format!(
+                "combination never drawn ({} each drawn, never together)",
+                what.join(", ")
+            )
         } else if d.meeting == 0 {
             let what: Vec<&str> = d.never_met.iter().map(|(k, _)| k.as_str()).collect();
             format!("argument value never drawn ({})", what.join(", "))
+        } else if d.meeting_ran == 0 {
+            format!(
+                "never ran: {} draws met the needs, none in a valid model TensorFlow ran",
+                d.meeting
+            )
         } else if !kept.is_empty() {
             format!("explained by a kept bug ({})", kept[0].0)
         } else if let Some(data) = data {
             format!("judged agree: the data it needs ({data}) never came in the draws")
         } else {
-            format!("judged agree ({} draws met the needs)", d.meeting)
+            format!(
+                "judged agree ({} draws met the needs, {} ran, {} of those with a kept bug's verdict)",
+                d.meeting, d.meeting_ran, d.meeting_known
+            )
         });
     }
     let _ = std::fs::remove_dir_all(&overlay_dir);

@@ -134,7 +134,8 @@ pub struct FuzzArgs {
     /// Share of runs that add a second mode.
     #[arg(long, default_value_t = 0.2)]
     pub second_mode_share: f64,
-    /// The dtypes cases run in, drawn per mutation.
+    /// The dtypes cases run in: a fresh model draws one; a mutated case keeps its own but for
+    /// a fifth of the mutations, which change it.
     #[arg(long, value_delimiter = ',', value_parser = parse_dtype, default_value = "float32,float64")]
     pub dtype: Vec<oracle::DType>,
     /// Share of executions that send a minimally-invalid case, to test TF's validation.

@@ -68,9 +68,11 @@ pub enum Tier {
     Validation,
     /// An error message that names neither the layer nor the argument.
     Message,
-    /// A divergence that follows only from NaN/Inf in the layer's inputs or weights, or an
-    /// error within float32 rounding in a float64 layer (a constant rounded through
-    /// float32): no IEEE behaviour is promised there. Kept apart.
+    /// A divergence that follows only from NaN/Inf in the layer's inputs or weights, only
+    /// from overflow (the exact result is itself infinite and no finite element differs: the
+    /// framework's NaN or infinity there depends on the order of its sums), or an error
+    /// within float32 rounding in a float64 layer (a constant rounded through float32): no
+    /// IEEE behaviour is promised there. Kept apart.
     Ieee,
 }
 
@@ -114,7 +116,14 @@ impl Tier {
                     && evidence
                         .normwise_rel_error
                         .is_some_and(|r| r <= FLOAT32_ROUNDING);
-                if nonfinite || float32_rounding || evidence.float32_constants {
+                // The exact result overflows on finite data, and that is all that differs.
+                let overflow = !evidence.finite_error
+                    && !evidence.shape_differs
+                    && matches!(
+                        evidence.reference_value,
+                        Some(ValueClass::PosInf | ValueClass::NegInf)
+                    );
+                if nonfinite || overflow || float32_rounding || evidence.float32_constants {
                     Tier::Ieee
                 } else {
                     Tier::WrongResult
@@ -1754,6 +1763,37 @@ mod tests {
         };
         assert_eq!(
             Tier::of(Kind::UnexpectedNan, &nan_out_of_finite, DType::Float32),
+            Some(Tier::WrongResult)
+        );
+        // The exact result overflows on finite data: NaN where it is infinite is ieee ...
+        let overflow = Evidence {
+            tf_value: Some(ValueClass::NaN),
+            reference_value: Some(ValueClass::NegInf),
+            ..Evidence::default()
+        };
+        assert_eq!(
+            Tier::of(Kind::UnexpectedNan, &overflow, DType::Float32),
+            Some(Tier::Ieee)
+        );
+        assert_eq!(
+            Tier::of(Kind::ModeMismatch, &overflow, DType::Float32),
+            Some(Tier::Ieee)
+        );
+        // ... unless some finite element differs too, or NaN stands for a finite value.
+        let overflow_and_wrong = Evidence {
+            finite_error: true,
+            ..overflow.clone()
+        };
+        assert_eq!(
+            Tier::of(Kind::UnexpectedNan, &overflow_and_wrong, DType::Float32),
+            Some(Tier::WrongResult)
+        );
+        let nan_for_finite = Evidence {
+            reference_value: Some(ValueClass::Finite),
+            ..overflow
+        };
+        assert_eq!(
+            Tier::of(Kind::UnexpectedNan, &nan_for_finite, DType::Float32),
             Some(Tier::WrongResult)
         );
         let none = Evidence::default();

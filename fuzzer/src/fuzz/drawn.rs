@@ -1,15 +1,17 @@
 //! An opt-in record of what a campaign drew, for benchmarks that ask why a planted fault was
 //! missed (class never drawn, argument value never drawn, value range never reached). When
 //! `$SEMFUZZ_DRAWN` names a file, every executed case appends one JSON line to it: its dtype,
-//! its modes, whether the reference accepted it, and per layer its class, its config (less
-//! initialisers, regularisers, constraints and names) and, where the reference accepted the
-//! model, the ranks of the layer's inputs. Off (the default), it costs one check per case.
+//! its modes, whether the reference accepted it, what the target did with it (`unsupported`,
+//! `ran`, `rejected`, `crash`, `timeout`, `oom`), and per layer its class, its config (less
+//! initialisers, regularisers, constraints and names), where the reference accepted the
+//! model the ranks of the layer's inputs, and the verdicts at the layer (`kind`, and whether
+//! a kept entry explained it). Off (the default), it costs one check per case.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write as _;
 use std::sync::{Mutex, OnceLock};
 
-use harness_py::Mode;
+use harness_py::{Mode, TfOutcome, Verdict};
 use oracle::Case;
 use oracle::case::Model;
 use oracle::check::{CheckError, ModelAnalysis};
@@ -50,24 +52,56 @@ fn summary(config: &Map<String, Value>) -> Value {
     )
 }
 
-fn layers(model: &Model, ranks: &dyn Fn(usize) -> Option<Vec<usize>>, out: &mut Vec<Value>) {
+fn layers(
+    model: &Model,
+    ranks: &dyn Fn(usize) -> Option<Vec<usize>>,
+    verdicts: &[Verdict],
+    out: &mut Vec<Value>,
+) {
     for (i, l) in model.layers.iter().enumerate() {
         if l.class_name == "InputLayer" {
             continue;
         }
         match &l.nested {
-            Some(m) => layers(m, &|_| None, out),
-            None => out.push(json!({
-                "class": l.class_name,
-                "config": summary(&l.config),
-                "ranks": ranks(i),
-            })),
+            Some(m) => layers(m, &|_| None, verdicts, out),
+            None => {
+                let at: Vec<Value> = verdicts
+                    .iter()
+                    .filter(|v| v.layer.as_deref() == Some(l.name.as_str()))
+                    .map(|v| json!({"kind": v.kind.name(), "known": v.known.is_some()}))
+                    .collect();
+                out.push(json!({
+                    "class": l.class_name,
+                    "config": summary(&l.config),
+                    "ranks": ranks(i),
+                    "verdicts": at,
+                }))
+            }
         }
     }
 }
 
-/// Appends `case` to the record, when there is one.
-pub fn record(case: &Case, modes: &[Mode], checked: &Result<ModelAnalysis, CheckError>) {
+/// What the target did with a case, in a word (`None`: it could not express it).
+fn outcome(tf: Option<&TfOutcome>) -> &'static str {
+    match tf {
+        None => "unsupported",
+        Some(TfOutcome::Ran { .. }) => "ran",
+        Some(TfOutcome::Rejected(_)) => "rejected",
+        Some(TfOutcome::Crash { .. }) => "crash",
+        Some(TfOutcome::Timeout { .. }) => "timeout",
+        Some(TfOutcome::OutOfMemory { .. }) => "oom",
+    }
+}
+
+/// Appends `case` to the record, when there is one: `tf` is what the target did with it
+/// (`None` when it could not express it) and `verdicts` the judge's verdicts on that.
+pub fn record(
+    case: &Case,
+    modes: &[Mode],
+    checked: &Result<ModelAnalysis, CheckError>,
+    tf: Option<&TfOutcome>,
+    verdicts: &[Verdict],
+) {
     let Some(file) = file() else {
         return;
     };
@@ -80,11 +114,12 @@ pub fn record(case: &Case, modes: &[Mode], checked: &Result<ModelAnalysis, Check
             .map(|c| c.input_shapes.iter().map(|s| s.len()).collect())
     };
     let mut drawn = Vec::new();
-    layers(&case.model, &ranks, &mut drawn);
+    layers(&case.model, &ranks, verdicts, &mut drawn);
     let line = json!({
         "dtype": case.dtype.to_string(),
         "modes": modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
         "valid": analysis.is_some(),
+        "tf": outcome(tf),
         "layers": drawn,
     });
     if let Ok(mut f) = file.lock() {

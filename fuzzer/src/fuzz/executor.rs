@@ -364,12 +364,12 @@ where
                 j.display()
             );
         }
-        super::drawn::record(&case, &modes, &oracle);
         // A case written for another Keras release runs as the target can express it.
         let adapted = match self.harness.adapt(&case) {
             Ok(Ok(c)) => c,
             Ok(Err(why)) => {
                 tracing::debug!("unsupported on this target: {why}");
+                super::drawn::record(&case, &modes, &oracle, None, &[]);
                 self.counters.execs += 1;
                 self.counters.unsupported += 1;
                 self.report(mgr, state, false)?;
@@ -417,6 +417,7 @@ where
                 self.judge.judge(&case, case.dtype, &oracle, &tf)
             })
             .unwrap_or_default();
+        super::drawn::record(&case, &modes, &oracle, Some(&tf), &verdicts);
         let modes_name: Vec<&str> = modes.iter().map(|m| m.name()).collect();
         let mut features = Features::new(self.observers.0.as_mut());
         for &line in &self.harness.python_lines {

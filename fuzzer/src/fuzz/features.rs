@@ -2,7 +2,9 @@
 //! max-map feedback watches. A case is new when it makes a feature appear, or appear more
 //! often, than any case before it.
 //!
-//! Features: layer class × argument buckets, layer class × input rank × dtype, producer →
+//! Features: layer class × argument buckets, layer class × pairs of argument buckets (so a
+//! case that first brings two values together is kept, as combinatorial testing asks: many
+//! layer bugs need two arguments at once), layer class × input rank × dtype, producer →
 //! consumer class pairs, the modes and dtype of the run, TF's exception classes by phase,
 //! violation categories of invalid cases, numeric hazards in TF's outputs, and verdicts.
 
@@ -82,6 +84,25 @@ pub fn bucket(v: &Value) -> String {
     }
 }
 
+/// A layer's argument features: each argument's bucket, and each pair of them.
+fn arg_features(class: &str, config: &serde_json::Map<String, Value>) -> Vec<String> {
+    // Sorted: a pair is the same feature whatever order the config lists its keys in.
+    let mut args: Vec<String> = config
+        .iter()
+        .filter(|(k, _)| !inert(k))
+        .map(|(key, value)| format!("{key}={}", bucket(value)))
+        .collect();
+    args.sort();
+    let mut out = Vec::with_capacity(args.len() * (args.len() + 1) / 2);
+    for (i, a) in args.iter().enumerate() {
+        out.push(format!("arg|{class}|{a}"));
+        for b in &args[i + 1..] {
+            out.push(format!("pair|{class}|{a}|{b}"));
+        }
+    }
+    out
+}
+
 /// Everything one execution shows.
 pub struct Observed<'a> {
     pub case: &'a Case,
@@ -100,8 +121,8 @@ pub fn collect(f: &mut Features, o: &Observed) {
     for layer in layers.iter().filter(|l| !l.is_input()) {
         let class = &layer.class_name;
         f.add(&format!("class|{class}|{dtype}"));
-        for (key, value) in layer.config.iter().filter(|(k, _)| !inert(k)) {
-            f.add(&format!("arg|{class}|{key}={}", bucket(value)));
+        for feature in arg_features(class, &layer.config) {
+            f.add(&feature);
         }
     }
     match o.oracle {
@@ -187,6 +208,26 @@ mod tests {
         assert_eq!(
             bucket(&json!({"class_name": "GlorotUniform", "config": {}})),
             "GlorotUniform"
+        );
+    }
+
+    #[test]
+    fn arguments_count_alone_and_in_pairs_and_inert_ones_not_at_all() {
+        let config = json!({
+            "name": "gru", "kernel_initializer": {"class_name": "Zeros"},
+            "units": 4, "reset_after": false, "go_backwards": true,
+        });
+        let features = arg_features("GRU", config.as_object().unwrap());
+        assert_eq!(
+            features,
+            [
+                "arg|GRU|go_backwards=true",
+                "pair|GRU|go_backwards=true|reset_after=false",
+                "pair|GRU|go_backwards=true|units=+2^2",
+                "arg|GRU|reset_after=false",
+                "pair|GRU|reset_after=false|units=+2^2",
+                "arg|GRU|units=+2^2",
+            ]
         );
     }
 

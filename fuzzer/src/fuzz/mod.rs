@@ -291,7 +291,7 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
         mutate: MutateOptions {
             dtypes: args.dtype.clone(),
             invalid_share: args.invalid_share,
-            fresh_share: 0.02,
+            fresh_share: 0.05,
             layers: args.layers,
             repair: RepairOptions {
                 avoid: if args.keep_known_bugs {

@@ -21,9 +21,20 @@ use rand::Rng as _;
 
 use super::input::CaseInput;
 
+/// The share of mutations of a corpus entry that change its dtype (when the campaign runs
+/// several): the rest change its structure, arguments or values in the dtype it has.
+pub const DTYPE_CHANGE_SHARE: f64 = 0.2;
+
+/// Whether a mutation of a case in `dtype` changes its dtype, `drawn` being the dtype drawn
+/// for this mutation from `dtypes`.
+fn flips_dtype(dtypes: &[DType], dtype: DType, drawn: DType, rng: &mut generators::Rng) -> bool {
+    !dtypes.contains(&dtype) || (drawn != dtype && rng.random_bool(DTYPE_CHANGE_SHARE))
+}
+
 #[derive(Debug, Clone)]
 pub struct MutateOptions {
-    /// The dtypes cases run in, drawn uniformly per mutation.
+    /// The dtypes cases run in: a fresh model draws one uniformly; a mutated case changes
+    /// its own in [`DTYPE_CHANGE_SHARE`] of mutations (always when it is not listed).
     pub dtypes: Vec<DType>,
     /// Share of results made minimally invalid.
     pub invalid_share: f64,
@@ -98,7 +109,9 @@ where
             let Ok(mut case) = input.case() else {
                 return Ok(MutationResult::Skipped);
             };
-            let changed = if case.dtype != dtype {
+            // A case keeps its dtype but for a share of mutations (or when it has one the
+            // campaign does not run): a flip rebuilds the model and changes nothing else.
+            let changed = if flips_dtype(&o.dtypes, case.dtype, dtype, &mut rng) {
                 generators::mutate::change_dtype(&mut case, &mut rng)
             } else {
                 let pick = rng.random_range(0..usize::MAX);
@@ -228,6 +241,24 @@ mod tests {
         let inputs = map.remove("inputs").unwrap_or(Value::Null);
         let weights = map.remove("weights").unwrap_or(Value::Null);
         serde_json::json!([inputs, weights])
+    }
+
+    /// A case keeps its dtype in most mutations; one the campaign does not run always changes.
+    #[test]
+    fn a_mutation_changes_the_dtype_in_a_share_of_mutations_only() {
+        let mut rng = generators::rng(5);
+        let both = [DType::Float32, DType::Float64];
+        let flips = (0..2000)
+            .filter(|i| {
+                let drawn = both[i % 2];
+                flips_dtype(&both, DType::Float32, drawn, &mut rng)
+            })
+            .count();
+        // Half the draws differ, a fifth of those flip: about 200 of 2000.
+        assert!((120..=280).contains(&flips), "{flips} flips of 2000");
+        let one = [DType::Float32];
+        assert!((0..50).all(|_| flips_dtype(&one, DType::Float64, DType::Float32, &mut rng)));
+        assert!((0..50).all(|_| !flips_dtype(&one, DType::Float32, DType::Float32, &mut rng)));
     }
 
     /// Value mutations keep the model, its dtype and shapes (what lets the worker reuse the
