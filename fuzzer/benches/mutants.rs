@@ -19,9 +19,10 @@
 //!    faulted code); the time to the first one is its `first_seen` less the campaign's start.
 //!    A miss is explained, in this order: the class was never drawn; no drawn layer of the
 //!    class had the argument value the fault needs (or the value range: a `min`/`max`
-//!    condition); a kept bug explained verdicts at the class (`known.json`); otherwise the
-//!    judge said agree on what was drawn (or the data the fault needs, which no record
-//!    holds, never came).
+//!    condition), or each condition was met but never all at once (a combination); no
+//!    layer meeting them was in a valid model TensorFlow ran; a kept bug explained verdicts
+//!    at such a layer (the entry named from `known.json`); otherwise the judge said agree on
+//!    what was drawn (or the data the fault needs, which no record holds, never came).
 //!
 //! Results are rewritten after every fault: `target/bench-results/mutants.json` and
 //! `mutants.md` (a table).
@@ -458,7 +459,8 @@ fn bench_fault(ctx: &Ctx, fault: &Value, stock: &Value) -> Value {
                 "never ran: {} draws met the needs, none in a valid model TensorFlow ran",
                 d.meeting
             )
-        } else if !kept.is_empty() {
+        } else if d.meeting_known > 0 && !kept.is_empty() {
+            // A kept entry explained verdicts on draws that met the needs.
             format!("explained by a kept bug ({})", kept[0].0)
         } else if let Some(data) = data {
             format!("judged agree: the data it needs ({data}) never came in the draws")

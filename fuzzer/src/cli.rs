@@ -141,6 +141,10 @@ pub struct FuzzArgs {
     /// Share of executions that send a minimally-invalid case, to test TF's validation.
     #[arg(long, default_value_t = 0.1)]
     pub invalid_share: f64,
+    /// Share of mutations that replace a corpus entry by a freshly generated model: every
+    /// layer of one is a new draw of its class and arguments, where a mutation changes one.
+    #[arg(long, default_value_t = 0.05)]
+    pub fresh_share: f64,
     /// Layers per generated model.
     #[arg(long, default_value_t = 10)]
     pub layers: usize,

@@ -184,6 +184,7 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
         }
     };
     share("invalid-share", args.invalid_share)?;
+    share("fresh-share", args.fresh_share)?;
     share("second-mode-share", args.second_mode_share)?;
     if args.jobs == 0 {
         return Err(Failure::usage("--jobs 0: expected at least one client"));
@@ -291,7 +292,7 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
         mutate: MutateOptions {
             dtypes: args.dtype.clone(),
             invalid_share: args.invalid_share,
-            fresh_share: 0.05,
+            fresh_share: args.fresh_share,
             layers: args.layers,
             repair: RepairOptions {
                 avoid: if args.keep_known_bugs {
@@ -475,7 +476,7 @@ fn record_run(
             "started": now_secs(), "seed": seed, "jobs": args.jobs, "resume": args.resume,
             "modes": args.modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
             "dtypes": args.dtype.iter().map(|d| d.name()).collect::<Vec<_>>(),
-            "invalid_share": args.invalid_share, "second_mode_share": args.second_mode_share,
+            "invalid_share": args.invalid_share, "fresh_share": args.fresh_share, "second_mode_share": args.second_mode_share,
             "layers": args.layers, "keep_known_bugs": args.keep_known_bugs,
             "value_burst": args.value_burst, "scheduler": args.scheduler,
             "semfuzz": env!("CARGO_PKG_VERSION"), "target": target, "installed": installed,
