@@ -4,7 +4,8 @@
 # Unpinned by purpose (only Keras and TensorFlow are fixed), each records what it installed
 # (`pip freeze`) in semfuzz-freeze.txt beside itself; it is made once and reused, and
 # REFRESH=1 makes it again (the nightlies move). Prints the --python to give semfuzz, and
-# links .venv-<name> to it (PRINT=interpreter prints the interpreter's path alone).
+# links .venv-<name> to it (PRINT=interpreter prints the interpreter's path alone;
+# PRINT=packages prints what it would install and does nothing).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -27,11 +28,17 @@ else
     [[ "$KERAS" =~ ^3\.[0-9]+\.[0-9]+$ ]] \
         || { say "KERAS=$KERAS: expected a Keras 3 release such as 3.3.3"; exit 2; }
     minor=$(cut -d. -f1,2 <<<"$KERAS")
-    tf=${TF:-$(awk -v m="$minor" '$1 == m { print $2 }' python/targets.tsv)}
+    tf=${TF:-$(awk -v m="$minor" '$1 "" == m { print $2 }' python/targets.tsv)}  # as text: 3.1 is not 3.10
     [ -n "$tf" ] || { say "no TensorFlow for Keras $minor in python/targets.tsv: give TF=2.y.z"; exit 2; }
     name=keras-$KERAS-tf-$tf
     packages=("tensorflow-cpu==$tf" "keras==$KERAS")
     pre=()
+fi
+
+# PRINT=packages: what would be installed, one per line, and nothing done.
+if [ "${PRINT:-}" = packages ]; then
+    printf '%s\n' "${packages[@]}"
+    exit 0
 fi
 
 venv="$CACHE/target-$name-py$pyver"

@@ -335,3 +335,34 @@ fn the_fixtures_and_generated_models_agree_on_both_releases() {
         );
     }
 }
+
+/// The set-up installs, for each Keras minor of `python/targets.tsv`, exactly the
+/// TensorFlow the table gives it (the lookup once took 3.1 for 3.10 too, a number).
+#[test]
+fn the_setup_installs_the_tensorflow_of_each_minor_in_the_table() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let table = std::fs::read_to_string(root.join("python/targets.tsv")).unwrap();
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("keras\t"))
+        .map(|l| l.split('\t').collect())
+        .collect();
+    assert!(rows.len() >= 16, "{rows:?}");
+    for row in rows {
+        let (tf, last) = (row[1], row[2]);
+        let out = std::process::Command::new(root.join("scripts/target_env.sh"))
+            .env("KERAS", last)
+            .env("PRINT", "packages")
+            .env_remove("TF")
+            .env_remove("TARGET")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{last}: {out:?}");
+        let packages = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            packages.lines().collect::<Vec<_>>(),
+            [format!("tensorflow-cpu=={tf}"), format!("keras=={last}")],
+            "Keras {last}"
+        );
+    }
+}
