@@ -178,6 +178,8 @@ pub(crate) fn realize_checked(
         }
     };
     let rows = index_rows(case, analysis);
+    let masked = read_values(case, analysis, |s| s.masked_value(), |first, _| first);
+    let dtype = case.dtype;
     let inputs: Vec<Tensor> = concrete
         .iter()
         .enumerate()
@@ -203,7 +205,18 @@ pub(crate) fn realize_checked(
                             _ => rng.random_range(0..=last) as f64,
                         }
                     }),
-                    None => array(shape, opts.distribution(rng), WeightDomain::Any, opts, rng),
+                    None => {
+                        let mut a =
+                            array(shape, opts.distribution(rng), WeightDomain::Any, opts, rng);
+                        // Half the time, whole steps a `Masking` reader masks.
+                        if let Some(&v) = masked.get(&i)
+                            && comparable(v, dtype)
+                            && rng.random_bool(0.5)
+                        {
+                            mask_lanes(&mut a, v, rng);
+                        }
+                        a
+                    }
                 }),
             }
         })
@@ -266,18 +279,39 @@ fn analysed_on(case: &Case, analysis: &ModelAnalysis, inputs: &[Dims]) -> bool {
     on_inputs && given == inputs.len() && analysis.calls.len() == calls
 }
 
-/// The model inputs that calls read as indices (`Embedding`), by input position, with the
-/// fewest rows any of their readers has.
-fn index_rows(
+/// Whether an input lane of `v` compares equal to a `mask_value` of `v` in a run of `dtype`:
+/// TF compares in float32 (a float64 run with a value float32 cannot hold compares otherwise,
+/// a kept framework bug) and in the compute dtype below it.
+fn comparable(v: f64, dtype: oracle::DType) -> bool {
+    dtype == oracle::DType::Float32 || (dtype == oracle::DType::Float64 && v as f32 as f64 == v)
+}
+
+/// Sets about a third of the lanes of the last axis of `a` (whole timesteps) to `v`.
+fn mask_lanes(a: &mut ArrayD<f64>, v: f64, rng: &mut Rng) {
+    let Some(last) = a.ndim().checked_sub(1).filter(|&l| l > 0) else {
+        return;
+    };
+    for mut lane in a.lanes_mut(ndarray::Axis(last)) {
+        if rng.random_bool(1.0 / 3.0) {
+            lane.fill(v);
+        }
+    }
+}
+
+/// The model inputs that a call reads directly and for which its spec gives a value
+/// (`read`), by input position; `merge` combines the values of two readers of one input.
+fn read_values<T: Copy>(
     case: &Case,
     analysis: &oracle::check::ModelAnalysis,
-) -> std::collections::HashMap<usize, usize> {
-    let mut rows = std::collections::HashMap::new();
+    read: impl Fn(&dyn oracle::layers::Spec) -> Option<T>,
+    merge: impl Fn(T, T) -> T,
+) -> std::collections::HashMap<usize, T> {
+    let mut values = std::collections::HashMap::new();
     for call in &analysis.calls {
         let CallKind::Layer(spec) = &call.kind else {
             continue;
         };
-        let Some(n) = spec.index_rows() else {
+        let Some(v) = read(spec.as_ref()) else {
             continue;
         };
         for r in &call.inputs {
@@ -289,12 +323,21 @@ fn index_rows(
                 ..
             }) = analysis.call(l, r.node)
             {
-                let e = rows.entry(*position).or_insert(n);
-                *e = (*e).min(n);
+                let e = values.entry(*position).or_insert(v);
+                *e = merge(*e, v);
             }
         }
     }
-    rows
+    values
+}
+
+/// The model inputs that calls read as indices (`Embedding`), by input position, with the
+/// fewest rows any of their readers has.
+fn index_rows(
+    case: &Case,
+    analysis: &oracle::check::ModelAnalysis,
+) -> std::collections::HashMap<usize, usize> {
+    read_values(case, analysis, |s| s.index_rows(), usize::min)
 }
 
 /// A declared shape made concrete: the existing array's dimensions where the declaration
@@ -365,5 +408,65 @@ mod tests {
             valid > 100 && partial > 20,
             "{valid} valid, {partial} partial"
         );
+    }
+}
+
+#[cfg(test)]
+mod masking_tests {
+    use super::*;
+
+    /// An input of shape (None, 4, 3) read by `Masking(mask_value)` in `dtype`, no arrays.
+    fn masked_model(mask_value: f64, dtype: &str) -> Case {
+        let text = serde_json::json!({
+            "format": "semfuzz-case/1", "dtype": dtype,
+            "model": {"name": "m", "layers": [
+                {"class_name": "InputLayer", "name": "x",
+                 "config": {"batch_shape": [null, 4, 3], "name": "x"}, "inbound_nodes": []},
+                {"class_name": "Masking", "name": "masking",
+                 "config": {"name": "masking", "mask_value": mask_value},
+                 "inbound_nodes": [{"args": [{"class_name": "__keras_tensor__",
+                    "config": {"keras_history": ["x", 0, 0]}}], "kwargs": {}}]}],
+              "input_layers": [["x", 0, 0]], "output_layers": [["masking", 0, 0]]},
+            "weights": {}, "inputs": []
+        });
+        Case::from_json_str(&text.to_string(), "masking.case.json").unwrap()
+    }
+
+    /// Steps whose every value is `mask_value` (in `dtype`), over `runs` fresh realisations.
+    fn masked_steps(mask_value: f64, dtype: &str, runs: u64) -> usize {
+        (0..runs)
+            .map(|seed| {
+                let mut case = masked_model(mask_value, dtype);
+                realize(
+                    &mut case,
+                    2,
+                    &ValueOptions::default(),
+                    &mut crate::rng(seed),
+                )
+                .unwrap();
+                let x = &case.inputs[0].data;
+                x.lanes(ndarray::Axis(2))
+                    .into_iter()
+                    .filter(|l| {
+                        l.iter().all(|&e| match dtype {
+                            // Float32 runs hold float32 values.
+                            "float32" => e as f32 == mask_value as f32,
+                            _ => e == mask_value,
+                        })
+                    })
+                    .count()
+            })
+            .sum()
+    }
+
+    #[test]
+    fn an_input_read_by_masking_gets_whole_steps_of_its_mask_value() {
+        // 20 runs of 8 steps: about half the runs mask about a third of their steps.
+        let n = masked_steps(2.5, "float32", 20);
+        assert!((10..=50).contains(&n), "{n} masked steps");
+        // 0.1 is no float32: a float64 run would compare it otherwise than Keras does.
+        assert_eq!(masked_steps(0.1, "float64", 20), 0);
+        assert!(masked_steps(0.1, "float32", 20) > 0);
+        assert!(masked_steps(2.5, "float64", 20) > 0);
     }
 }

@@ -107,12 +107,14 @@ fn generated_models_avoid_the_adaptive_max_pooling_crash() {
             .filter(|g| triggers(&g.case).iter().any(|&(_, b)| b == bug))
             .count()
     };
-    let kept = generated(false, 7, 150);
-    let avoided = generated(true, 7, 150);
+    let kept = generated(false, 7, 300);
+    let avoided = generated(true, 7, 300);
     let crash = Trigger::AdaptiveMaxPoolingWindowExceedsInput;
-    assert!(count(crash, &kept) >= 5, "{} of 150", count(crash, &kept));
+    // The same rate as 5 of 150 (the sample doubled: 150 held only 3 once the values of
+    // inputs read by Masking took draws of their own).
+    assert!(count(crash, &kept) >= 10, "{} of 300", count(crash, &kept));
     assert_eq!(count(crash, &avoided), 0);
-    assert!(avoided.iter().filter(|g| g.repair.valid).count() >= 145);
+    assert!(avoided.iter().filter(|g| g.repair.valid).count() >= 290);
 }
 
 /// A one-layer case: `class` with this config on an input of this batch shape.

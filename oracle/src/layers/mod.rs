@@ -217,6 +217,12 @@ pub trait Spec: std::fmt::Debug + Send + Sync {
         None
     }
 
+    /// A value that masks a position when its whole last-axis lane equals it (`Masking`'s
+    /// `mask_value`): generators give a model input this call reads such lanes now and then.
+    fn masked_value(&self) -> Option<f64> {
+        None
+    }
+
     /// Whether the call makes a mask from unmasked inputs (`Embedding(mask_zero=True)`,
     /// `Masking`).
     fn produces_mask(&self) -> bool {

@@ -162,6 +162,10 @@ impl Spec for MaskingSpec {
     fn produces_mask(&self) -> bool {
         true
     }
+
+    fn masked_value(&self) -> Option<f64> {
+        Some(self.mask_value)
+    }
 }
 
 #[cfg(test)]
