@@ -142,8 +142,9 @@ pub struct FuzzArgs {
     #[arg(long, default_value_t = 0.1)]
     pub invalid_share: f64,
     /// Share of mutations that replace a corpus entry by a freshly generated model: every
-    /// layer of one is a new draw of its class and arguments, where a mutation changes one.
-    #[arg(long, default_value_t = 0.05)]
+    /// layer of one is a new draw of its class and arguments, where a mutation changes one
+    /// (on 16 planted faults a 3-minute campaign missed, 0.25 found 7, 0.05 found 1).
+    #[arg(long, default_value_t = 0.25)]
     pub fresh_share: f64,
     /// Layers per generated model.
     #[arg(long, default_value_t = 10)]
