@@ -22,6 +22,9 @@ use crate::protocol::{
 };
 
 /// How many lines of the worker's stderr are kept for reports.
+/// The variable that turns TensorFlow's oneDNN CPU kernels on or off.
+pub const ONEDNN_VAR: &str = "TF_ENABLE_ONEDNN_OPTS";
+
 const STDERR_TAIL: usize = 40;
 
 /// The environment variable through which the client hands the worker its environment.
@@ -473,6 +476,13 @@ impl Worker {
         }
         if std::env::var_os("TF_CPP_MIN_LOG_LEVEL").is_none() {
             command.env("TF_CPP_MIN_LOG_LEVEL", "2");
+        }
+        // TF turns its oneDNN CPU kernels on by itself only on some CPUs (Intel's; not on an
+        // AMD EPYC without AVX-512): without them every channels_first convolution is refused
+        // on the CPU and subnormals are kept. The same kernels on every machine, unless the
+        // user says otherwise; the kept bugs and the reference assume them.
+        if std::env::var_os(ONEDNN_VAR).is_none() {
+            command.env(ONEDNN_VAR, "1");
         }
         // Inside the temporary directory the worker would have used: the one its given
         // environment names, else this process's.

@@ -201,7 +201,7 @@ pub fn python_script(case: &Case, source: &str) -> String {
     );
     let _ = writeln!(
         s,
-        "import os\nimport sys\n\nos.environ.setdefault(\"TF_CPP_MIN_LOG_LEVEL\", \"3\")\n\nimport numpy as np  # noqa: E402\nimport keras  # noqa: E402\nfrom keras import layers, ops  # noqa: E402,F401\n"
+        "import os\nimport sys\n\nos.environ.setdefault(\"TF_CPP_MIN_LOG_LEVEL\", \"3\")\n# TensorFlow's oneDNN CPU kernels, as semfuzz runs them (TF enables them itself only on\n# some CPUs).\nos.environ.setdefault(\"TF_ENABLE_ONEDNN_OPTS\", \"1\")\n\nimport numpy as np  # noqa: E402\nimport keras  # noqa: E402\nfrom keras import layers, ops  # noqa: E402,F401\n"
     );
     let _ = writeln!(
         s,
