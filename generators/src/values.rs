@@ -279,9 +279,10 @@ fn analysed_on(case: &Case, analysis: &ModelAnalysis, inputs: &[Dims]) -> bool {
     on_inputs && given == inputs.len() && analysis.calls.len() == calls
 }
 
-/// Whether an input lane of `v` compares equal to a `mask_value` of `v` in a run of `dtype`:
-/// TF compares in float32 (a float64 run with a value float32 cannot hold compares otherwise,
-/// a kept framework bug) and in the compute dtype below it.
+/// Whether an input lane of `v` compares equal to a `mask_value` of `v` in a run of `dtype`
+/// as the reference compares them: TF compares in float32, so a float32 run does, and a
+/// float64 run only for a value float32 holds exactly (otherwise a kept framework bug fires);
+/// other dtypes get no such lanes.
 fn comparable(v: f64, dtype: oracle::DType) -> bool {
     dtype == oracle::DType::Float32 || (dtype == oracle::DType::Float64 && v as f32 as f64 == v)
 }
