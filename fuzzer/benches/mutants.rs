@@ -157,6 +157,12 @@ fn meets(v: Option<&Value>, cond: &Value) -> bool {
             let n = nums_of(v);
             n.windows(2).any(|w| w[0] != w[1])
         }
+        // Two given elements differ (a single number stands for all elements alike).
+        "differs_at" => {
+            let n = nums_of(v);
+            let at = |i: usize| want[i].as_u64().and_then(|i| n.get(i as usize));
+            matches!((at(0), at(1)), (Some(a), Some(b)) if a != b)
+        }
         // Applied to one element by `meets_all`.
         "at" => true,
         "any" => v
@@ -269,6 +275,9 @@ fn drawn(out: &Path, fault: &Value) -> Drawn {
             if let Some(m) = when["inputs_min"].as_u64() {
                 check("inputs", ranks.len() as u64 >= m);
             }
+            if when["ranks_differ"].as_bool() == Some(true) {
+                check("rank", ranks.windows(2).any(|w| w[0] != w[1]));
+            }
             if when["invalid"].as_bool() == Some(true) {
                 check("an invalid model", !valid);
             }
@@ -306,7 +315,10 @@ fn conds_named(fault: &Value) -> Vec<String> {
         .as_object()
         .map(|c| c.keys().cloned().collect())
         .unwrap_or_default();
-    if when.get("ranks").is_some() || when.get("ranks_min").is_some() {
+    if ["ranks", "ranks_min", "ranks_differ"]
+        .iter()
+        .any(|k| when.get(*k).is_some())
+    {
         names.push("rank".into());
     }
     if when.get("inputs_min").is_some() {

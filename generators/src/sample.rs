@@ -26,6 +26,11 @@ const EDGE: f64 = 0.3;
 const FAR: f64 = 0.1;
 /// How often such a value is one of the domain's own edges (when it has one).
 const FAR_EDGE: f64 = 0.25;
+/// How often an activation argument is one of [`TYPICAL_ACTIVATIONS`] (else any of the
+/// target's).
+const TYPICAL_ACTIVATION: f64 = 0.5;
+/// The activations Keras layers default to or most models use.
+const TYPICAL_ACTIVATIONS: &[&str] = &["linear", "relu", "tanh", "sigmoid", "softmax"];
 /// How many typical spans past the typical range a draw from the domain may reach: integers
 /// are mostly sizes, which cost memory (the repair keeps tensors within their bound).
 const FAR_INT_SPANS: f64 = 30.0;
@@ -166,7 +171,20 @@ pub fn sample_param(def: &ParamDef, input: Option<&Dims>, rng: &mut Rng) -> Valu
                 .copied()
                 .filter(|a| crate::target::offers_activation(a))
                 .collect();
-            json!(offered.choose(rng).copied().unwrap_or("linear"))
+            // The typical ones most: an unbounded or saturating one everywhere drowns a
+            // layer's own behaviour (a GRU whose gates are `exponential` blows up, and its
+            // tolerance with it).
+            let typical: Vec<&str> = offered
+                .iter()
+                .copied()
+                .filter(|a| TYPICAL_ACTIVATIONS.contains(a))
+                .collect();
+            let from = if !typical.is_empty() && rng.random_bool(TYPICAL_ACTIVATION) {
+                &typical
+            } else {
+                &offered
+            };
+            json!(from.choose(rng).copied().unwrap_or("linear"))
         }
         ParamDef::Permutation { .. } => {
             let n = input

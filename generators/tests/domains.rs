@@ -317,3 +317,28 @@ fn bound(b: Bound<i64>) -> Bound<f64> {
         Bound::Excl(v) => Bound::Excl(v as f64),
     }
 }
+
+#[test]
+fn activations_are_mostly_typical_and_every_one_is_drawn() {
+    let def = ParamDef::Activation { name: "activation" };
+    let mut rng = generators::rng(0xac);
+    let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
+    let n = 4000;
+    for _ in 0..n {
+        let v = generators::sample::sample_param(&def, None, &mut rng);
+        *counts
+            .entry(v.as_str().expect("a name").to_owned())
+            .or_default() += 1;
+    }
+    let typical: usize = ["linear", "relu", "tanh", "sigmoid", "softmax"]
+        .iter()
+        .map(|a| counts.get(*a).copied().unwrap_or(0))
+        .sum();
+    assert!(
+        typical * 2 >= n,
+        "only {typical} of {n} draws typical: {counts:?}"
+    );
+    for (name, _) in oracle::activations::Activation::all() {
+        assert!(counts.contains_key(name), "{name} never drawn: {counts:?}");
+    }
+}
