@@ -26,6 +26,8 @@ const EDGE: f64 = 0.3;
 const FAR: f64 = 0.1;
 /// How often such a value is one of the domain's own edges (when it has one).
 const FAR_EDGE: f64 = 0.25;
+/// How often a float argument is rounded to a value float32 holds exactly.
+const SINGLE: f64 = 0.5;
 /// How often an activation argument is one of [`TYPICAL_ACTIVATIONS`] (else any of the
 /// target's).
 const TYPICAL_ACTIVATION: f64 = 0.5;
@@ -157,6 +159,16 @@ pub fn sample_param(def: &ParamDef, input: Option<&Dims>, rng: &mut Rng) -> Valu
                 *edges.choose(rng).expect("not empty")
             } else {
                 rng.random_range(min..=max)
+            };
+            // Often a value float32 holds exactly: TensorFlow reads many float arguments
+            // through float32 (a `Masking` layer compares in float32, so only such a
+            // `mask_value` can equal a float64 input), and the rounding of the others is a
+            // finding of a lower tier.
+            let single = v as f32 as f64;
+            let v = if single.is_finite() && domain.contains(single) && rng.random_bool(SINGLE) {
+                single
+            } else {
+                v
             };
             json!(v)
         }

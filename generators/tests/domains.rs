@@ -342,3 +342,29 @@ fn activations_are_mostly_typical_and_every_one_is_drawn() {
         assert!(counts.contains_key(name), "{name} never drawn: {counts:?}");
     }
 }
+
+#[test]
+fn float_arguments_are_often_exact_in_float32() {
+    for kind in registry() {
+        for def in kind.params() {
+            let ParamDef::Float { min, max, .. } = *def else {
+                continue;
+            };
+            if min == max {
+                continue;
+            }
+            let mut rng = generators::rng(0xf3);
+            let n = 2000;
+            let exact = (0..n)
+                .filter_map(|_| generators::sample::sample_param(def, None, &mut rng).as_f64())
+                .filter(|&v| v as f32 as f64 == v)
+                .count();
+            assert!(
+                exact * 10 >= n * 4,
+                "{}.{}: only {exact} of {n} draws exact in float32",
+                kind.class_name(),
+                def.name()
+            );
+        }
+    }
+}
