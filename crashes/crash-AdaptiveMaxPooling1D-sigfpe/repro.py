@@ -15,6 +15,9 @@ import sys
 CHILD = r"""
 import os
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# TensorFlow's oneDNN CPU kernels, as semfuzz runs them (TF enables them itself only on
+# some CPUs).
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
 import numpy as np
 import keras
 x = keras.Input((3, 1))
