@@ -61,13 +61,34 @@ fn every_kept_finding_behaves_as_its_release_range_says_on_an_older_release() {
     check_every_kept_finding(Some(&python));
 }
 
+/// A kept folder's `machine.json` (`Null` where absent): what its evidence needs of the
+/// machine.
+fn machine(dir: &Path) -> Value {
+    std::fs::read_to_string(dir.join("machine.json"))
+        .map(|t| serde_json::from_str(&t).expect("machine.json: JSON"))
+        .unwrap_or(Value::Null)
+}
+
+/// The environment variables a kept folder's `machine.json` sets for its replay (`env`,
+/// e.g. TensorFlow's oneDNN kernels off).
+fn machine_env(dir: &Path) -> Vec<(String, String)> {
+    machine(dir)["env"]
+        .as_object()
+        .map(|e| {
+            e.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().expect("env: strings").to_owned()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The CPU features a kept folder's `machine.json` asks for that this machine's
-/// `/proc/cpuinfo` does not list (none where the file is absent).
+/// `/proc/cpuinfo` does not list (none where the file or its `cpu_flags` is absent).
 fn missing_cpu_flags(dir: &Path) -> Vec<String> {
-    let Ok(text) = std::fs::read_to_string(dir.join("machine.json")) else {
+    let wanted = machine(dir);
+    if wanted["cpu_flags"].is_null() {
         return Vec::new();
-    };
-    let wanted: Value = serde_json::from_str(&text).unwrap();
+    }
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let flags: std::collections::HashSet<&str> = cpuinfo
         .lines()
@@ -119,6 +140,7 @@ fn check_every_kept_finding(python: Option<&Path>) {
         let want = outcome["signature"].as_str().unwrap();
         let dtype = outcome["dtype"].as_str().unwrap_or("");
         let mut cmd = semfuzz(python);
+        cmd.envs(machine_env(&dir));
         cmd.args(["known", "explain", "--json"]);
         if !dtype.is_empty() {
             cmd.args(["--dtype", dtype]);

@@ -85,6 +85,17 @@ def setup(python, sys_path, overlay=None):
         spec.loader.exec_module(module)
 
 
+def _onednn():
+    """Whether TensorFlow runs its oneDNN CPU kernels (TF decides per CPU unless
+    TF_ENABLE_ONEDNN_OPTS says); None where this TensorFlow does not tell."""
+    try:
+        from tensorflow.python.util import _pywrap_util_port
+
+        return bool(_pywrap_util_port.IsMklEnabled())
+    except (ImportError, AttributeError):
+        return None
+
+
 def _hello(_request, _payload):
     return {
         "versions": {
@@ -94,6 +105,7 @@ def _hello(_request, _payload):
             "numpy": _env["numpy"].__version__,
             "environment": _env["python"],
             "backend": _env["keras"].backend.backend(),
+            "onednn": _onednn(),
         }
     }, b""
 

@@ -239,6 +239,10 @@ pub struct Versions {
     pub environment: String,
     /// Keras's backend (`tensorflow`, `jax`, `torch`).
     pub backend: String,
+    /// Whether TensorFlow runs its oneDNN CPU kernels (its results differ from the other
+    /// kernels' in places); `None` where the worker could not tell (or an older record).
+    #[serde(default)]
+    pub onednn: Option<bool>,
 }
 
 /// What the stderr reader thread keeps.

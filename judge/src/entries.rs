@@ -36,6 +36,9 @@ pub struct Target {
     pub tensorflow: Option<String>,
     /// `tensorflow`, `jax` or `torch`.
     pub backend: String,
+    /// Whether TensorFlow runs its oneDNN CPU kernels; `None` where not known (every entry's
+    /// `onednn` holds).
+    pub onednn: Option<bool>,
 }
 
 impl Target {
@@ -45,6 +48,7 @@ impl Target {
             keras: Some(keras.to_owned()),
             tensorflow: Some(tensorflow.to_owned()),
             backend: "tensorflow".to_owned(),
+            onednn: None,
         }
     }
 
@@ -54,6 +58,7 @@ impl Target {
             keras: None,
             tensorflow: None,
             backend: "tensorflow".to_owned(),
+            onednn: None,
         }
     }
 }
@@ -358,6 +363,10 @@ struct EntryFile {
     releases: Releases,
     #[serde(default = "default_backends")]
     backends: Vec<String>,
+    /// Only where TensorFlow's oneDNN CPU kernels are on (`true`) or off (`false`): the
+    /// kernels of the other state compute differently.
+    #[serde(default)]
+    onednn: Option<bool>,
     when: Vec<Conditions>,
     /// The trigger generation steers away from (a name of `oracle::triggers::Trigger`; the
     /// generators apply its own repair).
@@ -397,6 +406,8 @@ pub struct Entry {
     pub kind: EntryKind,
     pub releases: Releases,
     pub backends: Vec<String>,
+    /// Only with TensorFlow's oneDNN kernels on (`true`) or off (`false`); `None`: either.
+    pub onednn: Option<bool>,
     when: Vec<Conditions>,
     pub trigger: Option<Trigger>,
 }
@@ -496,6 +507,7 @@ impl Entry {
             kind: file.kind,
             releases: file.releases,
             backends: file.backends,
+            onednn: file.onednn,
             when: file.when,
             trigger,
         })
@@ -512,6 +524,11 @@ impl Entry {
     pub fn why_not(&self, f: &Facts) -> Result<usize, Vec<Failed>> {
         if !self.backends.contains(&f.target.backend) {
             return Err(vec!["backends"]);
+        }
+        if let (Some(want), Some(have)) = (self.onednn, f.target.onednn)
+            && want != have
+        {
+            return Err(vec!["onednn"]);
         }
         if !self.releases.keras.holds(f.target.keras.as_deref()) {
             return Err(vec!["releases.keras"]);
@@ -556,8 +573,13 @@ impl Entry {
                     )
                 })
                 .collect();
+        let onednn = match self.onednn {
+            Some(true) => " (oneDNN on)",
+            Some(false) => " (oneDNN off)",
+            None => "",
+        };
         format!(
-            "keras {} · tensorflow {} · {} · {}",
+            "keras {} · tensorflow {}{onednn} · {} · {}",
             self.releases.keras,
             self.releases.tensorflow,
             self.backends.join(","),

@@ -232,12 +232,58 @@ pub(crate) fn conv3d_same_window_shifts(
         else {
             return false;
         };
-        let n = *n as i64;
-        if s < 1 || n < 1 {
-            return false;
+        same_pad_shifts(*n as i64, k, s, d)
+    })
+}
+
+/// Whether an unclamped `same` padding shifts the window on an axis of length `n` (window
+/// `k`, stride `s`, dilation `d`): `(ceil(n / s) - 1)·s + (k - 1)·d + 1 - n` is -2 or less,
+/// which Eigen's 3-D kernels halve (towards zero) into a negative leading pad.
+fn same_pad_shifts(n: i64, k: i64, s: i64, d: i64) -> bool {
+    if s < 1 || n < 1 {
+        return false;
+    }
+    let out = (n + s - 1) / s;
+    (out - 1) * s + (k - 1) * d + 1 - n <= -2
+}
+
+/// Whether TF's Eigen 3-D pooling kernel (float32 where the oneDNN kernels are off) shifts a
+/// `same` window of a `MaxPooling3D`/`AveragePooling3D`, as [`conv3d_same_window_shifts`]
+/// does for `Conv3D` (Keras transposes `channels_first` pooling to `channels_last`, so both
+/// formats go through it).
+pub(crate) fn pool3d_same_window_shifts(
+    config: &serde_json::Map<String, Value>,
+    inputs: &[oracle::case::Dims],
+) -> bool {
+    if config.get("padding").and_then(Value::as_str) != Some("same") {
+        return false;
+    }
+    let Some(x) = inputs.first().filter(|x| x.len() == 5) else {
+        return false;
+    };
+    let spatial = if config.get("data_format").and_then(Value::as_str) == Some("channels_first") {
+        &x[2..5]
+    } else {
+        &x[1..4]
+    };
+    // An int or a list of three; `pool_size` defaults to 2 and `strides` to `pool_size`.
+    let triple = |key: &str, default: Option<Vec<i64>>| -> Option<Vec<i64>> {
+        match config.get(key) {
+            None | Some(Value::Null) => default,
+            Some(Value::Number(n)) => n.as_i64().map(|n| vec![n; 3]),
+            Some(Value::Array(a)) => a.iter().map(Value::as_i64).collect(),
+            _ => None,
         }
-        let out = (n + s - 1) / s;
-        (out - 1) * s + (k - 1) * d + 1 - n <= -2
+    };
+    let Some(k) = triple("pool_size", Some(vec![2; 3])) else {
+        return false;
+    };
+    let Some(s) = triple("strides", Some(k.clone())) else {
+        return false;
+    };
+    (0..3).any(|a| match (k.get(a), s.get(a), spatial.get(a)) {
+        (Some(&k), Some(&s), Some(Some(n))) => same_pad_shifts(*n as i64, k, s, 1),
+        _ => false,
     })
 }
 
@@ -287,6 +333,9 @@ pub enum Predicate {
     /// TF's float64/float16 Eigen `Conv3D` kernel shifts a `same` window (see
     /// [`conv3d_same_window_shifts`]).
     Conv3dSameWindowShifts,
+    /// A 3-D pooling's `same` window that Eigen's kernel shifts
+    /// ([`pool3d_same_window_shifts`]).
+    Pool3dSameWindowShifts,
     /// The layer's bias goes through `ops.add`'s bias_add shortcut onto the wrong axis.
     OpsAddBiasShortcut,
     /// A merge layer whose inputs have different shapes (they broadcast).
@@ -327,6 +376,7 @@ impl Predicate {
     pub fn name(self) -> &'static str {
         match self {
             Predicate::Conv3dSameWindowShifts => "conv3d-same-window-shifts",
+            Predicate::Pool3dSameWindowShifts => "pool3d-same-window-shifts",
             Predicate::OpsAddBiasShortcut => "ops-add-bias-shortcut",
             Predicate::BroadcastingMerge => "broadcasting-merge",
             Predicate::FedByZeroPadding => "fed-by-zero-padding",
@@ -383,6 +433,9 @@ impl Predicate {
                 match self {
                     Predicate::Conv3dSameWindowShifts => {
                         call.is_some_and(|c| conv3d_same_window_shifts(config, &c.input_shapes))
+                    }
+                    Predicate::Pool3dSameWindowShifts => {
+                        call.is_some_and(|c| pool3d_same_window_shifts(config, &c.input_shapes))
                     }
                     Predicate::OpsAddBiasShortcut => {
                         ops_add_bias_shortcut(&l.class_name, config, call)
@@ -592,5 +645,52 @@ mod conv3d_same_tests {
         let ints = json!({"kernel_size": 1, "strides": 4, "padding": "same"});
         let x = vec![vec![Some(1), Some(2), Some(4), Some(2), Some(1)]];
         assert!(conv3d_same_window_shifts(ints.as_object().unwrap(), &x));
+    }
+}
+
+#[cfg(test)]
+mod pool3d_same_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn shifts(n: usize, k: u64, s: u64, extra: Value) -> bool {
+        let mut config = json!({"pool_size": [1, k, 1], "strides": [1, s, 1], "padding": "same"});
+        config
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        let x = vec![vec![Some(1), Some(1), Some(n), Some(1), Some(1)]];
+        pool3d_same_window_shifts(config.as_object().unwrap(), &x)
+    }
+
+    #[test]
+    fn pooling_windows_shift_as_the_conv3d_kernel_s_do() {
+        // Measured with tf.nn.max_pool3d in float32, oneDNN off (TF 2.21), along one axis:
+        // these shift by one.
+        assert!(shifts(4, 1, 4, json!({})));
+        assert!(shifts(4, 2, 6, json!({})));
+        assert!(shifts(3, 1, 3, json!({})));
+        // These do not (totals of -1 and above).
+        assert!(!shifts(5, 1, 3, json!({})));
+        assert!(!shifts(6, 2, 3, json!({})));
+        assert!(!shifts(6, 1, 4, json!({})));
+        assert!(!shifts(4, 1, 4, json!({"padding": "valid"})));
+        // channels_first is transposed first: its spatial axes are 2..5.
+        let cf = json!({"pool_size": 1, "strides": 3, "padding": "same",
+                        "data_format": "channels_first"});
+        let x = vec![vec![Some(1), Some(1), Some(1), Some(1), Some(3)]];
+        assert!(pool3d_same_window_shifts(cf.as_object().unwrap(), &x));
+        let x = vec![vec![Some(1), Some(3), Some(1), Some(1), Some(1)]];
+        assert!(!pool3d_same_window_shifts(cf.as_object().unwrap(), &x));
+        // `strides` defaults to `pool_size` (never a shift: the windows then cover the
+        // axis), and `pool_size` to 2.
+        let default = json!({"pool_size": [1, 1, 3], "padding": "same"});
+        let x = vec![vec![Some(1), Some(1), Some(1), Some(1), Some(1)]];
+        assert!(!pool3d_same_window_shifts(default.as_object().unwrap(), &x));
+        let two = json!({"strides": 4, "padding": "same"});
+        let x = vec![vec![Some(1), Some(4), Some(4), Some(4), Some(1)]];
+        assert!(pool3d_same_window_shifts(two.as_object().unwrap(), &x));
+        let x = vec![vec![Some(1), Some(5), Some(5), Some(5), Some(1)]];
+        assert!(!pool3d_same_window_shifts(two.as_object().unwrap(), &x));
     }
 }

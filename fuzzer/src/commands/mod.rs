@@ -74,9 +74,13 @@ pub fn suppressions(args: &crate::cli::SuppressionArgs) -> Result<Suppressions, 
     Ok(s)
 }
 
-/// The target a worker runs: its Keras and TensorFlow releases, on the TensorFlow backend.
+/// The target a worker runs: its Keras and TensorFlow releases, on the TensorFlow backend,
+/// with its oneDNN kernels on or off.
 pub fn target(versions: &harness_py::Versions) -> Target {
-    Target::tensorflow(&versions.keras, &versions.tensorflow)
+    Target {
+        onednn: versions.onednn,
+        ..Target::tensorflow(&versions.keras, &versions.tensorflow)
+    }
 }
 
 /// A `.keras` file that could not be saved or read: semfuzz's own failure (the worker) or

@@ -18,6 +18,9 @@ pub fn run(args: &PythonArgs) -> Result<Outcome, Failure> {
     println!("keras {}", v.keras);
     println!("numpy {}", v.numpy);
     println!("backend {}", v.backend);
+    if let Some(on) = v.onednn {
+        println!("onednn {}", if on { "on" } else { "off" });
+    }
     println!("layer classes {}", target.offers.layers.len());
     println!("environment {}", v.environment);
     Ok(Outcome::Clean)

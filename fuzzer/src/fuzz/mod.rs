@@ -569,7 +569,7 @@ where
         .versions()
         .map_err(|e| Error::unknown(format!("cannot start the TensorFlow worker: {e}")))?;
     let versions = json!({"python": v.python, "tensorflow": v.tensorflow, "keras": v.keras,
-                          "numpy": v.numpy, "backend": v.backend});
+                          "numpy": v.numpy, "backend": v.backend, "onednn": v.onednn});
 
     let map_observer = OwnedMapObserver::new("features", vec![0u8; MAP_SIZE]).track_indices();
     let verdict_observer = VerdictObserver::default();

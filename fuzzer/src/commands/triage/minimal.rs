@@ -199,7 +199,8 @@ fn write_minimized(
 }
 
 fn versions_json(v: &Versions) -> Value {
-    json!({"python": v.python, "tensorflow": v.tensorflow, "keras": v.keras, "numpy": v.numpy})
+    json!({"python": v.python, "tensorflow": v.tensorflow, "keras": v.keras, "numpy": v.numpy,
+           "onednn": v.onednn})
 }
 
 /// The model as a Graphviz graph, for those who would lay it out themselves: one box per
