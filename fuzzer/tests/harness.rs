@@ -405,6 +405,51 @@ fn a_build_error_of_a_shared_class_is_located_at_the_layer_that_raised_it() {
     );
 }
 
+/// Weights a layer refuses with a message that names no layer (Keras's own names the layer's
+/// Python name only) are located at the layer whose weights were being set, so a finding's
+/// signature names its class, not the model.
+#[test]
+fn weights_a_layer_refuses_are_located_at_that_layer() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = chain_case(
+        dir.path(),
+        "weights.case.json",
+        &[4],
+        &[2, 4],
+        &[
+            ("Dense", "fine_dense", json!({"units": 3})),
+            ("Dense", "semfuzz_refuse_weights", json!({"units": 2})),
+        ],
+    );
+    let mut with_weights: Value =
+        serde_json::from_str(&std::fs::read_to_string(&case).unwrap()).unwrap();
+    let tensor =
+        |shape: [usize; 2]| json!({"shape": shape, "data": vec![0.5; shape[0] * shape[1]]});
+    with_weights["weights"] = json!({
+        "fine_dense": [tensor([4, 3]), {"shape": [3], "data": [0.0, 0.1, 0.2]}],
+        "semfuzz_refuse_weights": [tensor([3, 2]), {"shape": [2], "data": [0.0, 0.1]}],
+    });
+    std::fs::write(&case, with_weights.to_string()).unwrap();
+    let (_, reports, stderr) = run(&[&case], &["--modes", "eager"]);
+    assert_eq!(reports.len(), 1, "{stderr}");
+    let error = &reports[0]["tensorflow"]["eager"]["error"];
+    assert_eq!(
+        (&error["phase"], &error["layer"]),
+        (&json!("set_weights"), &json!("semfuzz_refuse_weights")),
+        "{error:#}"
+    );
+    assert_eq!(
+        verdicts(&reports[0]),
+        [(
+            "unexpected-rejection".to_owned(),
+            "unexpected-rejection/Dense/ValueError".to_owned(),
+            Some("semfuzz_refuse_weights".to_owned())
+        )],
+        "{:#}",
+        reports[0]
+    );
+}
+
 /// A float64 `channels_first` Conv2DTranspose, which TF's CPU kernels refuse (a known
 /// limitation) and XLA, compiling kernels of its own, runs: no missing validation.
 #[test]

@@ -272,9 +272,12 @@ def _arrays_in(request, payload):
 
 def _set_weights(model, request, arrays):
     """Sets each layer's weights listed in the request from `arrays` (what follows the
-    inputs, in order)."""
+    inputs, in order); an error is located at the layer whose weights were being set."""
     for name, count in request.get("weights", []):
-        model.get_layer(name).set_weights(arrays[:count])
+        try:
+            model.get_layer(name).set_weights(arrays[:count])
+        except Exception as e:
+            raise CaseError("set_weights", e, name)
         arrays = arrays[count:]
 
 
@@ -559,6 +562,8 @@ def _run(request, payload):
     prepared = _prepared
     try:
         _set_weights(prepared.model, request, arrays)
+    except CaseError:
+        raise
     except Exception as e:
         raise CaseError("set_weights", e)
     xs = [x.astype(d) for x, d in zip(inputs, input_dtypes)]

@@ -4,7 +4,8 @@ An Identity layer whose name starts with `semfuzz_abort` aborts the process, `se
 sleeps forever, `semfuzz_slow` sleeps 3 seconds, `semfuzz_alloc` allocates without bound, `semfuzz_leak` keeps
 200 MiB more on every call (as TF's caches grow over many cases) and then sleeps 0.3 seconds. Every ReLU adds 0.25 to its output
 (a planted semantic bug that the reference must catch at that layer). A ReLU named
-`semfuzz_lax*` skips Keras's check of `negative_slope` (a planted missing validation).
+`semfuzz_lax*` skips Keras's check of `negative_slope` (a planted missing validation). A Dense
+named `semfuzz_refuse_weights*` refuses its weights (a message that names no layer).
 """
 
 import os
@@ -56,3 +57,14 @@ def _relu_lax_init(self, *args, negative_slope=0.0, **kwargs):
 
 
 keras.layers.ReLU.__init__ = _relu_lax_init
+
+_dense_set_weights = keras.layers.Dense.set_weights
+
+
+def _dense_refusing_weights(self, weights):
+    if self.name.startswith("semfuzz_refuse_weights"):
+        raise ValueError("the weights do not fit")
+    return _dense_set_weights(self, weights)
+
+
+keras.layers.Dense.set_weights = _dense_refusing_weights
