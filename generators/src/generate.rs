@@ -156,16 +156,14 @@ fn pick_one(pool: &[Available], rng: &mut Rng) -> usize {
     }
 }
 
-/// One new layer of a random class on tensors of the pool: the layer, the pool entries it
-/// consumes, and its output shapes when its inputs accept it.
-fn place_layer(
-    case: &Case,
+/// Tensors of the pool for a call of `kind`: the pool entries it consumes (a first one, then
+/// mostly tensors of the first's shape for a merge), and a constant operand with its side.
+fn pick_inputs(
+    kind: &dyn LayerKind,
     pool: &[Available],
-    opts: &GenOptions,
     rng: &mut Rng,
-) -> (Layer, Vec<usize>, Option<Vec<Dims>>) {
-    let kind = *opts.classes.choose(rng).expect("some class");
-    let first = pick_one(pool, rng);
+    first: usize,
+) -> (Vec<usize>, Option<(usize, f64)>) {
     let mut chosen = vec![first];
     let mut constant: Option<(usize, f64)> = None;
     let same_as_first = |i: &usize| pool[*i].dims.is_some() && pool[*i].dims == pool[first].dims;
@@ -205,35 +203,62 @@ fn place_layer(
             }
         }
     }
-    let mut operands: Vec<Operand> = chosen
-        .iter()
-        .map(|&i| Operand::Tensor(pool[i].tensor.clone()))
-        .collect();
-    if let Some((side, c)) = constant {
-        operands.insert(side, Operand::Const(c));
-    }
-    let in_dims: Vec<Option<Dims>> = chosen.iter().map(|&i| pool[i].dims.clone()).collect();
-    let known: Option<Vec<Dims>> = in_dims.iter().cloned().collect();
+    (chosen, constant)
+}
+
+/// One new layer of a random class on tensors of the pool: the layer, the pool entries it
+/// consumes, and its output shapes when its inputs accept it. Each try samples arguments; every
+/// other try also takes other inputs from the pool, so that a class that accepts only some ranks
+/// (a recurrent layer, a 3-D convolution) is placed where it fits rather than given up for a
+/// class that accepts anything, and merges see inputs of different shapes.
+fn place_layer(
+    case: &Case,
+    pool: &[Available],
+    opts: &GenOptions,
+    rng: &mut Rng,
+) -> (Layer, Vec<usize>, Option<Vec<Dims>>) {
+    let kind = *opts.classes.choose(rng).expect("some class");
     let name = unique_name(&case.model, &snake(kind.class_name()));
-    let node = call_node(kind.arity(), &operands);
-    let mut config = None;
-    let mut out_dims = None;
-    for _ in 0..opts.local_tries.max(1) {
+    let mut placed = None;
+    for attempt in 0..opts.local_tries.max(1) {
+        let (chosen, constant) = match placed.take() {
+            Some((_, chosen, constant, _)) if attempt % 2 == 1 => (chosen, constant),
+            _ => {
+                let first = if attempt == 0 {
+                    pick_one(pool, rng)
+                } else {
+                    rng.random_range(0..pool.len())
+                };
+                pick_inputs(kind, pool, rng, first)
+            }
+        };
+        let mut operands: Vec<Operand> = chosen
+            .iter()
+            .map(|&i| Operand::Tensor(pool[i].tensor.clone()))
+            .collect();
+        if let Some((side, c)) = constant {
+            operands.insert(side, Operand::Const(c));
+        }
+        let in_dims: Vec<Option<Dims>> = chosen.iter().map(|&i| pool[i].dims.clone()).collect();
+        let known: Option<Vec<Dims>> = in_dims.iter().cloned().collect();
+        let node = call_node(kind.arity(), &operands);
         let params = sample_config(kind, in_dims[0].as_ref(), 0.8, rng);
-        let candidate = entry_config_in(config.take(), kind, &name, params, opts.dtype);
+        let config = entry_config_in(None, kind, &name, params, opts.dtype);
         let call = CallSite {
-            config: &candidate,
+            config: &config,
             node: &node,
             dtype: opts.dtype,
         };
-        out_dims = local_check(&call, kind, known.as_deref(), &opts.repair);
-        config = Some(candidate);
-        if out_dims.is_some() {
+        let out_dims = local_check(&call, kind, known.as_deref(), &opts.repair);
+        let layer = entry(kind, &name, config, node);
+        let valid = out_dims.is_some();
+        placed = Some((layer, chosen, constant, out_dims));
+        if valid {
             break;
         }
     }
-    let config = config.expect("at least one try");
-    (entry(kind, &name, config, node), chosen, out_dims)
+    let (layer, chosen, _, out_dims) = placed.expect("at least one try");
+    (layer, chosen, out_dims)
 }
 
 /// A random model, not yet repaired and without arrays.

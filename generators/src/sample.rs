@@ -31,6 +31,12 @@ const SINGLE: f64 = 0.5;
 /// How often an activation argument is one of [`TYPICAL_ACTIVATIONS`] (else any of the
 /// target's).
 const TYPICAL_ACTIVATION: f64 = 0.5;
+/// Arguments that act only in training (dropout rates): at inference they change only which
+/// code path Keras takes (a `GRU` runs its fused `implementation=2` only without recurrent
+/// dropout), so Keras's default, 0, is drawn for them with probability [`TRAINING_OFF`] before
+/// the usual draw.
+const TRAINING_ONLY: &[&str] = &["dropout", "recurrent_dropout"];
+const TRAINING_OFF: f64 = 0.5;
 /// The activations Keras layers default to or most models use.
 const TYPICAL_ACTIVATIONS: &[&str] = &["linear", "relu", "tanh", "sigmoid", "softmax"];
 /// How many typical spans past the typical range a draw from the domain may reach: integers
@@ -144,13 +150,15 @@ pub fn sample_param(def: &ParamDef, input: Option<&Dims>, rng: &mut Rng) -> Valu
             }
         }
         ParamDef::Float {
+            name,
             min,
             max,
             edges,
             domain,
-            ..
         } => {
-            let v = if wild {
+            let v = if TRAINING_ONLY.contains(&name) && rng.random_bool(TRAINING_OFF) {
+                0.0
+            } else if wild {
                 let span = (max - min).abs().max(1.0);
                 rng.random_range(min - 3.0 * span..=max + 3.0 * span)
             } else if far {

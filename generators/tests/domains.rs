@@ -368,3 +368,30 @@ fn float_arguments_are_often_exact_in_float32() {
         }
     }
 }
+
+/// A recurrent layer's dropout rates act only in training, where they choose the code path
+/// Keras takes (a `GRU` runs its fused `implementation=2` only without recurrent dropout): the
+/// rate Keras defaults to, 0, is drawn at least half the time, and nonzero rates still often.
+#[test]
+fn training_only_rates_are_often_zero() {
+    let gru = registry()
+        .find(|k| k.class_name() == "GRU")
+        .expect("GRU is registered");
+    for name in ["dropout", "recurrent_dropout"] {
+        let def = gru
+            .params()
+            .iter()
+            .find(|d| d.name() == name)
+            .expect("declared");
+        let mut rng = generators::rng(0xd0);
+        let n = 2000;
+        let zero = (0..n)
+            .filter_map(|_| generators::sample::sample_param(def, None, &mut rng).as_f64())
+            .filter(|&v| v == 0.0)
+            .count();
+        assert!(
+            (n / 2..n * 3 / 4).contains(&zero),
+            "GRU.{name}: {zero} of {n} draws are 0"
+        );
+    }
+}

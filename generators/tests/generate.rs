@@ -175,3 +175,43 @@ fn repair_keeps_each_layer_within_the_weight_bound() {
         }
     }
 }
+
+/// A class that accepts only some ranks (a recurrent layer, a 3-D convolution) is placed on
+/// tensors of the pool that fit it, not given up for a class that accepts anything: with four
+/// picky classes beside `Dense`, the picky ones keep a fair share of the generated models'
+/// layers.
+#[test]
+fn picky_classes_are_placed_where_they_fit() {
+    let picky = ["GRU", "Conv3D", "SimpleRNN", "LSTM"];
+    let classes: Vec<_> = generators::generate::classes_for(oracle::DType::Float64)
+        .into_iter()
+        .filter(|k| picky.contains(&k.class_name()) || k.class_name() == "Dense")
+        .collect();
+    assert_eq!(classes.len(), 5);
+    let opts = GenOptions {
+        classes,
+        layers: 6,
+        ..GenOptions::default()
+    };
+    let mut rng = generators::rng(21);
+    let (mut layers, mut picky_layers) = (0, 0);
+    for _ in 0..200 {
+        let g = generate(&opts, &mut rng);
+        for layer in &g.case.model.layers {
+            let class = layer.class_name.as_str();
+            if class == "InputLayer" {
+                continue;
+            }
+            layers += 1;
+            picky_layers += picky.contains(&class) as usize;
+        }
+    }
+    assert!(
+        picky_layers * 100 >= layers * PICKY_SHARE,
+        "{picky_layers} of {layers} layers are of a picky class"
+    );
+}
+
+/// Percent of the layers of a picky class (measured: 45; 43 when only a class's first try
+/// took other inputs).
+const PICKY_SHARE: usize = 45;
