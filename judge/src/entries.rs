@@ -261,6 +261,9 @@ pub struct EvidenceCond {
     /// The framework agrees with the reference once the layer's float constants are rounded
     /// to float32.
     pub float32_constants: Option<bool>,
+    /// The framework agrees with the reference once the layer's bias is added along the last
+    /// axis instead of the channels axis.
+    pub bias_on_last_axis: Option<bool>,
 }
 
 /// Conditions on the framework's exception: its type, and words of the framework's own
@@ -482,6 +485,7 @@ impl Entry {
                     || e.nonfinite_case == Some(true)
                     || e.shape_differs == Some(true)
                     || e.float32_constants == Some(true)
+                    || e.bias_on_last_axis == Some(true)
             });
             if divergence && !bounded && !finite_values && c.unbounded_because.is_none() {
                 return Err(invalid(format!(
@@ -660,6 +664,7 @@ impl Conditions {
                 || e.max_rel_error.is_some()
                 || e.max_normwise_rel_error.is_some()
                 || e.float32_constants == Some(true)
+                || e.bias_on_last_axis == Some(true)
         });
         if !bounded && self.unbounded_because.is_none() {
             need(!v.evidence.finite_error, "evidence.finite_error")?;
@@ -791,6 +796,10 @@ impl EvidenceCond {
         need(
             flag(self.float32_constants, e.float32_constants),
             "evidence.float32_constants",
+        )?;
+        need(
+            flag(self.bias_on_last_axis, e.bias_on_last_axis),
+            "evidence.bias_on_last_axis",
         )?;
         need(
             self.nonfinite_case

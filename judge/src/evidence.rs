@@ -127,6 +127,11 @@ pub struct Evidence {
     /// tensors): the whole divergence is that rounding.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub float32_constants: bool,
+    /// A `channels_first` convolution's output agrees with the reference's once its bias is
+    /// added along the last axis instead of the channels axis (the two have the same length):
+    /// the whole divergence is `ops.add`'s bias shortcut, and nothing else is wrong.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub bias_on_last_axis: bool,
     /// The framework's output has another shape than the reference's.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shape_differs: bool,

@@ -100,6 +100,14 @@ pub fn run(args: &GenArgs) -> Result<Outcome, Failure> {
     }
     std::fs::create_dir_all(&args.out)
         .map_err(|e| Failure::failed(format!("{}: cannot create: {e}", args.out.display())))?;
+    // With an environment named, the models are written for its Keras: only the classes,
+    // arguments and activations it has.
+    if args.python.python.is_some() {
+        let env = super::python_env(&args.python)?;
+        let command = harness_py::WorkerCommand::current_exe()
+            .map_err(|e| Failure::failed(format!("cannot find the semfuzz executable: {e}")))?;
+        super::restrict_generation(&super::target_info(&command, &env)?);
+    }
     let mut classes = generators::generate::classes_for(args.dtype);
     if !args.classes.is_empty() {
         for name in &args.classes {

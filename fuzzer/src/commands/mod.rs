@@ -40,6 +40,44 @@ pub fn target_info(
         .map_err(|e| Failure::failed(format!("cannot ask the worker about its target: {e}")))
 }
 
+/// On a target other than the release the cases are written for, generation draws only the
+/// classes and arguments the target has.
+pub fn restrict_generation(target: &harness_py::TargetInfo) {
+    use harness_py::target::{CASE_KERAS, bundled};
+    if target.versions.keras == CASE_KERAS {
+        return;
+    }
+    let Some(pinned) = bundled(CASE_KERAS) else {
+        return;
+    };
+    let to = &target.offers;
+    let lacking = pinned
+        .layers
+        .iter()
+        .filter_map(|(class, sig)| {
+            let theirs = to.layers.get(class)?;
+            let missing: std::collections::HashSet<String> = sig
+                .args
+                .keys()
+                .filter(|a| !(theirs.has(a) || theirs.kwargs && to.base_layer.has(a)))
+                .cloned()
+                .collect();
+            (!missing.is_empty()).then(|| (class.clone(), missing))
+        })
+        .collect();
+    let filter = generators::target::TargetFilter {
+        classes: to.layers.keys().cloned().collect(),
+        lacking,
+        activations: to.activations.iter().cloned().collect(),
+    };
+    tracing::info!(
+        "generating for {}: {} layer classes",
+        target.id(),
+        filter.classes.len()
+    );
+    generators::target::restrict(filter);
+}
+
 /// The selected Python environment, as its interpreter describes it; with the directory
 /// `$SEMFUZZ_OVERLAY` names first on its path when that is set (the hook through which tests
 /// and benchmarks plant faults in a copy of Keras: `harness_py::overlay`).

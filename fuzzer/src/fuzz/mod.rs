@@ -254,7 +254,7 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
     if args.resume {
         check_same_target(out, &target.id())?;
     }
-    restrict_generation(&target);
+    crate::commands::restrict_generation(&target);
     write_target(out, &target).map_err(|e| {
         Failure::failed(format!(
             "cannot write {}: {e}",
@@ -378,44 +378,6 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
         .collect();
     print!("{}", monitor::summary(out, why, &entries));
     Ok(Outcome::Clean)
-}
-
-/// On a target other than the release the cases are written for, generation draws only the
-/// classes and arguments the target has.
-fn restrict_generation(target: &TargetInfo) {
-    use harness_py::target::{CASE_KERAS, bundled};
-    if target.versions.keras == CASE_KERAS {
-        return;
-    }
-    let Some(pinned) = bundled(CASE_KERAS) else {
-        return;
-    };
-    let to = &target.offers;
-    let lacking = pinned
-        .layers
-        .iter()
-        .filter_map(|(class, sig)| {
-            let theirs = to.layers.get(class)?;
-            let missing: std::collections::HashSet<String> = sig
-                .args
-                .keys()
-                .filter(|a| !(theirs.has(a) || theirs.kwargs && to.base_layer.has(a)))
-                .cloned()
-                .collect();
-            (!missing.is_empty()).then(|| (class.clone(), missing))
-        })
-        .collect();
-    let filter = generators::target::TargetFilter {
-        classes: to.layers.keys().cloned().collect(),
-        lacking,
-        activations: to.activations.iter().cloned().collect(),
-    };
-    tracing::info!(
-        "generating for {}: {} layer classes",
-        target.id(),
-        filter.classes.len()
-    );
-    generators::target::restrict(filter);
 }
 
 /// The target of the campaign's last run in `<out>/campaign.json` (none before targets were
