@@ -210,19 +210,13 @@ pub(crate) fn conv3d_same_window_shifts(
     let Some(x) = inputs.first().filter(|x| x.len() == 5) else {
         return false;
     };
-    // An int or a list of three, as Keras accepts them.
-    let triple = |key: &str| -> Option<Vec<i64>> {
-        match config.get(key) {
-            None => Some(vec![1; 3]),
-            Some(Value::Number(n)) => n.as_i64().map(|n| vec![n; 3]),
-            Some(Value::Array(a)) => a.iter().map(Value::as_i64).collect(),
-            _ => None,
-        }
-    };
+    let ones = || Some(vec![1; 3]);
     let (Some(k), Some(s), Some(d)) = (
-        config.get("kernel_size").and(triple("kernel_size")),
-        triple("strides"),
-        triple("dilation_rate"),
+        config
+            .get("kernel_size")
+            .and(int_triple(config, "kernel_size", ones())),
+        int_triple(config, "strides", ones()),
+        int_triple(config, "dilation_rate", ones()),
     ) else {
         return false;
     };
@@ -247,6 +241,21 @@ fn same_pad_shifts(n: i64, k: i64, s: i64, d: i64) -> bool {
     (out - 1) * s + (k - 1) * d + 1 - n <= -2
 }
 
+/// A 3-D argument as Keras accepts it (an int or a list of three), `default` where the config
+/// leaves it out or null.
+fn int_triple(
+    config: &serde_json::Map<String, Value>,
+    key: &str,
+    default: Option<Vec<i64>>,
+) -> Option<Vec<i64>> {
+    match config.get(key) {
+        None | Some(Value::Null) => default,
+        Some(Value::Number(n)) => n.as_i64().map(|n| vec![n; 3]),
+        Some(Value::Array(a)) => a.iter().map(Value::as_i64).collect(),
+        _ => None,
+    }
+}
+
 /// Whether TF's Eigen 3-D pooling kernel (float32 where the oneDNN kernels are off) shifts a
 /// `same` window of a `MaxPooling3D`/`AveragePooling3D`, as [`conv3d_same_window_shifts`]
 /// does for `Conv3D` (Keras transposes `channels_first` pooling to `channels_last`, so both
@@ -266,19 +275,11 @@ pub(crate) fn pool3d_same_window_shifts(
     } else {
         &x[1..4]
     };
-    // An int or a list of three; `pool_size` defaults to 2 and `strides` to `pool_size`.
-    let triple = |key: &str, default: Option<Vec<i64>>| -> Option<Vec<i64>> {
-        match config.get(key) {
-            None | Some(Value::Null) => default,
-            Some(Value::Number(n)) => n.as_i64().map(|n| vec![n; 3]),
-            Some(Value::Array(a)) => a.iter().map(Value::as_i64).collect(),
-            _ => None,
-        }
-    };
-    let Some(k) = triple("pool_size", Some(vec![2; 3])) else {
+    // `pool_size` defaults to 2 and `strides` to `pool_size`.
+    let Some(k) = int_triple(config, "pool_size", Some(vec![2; 3])) else {
         return false;
     };
-    let Some(s) = triple("strides", Some(k.clone())) else {
+    let Some(s) = int_triple(config, "strides", Some(k.clone())) else {
         return false;
     };
     (0..3).any(|a| match (k.get(a), s.get(a), spatial.get(a)) {

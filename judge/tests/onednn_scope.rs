@@ -73,3 +73,46 @@ fn a_pooling_window_that_does_not_shift_is_not_explained() {
         .insert("strides".into(), serde_json::json!([1, 1, 1]));
     assert_eq!(explained(&case, Some(false)), None);
 }
+
+/// oneDNN's float32 softmax refuses inputs above rank 5; TF's own kernel (oneDNN off) takes
+/// them, so the limitation explains the refusal only where oneDNN runs.
+#[test]
+fn the_onednn_softmax_rank_limit_holds_only_with_onednn() {
+    let case = kept_case();
+    let verdict = Verdict {
+        kind: Kind::LateError,
+        signature: "late-error/MaxPooling3D/AbortedError".into(),
+        layer: Some("max_pooling3d".into()),
+        mode: Some(Mode::Eager),
+        detail: String::new(),
+        evidence: Evidence {
+            error: Some(judge::evidence::ErrorFacts {
+                kind: "AbortedError".into(),
+                message: "Input dims must be <= 5".into(),
+            }),
+            ..Evidence::default()
+        },
+        tier: None,
+        known: None,
+    };
+    let s = Suppressions::builtin().unwrap();
+    let analysis = oracle::check::check(&case).unwrap();
+    let explained = |onednn| {
+        let target = Target {
+            onednn,
+            ..Target::tensorflow("3.15.1", "2.21.0")
+        };
+        s.explain(&Facts {
+            case: &case,
+            dtype: DType::Float32,
+            verdict: &verdict,
+            analysis: Some(&analysis),
+            target: &target,
+        })
+        .map(|id| id.to_string())
+    };
+    let id = "onednn-softmax-above-rank-5";
+    assert_eq!(explained(Some(true)).as_deref(), Some(id));
+    assert_eq!(explained(None).as_deref(), Some(id));
+    assert_eq!(explained(Some(false)), None);
+}
