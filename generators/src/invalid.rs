@@ -1,6 +1,6 @@
-//! Minimally-invalid cases: one targeted change to a valid case (one argument of one layer, or
-//! one input's declared shape) that breaks exactly one precondition, to test whether a
-//! framework's validation refuses what it should.
+//! Minimally-invalid cases: one targeted change to a valid case (one argument of one layer, one
+//! input's declared shape, or one layer's input) that breaks exactly one precondition, to test
+//! whether a framework's validation refuses what it should.
 
 use oracle::case::Dims;
 use oracle::check::check_all;
@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::Rng;
 use crate::edit::Skipped;
-use crate::mutate::{change_args_of, change_input_shape};
+use crate::mutate::{change_args_of, change_input_shape, rewire_edge};
 use crate::sample::sample_param;
 
 /// Candidates tried at most; twice as many when a Keras-enforced violation is preferred.
@@ -95,12 +95,18 @@ fn out_of_range(def: &ParamDef, input: Option<&Dims>, rng: &mut Rng) -> Value {
     }
 }
 
-/// One candidate: one argument of one layer changed (within or outside its range), or one
-/// input's declared shape.
+/// One candidate: one argument of one layer changed (within or outside its range), one
+/// input's declared shape, or one tensor argument of a layer taken from another earlier
+/// tensor (a tensor of another rank or size where the layer allows only some: a check of the
+/// input's shape in the layer's own code, not at the model's input).
 fn candidate(case: &Case, rng: &mut Rng) -> Option<Case> {
     let mut c = case.clone();
     if rng.random_bool(0.25) {
         change_input_shape(&mut c, rng).ok()?;
+        return Some(c);
+    }
+    if rng.random_bool(0.2) {
+        rewire_edge(&mut c, rng).ok()?;
         return Some(c);
     }
     let layers: Vec<(usize, &'static dyn oracle::layers::LayerKind)> = (0..case.model.layers.len())
