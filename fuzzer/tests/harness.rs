@@ -405,6 +405,36 @@ fn a_build_error_of_a_shared_class_is_located_at_the_layer_that_raised_it() {
     );
 }
 
+/// An error raised in a layer's call, whose message names only its class (which another
+/// layer of the case shares), is located at the layer that raised it, in every mode.
+#[test]
+fn a_call_error_of_a_shared_class_is_located_at_the_layer_that_raised_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = chain_case(
+        dir.path(),
+        "raise.case.json",
+        &[4],
+        &[2, 4],
+        &[
+            ("Identity", "plain_identity", json!({})),
+            ("Identity", "semfuzz_raise_here", json!({})),
+            ("Identity", "after", json!({})),
+        ],
+    );
+    let (_, reports, stderr) = run(&[&case], &["--modes", "eager,graph"]);
+    assert_eq!(reports.len(), 1, "{stderr}");
+    for mode in ["eager", "graph"] {
+        let error = &reports[0]["tensorflow"][mode]["error"];
+        assert_eq!(
+            (&error["phase"], &error["layer"]),
+            (&json!("call"), &json!("semfuzz_raise_here")),
+            "{mode}: {error:#}"
+        );
+    }
+    let verdict = &reports[0]["verdicts"][0];
+    assert_eq!(verdict["layer"], "semfuzz_raise_here", "{verdict:#}");
+}
+
 /// Weights a layer refuses with a message that names no layer (Keras's own names the layer's
 /// Python name only) are located at the layer whose weights were being set, so a finding's
 /// signature names its class, not the model.

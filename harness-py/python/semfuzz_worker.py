@@ -474,9 +474,32 @@ def _announcing(original, name):
         announce()
         if tf.inside_function():
             _traced_scopes[tf.get_current_name_scope()] = name
-        return original(*args, **kwargs)
+        try:
+            return original(*args, **kwargs)
+        except Exception as e:
+            # The layer it was raised in, for `_raised_in`: Keras's message names only the
+            # class, which several layers of a case may share.
+            if not hasattr(e, "_semfuzz_layer"):
+                try:
+                    e._semfuzz_layer = name
+                except Exception:  # an exception that refuses attributes stays unlocated
+                    pass
+            raise
 
     return call
+
+
+def _raised_in(error):
+    """The case's layer whose call raised `error` (or the exception Keras re-raised it as,
+    whose context it is), as `_announcing` marked it; None where no marked call raised it."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        layer = getattr(error, "_semfuzz_layer", None)
+        if layer is not None:
+            return layer
+        error = error.__cause__ or error.__context__
+    return None
 
 
 def _announce_mode(mode):
@@ -582,7 +605,7 @@ def _run(request, payload):
             outs = outs if isinstance(outs, (list, tuple)) else [outs]
             values = [np.asarray(o) for o in outs]
         except Exception as e:
-            results.append([mode, {"error": _describe(e, "call")}])
+            results.append([mode, {"error": _describe(e, "call", _raised_in(e))}])
             failed = True
             continue
         results.append([mode, {"calls": prepared.call_table}])

@@ -5,7 +5,8 @@ sleeps forever, `semfuzz_slow` sleeps 3 seconds, `semfuzz_alloc` allocates witho
 200 MiB more on every call (as TF's caches grow over many cases) and then sleeps 0.3 seconds. Every ReLU adds 0.25 to its output
 (a planted semantic bug that the reference must catch at that layer). A ReLU named
 `semfuzz_lax*` skips Keras's check of `negative_slope` (a planted missing validation). A Dense
-named `semfuzz_refuse_weights*` refuses its weights (a message that names no layer).
+named `semfuzz_refuse_weights*` refuses its weights (a message that names no layer), and an
+Identity named `semfuzz_raise*` raises when called (a message that names only the class).
 """
 
 import os
@@ -68,3 +69,14 @@ def _dense_refusing_weights(self, weights):
 
 
 keras.layers.Dense.set_weights = _dense_refusing_weights
+
+_identity_call_unraising = keras.layers.Identity.call
+
+
+def _identity_raising(self, inputs, *args, **kwargs):
+    if self.name.startswith("semfuzz_raise"):
+        raise ValueError("a planted refusal")
+    return _identity_call_unraising(self, inputs, *args, **kwargs)
+
+
+keras.layers.Identity.call = _identity_raising
