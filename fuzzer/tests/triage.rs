@@ -50,8 +50,11 @@ fn a_campaigns_planted_bug_reproduces_and_minimizes_to_the_relu_alone() {
             "eager",
             "--runs",
             "40",
+            // A seed whose 40 generated executions draw a ReLU (what this test needs; it is
+            // about triage, not about how soon generation draws one): seed 5 did until the
+            // generator changed how layers take their inputs.
             "--seed",
-            "5",
+            "7",
             "--out",
             out.to_str().unwrap(),
             "--seeds",
