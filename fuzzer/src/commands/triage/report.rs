@@ -299,6 +299,7 @@ td.status-flaky { color: #a60; }
 td.status-agrees, td.status-no-longer-reproduces { color: #070; }
 td.status-unsupported, td.status-skipped { color: #777; }
 figure { margin: 0; max-width: 30em; overflow: auto; }
+td code { overflow-wrap: anywhere; }
 </style>
 </head>
 <body>
