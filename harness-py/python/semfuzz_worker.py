@@ -272,7 +272,7 @@ def _arrays_in(request, payload):
 
 def _set_weights(model, request, arrays):
     """Sets each layer's weights listed in the request from `arrays` (what follows the
-    inputs, in order); an error is located at the layer whose weights were being set."""
+    inputs, in order); an error is a CaseError at the layer whose weights were being set."""
     for name, count in request.get("weights", []):
         try:
             model.get_layer(name).set_weights(arrays[:count])
@@ -583,12 +583,7 @@ def _run(request, payload):
     except Exception as e:
         raise CaseError("build", e, _build_error_layer(case["model"], dtype, input_dtypes, e))
     prepared = _prepared
-    try:
-        _set_weights(prepared.model, request, arrays)
-    except CaseError:
-        raise
-    except Exception as e:
-        raise CaseError("set_weights", e)
+    _set_weights(prepared.model, request, arrays)
     xs = [x.astype(d) for x, d in zip(inputs, input_dtypes)]
     xs = [tf.convert_to_tensor(x) for x in xs]
     feed = xs[0] if len(xs) == 1 else xs

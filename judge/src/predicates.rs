@@ -84,6 +84,18 @@ pub(crate) fn gated(config: &Value) -> bool {
     }
 }
 
+/// Whether the layer is a convolution that adds a bias in `channels_first` (the convolutions
+/// are the layers with a bias and a data format; a pooling has neither bias nor `use_bias`).
+pub(crate) fn channels_first_biased_conv(
+    class: &str,
+    config: &serde_json::Map<String, Value>,
+) -> bool {
+    class.contains("Conv")
+        && config.get("data_format").and_then(Value::as_str) == Some("channels_first")
+        // Keras's default is a bias.
+        && config.get("use_bias").and_then(Value::as_bool).unwrap_or(true)
+}
+
 /// Whether this layer's bias goes through `ops.add`'s bias_add shortcut onto the wrong axis
 /// (see `crashes/mismatch-DepthwiseConv2D-channels-first-bias`).
 pub(crate) fn ops_add_bias_shortcut(
@@ -95,12 +107,7 @@ pub(crate) fn ops_add_bias_shortcut(
     // equals that axis: a channels_first bias whose channel count equals the last
     // spatial size.
     let out = call.and_then(|c| c.outputs.first());
-    // The convolutions are the layers with a bias and a data format (a pooling has neither
-    // bias nor `use_bias`).
-    let channels_first_bias = class.contains("Conv")
-        && config.get("data_format").and_then(Value::as_str) == Some("channels_first")
-        // Keras's default is a bias.
-        && config.get("use_bias").and_then(Value::as_bool).unwrap_or(true)
+    let channels_first_bias = channels_first_biased_conv(class, config)
         && out.is_some_and(|o| o.len() >= 3 && o[1].is_some() && o[1] == o[o.len() - 1]);
     if channels_first_bias {
         return true;

@@ -1557,9 +1557,6 @@ fn float32_constants_explain(
             _ => false,
         }
     }
-    let Some(kind) = oracle::layers::lookup(&layer.class_name, layer.module.as_deref()) else {
-        return false;
-    };
     let rounded: Vec<(&String, serde_json::Value)> = layer
         .config
         .iter()
@@ -1569,8 +1566,6 @@ fn float32_constants_explain(
         })
         .take(6)
         .collect();
-    let default_node = Default::default();
-    let site_node = layer.nodes.get(node).unwrap_or(&default_node);
     (1u32..1 << rounded.len()).any(|subset| {
         let mut config = layer.config.clone();
         for (i, (k, r)) in rounded.iter().enumerate() {
@@ -1578,19 +1573,45 @@ fn float32_constants_explain(
                 config.insert((*k).clone(), r.clone());
             }
         }
-        let Ok(spec) = kind.parse(&oracle::layers::CallSite {
-            config: &config,
-            node: site_node,
-            dtype,
-        }) else {
-            return false;
-        };
-        let (alt, _) = oracle::check::eval_call(spec.as_ref(), args, masks, w);
-        alt.len() == tf_out.len()
-            && alt.iter().zip(tf_out).all(|(a, t)| {
-                a.shape() == t.shape() && a.iter().zip(t.iter()).all(|(&x, &g)| agree(g, x))
-            })
+        reference_with(layer, node, dtype, &config, args, masks, w)
+            .is_some_and(|alt| all_agree(&alt, tf_out, agree))
     })
+}
+
+/// The reference's outputs of a call of `layer` with `config` in place of its own (and these
+/// weights); None where the class has no reference or refuses the config.
+fn reference_with(
+    layer: &oracle::case::Layer,
+    node: usize,
+    dtype: DType,
+    config: &serde_json::Map<String, serde_json::Value>,
+    args: &[&ArrayD<f64>],
+    masks: &[Option<&Mask>],
+    w: &[&ArrayD<f64>],
+) -> Option<Vec<ArrayD<f64>>> {
+    let kind = oracle::layers::lookup(&layer.class_name, layer.module.as_deref())?;
+    let default_node = Default::default();
+    let spec = kind
+        .parse(&oracle::layers::CallSite {
+            config,
+            node: layer.nodes.get(node).unwrap_or(&default_node),
+            dtype,
+        })
+        .ok()?;
+    Some(oracle::check::eval_call(spec.as_ref(), args, masks, w).0)
+}
+
+/// Whether every output has the framework's shape and each element passes `agree`
+/// (framework value first).
+fn all_agree(
+    reference: &[ArrayD<f64>],
+    tf_out: &[ArrayD<f64>],
+    agree: &dyn Fn(f64, f64) -> bool,
+) -> bool {
+    reference.len() == tf_out.len()
+        && reference.iter().zip(tf_out).all(|(a, t)| {
+            a.shape() == t.shape() && a.iter().zip(t.iter()).all(|(&x, &g)| agree(g, x))
+        })
 }
 
 /// Whether a `channels_first` convolution's outputs, computed by the reference without the
@@ -1611,19 +1632,11 @@ fn bias_on_last_axis_explains(
     agree: &dyn Fn(f64, f64) -> bool,
 ) -> bool {
     let config = &layer.config;
-    let convolution = layer.class_name.contains("Conv") && !layer.class_name.contains("LSTM");
-    let channels_first = config
-        .get("data_format")
-        .and_then(serde_json::Value::as_str)
-        == Some("channels_first");
-    let biased = config
-        .get("use_bias")
-        .and_then(serde_json::Value::as_bool)
-        .unwrap_or(true);
     let (Some((bias, kernels)), [out]) = (w.split_last(), tf_out) else {
         return false;
     };
-    if !(convolution && channels_first && biased)
+    // A recurrent convolution's bias spans its gates: not one entry per channel.
+    if !crate::predicates::channels_first_biased_conv(&layer.class_name, config)
         || bias.ndim() != 1
         || out.ndim() < 3
         || out.shape()[1] != bias.len()
@@ -1631,9 +1644,6 @@ fn bias_on_last_axis_explains(
     {
         return false;
     }
-    let Some(kind) = oracle::layers::lookup(&layer.class_name, layer.module.as_deref()) else {
-        return false;
-    };
     let Ok(activation) =
         oracle::activations::Activation::parse("activation", config.get("activation"))
     else {
@@ -1642,26 +1652,14 @@ fn bias_on_last_axis_explains(
     let mut bare = config.clone();
     bare.insert("use_bias".into(), serde_json::json!(false));
     bare.insert("activation".into(), serde_json::json!("linear"));
-    let default_node = Default::default();
-    let Ok(spec) = kind.parse(&oracle::layers::CallSite {
-        config: &bare,
-        node: layer.nodes.get(node).unwrap_or(&default_node),
-        dtype,
-    }) else {
+    let Some(alt) = reference_with(layer, node, dtype, &bare, args, masks, kernels) else {
         return false;
     };
-    let (alt, _) = oracle::check::eval_call(spec.as_ref(), args, masks, kernels);
     let [pre] = alt.as_slice() else {
         return false;
     };
-    if pre.shape() != out.shape() {
-        return false;
-    }
-    let shifted = activation.apply_in(&(pre + *bias), dtype);
-    shifted
-        .iter()
-        .zip(out.iter())
-        .all(|(&want, &got)| agree(got, want))
+    pre.shape() == out.shape()
+        && all_agree(&[activation.apply_in(&(pre + *bias), dtype)], tf_out, agree)
 }
 
 /// A layer whose inputs are identical in `mode` and in eager mode but whose outputs differ
