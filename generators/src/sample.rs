@@ -37,6 +37,12 @@ const TYPICAL_ACTIVATION: f64 = 0.5;
 /// the usual draw.
 const TRAINING_ONLY: &[&str] = &["dropout", "recurrent_dropout"];
 const TRAINING_OFF: f64 = 0.5;
+/// Arguments that narrow a layer's computation to a part of it: with an attention window of 1
+/// each query sees one key, so the attention weights are all 1 and nothing of how queries and
+/// keys (or query heads and key heads) are paired shows. They are set with probability
+/// [`NARROWING_ON`] of the usual, else left to Keras's default (no window).
+const NARROWING: &[&str] = &["sliding_window"];
+const NARROWING_ON: f64 = 0.3;
 /// The activations Keras layers default to or most models use.
 const TYPICAL_ACTIVATIONS: &[&str] = &["linear", "relu", "tanh", "sigmoid", "softmax"];
 /// How many typical spans past the typical range a draw from the domain may reach: integers
@@ -234,16 +240,21 @@ pub fn sample_param(def: &ParamDef, input: Option<&Dims>, rng: &mut Rng) -> Valu
 /// A `target_shape` with as many elements as the input's non-batch part (when known), of a
 /// random rank 1..=3, sometimes with one entry left to be inferred (-1).
 fn target_shape(input: Option<&Dims>, wild: bool, rng: &mut Rng) -> Vec<i64> {
-    let known: Option<usize> = input
-        .filter(|d| !d.is_empty())
-        .and_then(|d| d[1..].iter().copied().product::<Option<usize>>());
+    // The element count, when known and within i64 (a shape far past the memory bound, which
+    // the repair is yet to shrink, may overflow it).
+    let known: Option<usize> = input.filter(|d| !d.is_empty()).and_then(|d| {
+        d[1..]
+            .iter()
+            .try_fold(1usize, |n, x| x.and_then(|x| n.checked_mul(x)))
+            .filter(|&n| i64::try_from(n).is_ok())
+    });
     let rank = rng.random_range(1..=3usize);
     let Some(mut n) = known.filter(|_| !wild) else {
         return (0..rank).map(|_| rng.random_range(-1..=6)).collect();
     };
     let mut dims = Vec::with_capacity(rank);
     for _ in 1..rank {
-        let divisors: Vec<usize> = (1..=n).filter(|d| n.is_multiple_of(*d)).collect();
+        let divisors = divisors(n);
         let d = *divisors.choose(rng).unwrap_or(&1);
         dims.push(d as i64);
         n /= d.max(1);
@@ -255,6 +266,25 @@ fn target_shape(input: Option<&Dims>, wild: bool, rng: &mut Rng) -> Vec<i64> {
         dims[i] = -1;
     }
     dims
+}
+
+/// The divisors of `n`, by trial division up to its square root (`n` may be the element
+/// count of a huge shape).
+fn divisors(n: usize) -> Vec<usize> {
+    let mut low = Vec::new();
+    let mut high = Vec::new();
+    let mut d = 1usize;
+    while d.checked_mul(d).is_some_and(|dd| dd <= n) {
+        if n.is_multiple_of(d) {
+            low.push(d);
+            if d != n / d {
+                high.push(n / d);
+            }
+        }
+        d += 1;
+    }
+    low.extend(high.into_iter().rev());
+    low
 }
 
 /// The parameters a class cannot do without (Keras has no default for them): found once for
@@ -321,7 +351,12 @@ pub fn sample_config(
         if !required.contains(&def.name()) && !crate::target::offers_param(kind, def.name()) {
             continue;
         }
-        if required.contains(&def.name()) || rng.random_bool(p_each) {
+        let p = if NARROWING.contains(&def.name()) {
+            p_each * NARROWING_ON
+        } else {
+            p_each
+        };
+        if required.contains(&def.name()) || rng.random_bool(p) {
             config.insert(def.name().to_owned(), sample_param(def, input, rng));
         }
     }

@@ -395,3 +395,49 @@ fn training_only_rates_are_often_zero() {
         );
     }
 }
+
+#[test]
+fn attention_windows_are_mostly_left_open() {
+    for class in ["GroupQueryAttention", "MultiHeadAttention"] {
+        let kind = registry()
+            .find(|k| k.class_name() == class)
+            .expect("registered");
+        let mut rng = generators::rng(0xa7);
+        let n = 2000;
+        let windowed = (0..n)
+            .filter(|_| {
+                generators::sample::sample_config(kind, None, 0.8, &mut rng)
+                    .contains_key("sliding_window")
+            })
+            .count();
+        // 0.8 × 0.3 = 24% of configs set a window: most attend over the whole key sequence.
+        assert!(
+            (n / 6..n / 3).contains(&windowed),
+            "{class}: {windowed} of {n} configs set sliding_window"
+        );
+    }
+}
+
+#[test]
+fn a_reshape_of_a_huge_shape_is_drawn_at_once_and_keeps_its_size() {
+    let reshape = registry()
+        .find(|k| k.class_name() == "Reshape")
+        .expect("registered");
+    let def = &reshape.params()[0];
+    // About 1e12 elements (two primes): the repair meets such shapes before it shrinks them.
+    let input: oracle::case::Dims = vec![None, Some(1_000_003), Some(1_000_033)];
+    let mut rng = generators::rng(0x5a);
+    // Most draws keep the input's size (a few are wild, some leave one entry to -1).
+    let kept = (0..50)
+        .filter(|_| {
+            let v = generators::sample::sample_param(def, Some(&input), &mut rng);
+            let dims: Vec<i64> = serde_json::from_value(v).expect("a list of ints");
+            dims.iter().product::<i64>() == 1_000_003 * 1_000_033
+        })
+        .count();
+    assert!(kept >= 25, "{kept} of 50 draws kept the input's size");
+    // An element count past i64 is drawn as for an unknown shape, without overflow.
+    let past: oracle::case::Dims = vec![None, Some(1 << 40), Some(1 << 40)];
+    let v = generators::sample::sample_param(def, Some(&past), &mut rng);
+    assert!(v.is_array(), "{v}");
+}
