@@ -435,6 +435,44 @@ fn a_call_error_of_a_shared_class_is_located_at_the_layer_that_raised_it() {
     assert_eq!(verdict["layer"], "semfuzz_raise_here", "{verdict:#}");
 }
 
+/// A layer whose output has a wrong shape makes a later layer refuse it: the finding is the
+/// wrong output, at the layer that gave it (the eager run answers the calls that finished
+/// before the error), not a rejection by the layer that was fed it.
+#[test]
+fn an_error_on_a_wrong_output_is_found_at_the_layer_that_gave_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = chain_case(
+        dir.path(),
+        "widen.case.json",
+        &[4],
+        &[2, 4],
+        &[
+            ("Identity", "plain_identity", json!({})),
+            ("Identity", "semfuzz_widen", json!({})),
+            ("Reshape", "reshape", json!({"target_shape": [2, 2]})),
+        ],
+    );
+    let (_, reports, stderr) = run(&[&case], &["--modes", "eager"]);
+    assert_eq!(reports.len(), 1, "{stderr}");
+    let error = &reports[0]["tensorflow"]["eager"]["error"];
+    assert_eq!(error["layer"], "reshape", "{error:#}");
+    assert_eq!(
+        verdicts(&reports[0]),
+        [(
+            "mismatch".to_owned(),
+            "mismatch/Identity".to_owned(),
+            Some("semfuzz_widen".to_owned())
+        )],
+        "{:#}",
+        reports[0]
+    );
+    let detail = reports[0]["verdicts"][0]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("has shape [2, 8] in TensorFlow") && detail.contains("at 'reshape'"),
+        "{detail}"
+    );
+}
+
 /// Weights a layer refuses with a message that names no layer (Keras's own names the layer's
 /// Python name only) are located at the layer whose weights were being set, so a finding's
 /// signature names its class, not the model.

@@ -475,7 +475,10 @@ def _announcing(original, name):
         if tf.inside_function():
             _traced_scopes[tf.get_current_name_scope()] = name
         try:
-            return original(*args, **kwargs)
+            out = original(*args, **kwargs)
+            if _finished is not None and not tf.inside_function():
+                _finished.append((name, out))
+            return out
         except Exception as e:
             # The layer it was raised in, for `_raised_in`: Keras's message names only the
             # class, which several layers of a case may share.
@@ -487,6 +490,37 @@ def _announcing(original, name):
             raise
 
     return call
+
+
+# The outputs of the layers' calls as an eager run computes them, in order (None outside an
+# eager run): when a later layer raises, these are answered with the error, so the client can
+# tell whether a wrong output before it is what that layer raised on.
+_finished = None
+
+
+def _finished_calls(prepared, finished):
+    """[(layer, call index, arrays)] of the calls in `finished` (name, output) whose layer
+    the model calls once: which call of a shared layer an output came from is not known."""
+    np = _env["numpy"]
+    table = {}
+    for name, node, n in prepared.call_table:
+        table.setdefault(name, []).append((node, n))
+    seen = {}
+    for name, _ in finished:
+        seen[name] = seen.get(name, 0) + 1
+    calls = []
+    for name, out in finished:
+        if seen[name] != 1 or len(table.get(name, ())) != 1:
+            continue
+        node, n = table[name][0]
+        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        if len(outs) != n:
+            continue
+        try:
+            calls.append((name, node, [np.asarray(o, dtype="float64") for o in outs]))
+        except Exception:  # an output that is no array (None, a dict) is left out
+            continue
+    return calls
 
 
 def _raised_in(error):
@@ -559,7 +593,7 @@ def _wake_client():
 
 
 def _run(request, payload):
-    global _prepared
+    global _prepared, _finished
     started = time.perf_counter()
     np = _env["numpy"]
     tf = _env["tensorflow"]
@@ -595,14 +629,21 @@ def _run(request, payload):
     failed = False
     for mode in request["modes"]:
         _announce_mode(mode)
+        _finished = [] if mode == "eager" else None
         try:
             outs = prepared.function(mode)(feed)
             outs = outs if isinstance(outs, (list, tuple)) else [outs]
             values = [np.asarray(o) for o in outs]
         except Exception as e:
-            results.append([mode, {"error": _describe(e, "call", _raised_in(e))}])
+            before = _finished_calls(prepared, _finished or [])
+            results.append(
+                [mode, {"error": _describe(e, "call", _raised_in(e)), "calls": [[l, n, len(a)] for l, n, a in before]}]
+            )
+            arrays.extend(a for _, _, outs in before for a in outs)
             failed = True
             continue
+        finally:
+            _finished = None
         results.append([mode, {"calls": prepared.call_table}])
         arrays.extend(values)
     tf_seconds = time.perf_counter() - started

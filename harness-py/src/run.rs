@@ -707,7 +707,8 @@ struct RunAnswer {
 #[derive(Deserialize)]
 struct ModeAnswer {
     error: Option<PyError>,
-    /// (layer, call index, number of outputs), the outputs next in the payload.
+    /// (layer, call index, number of outputs), the outputs next in the payload; with an
+    /// error, the calls that finished before it.
     calls: Option<Vec<(String, usize, usize)>>,
 }
 
@@ -751,18 +752,26 @@ fn parse_answer(header: &[u8], payload: &[u8]) -> Result<(TfOutcome, Vec<u32>), 
     };
     let mut modes = Vec::new();
     for (mode, result) in answer.modes.ok_or_else(|| bad("modes"))? {
-        if let Some(e) = result.error {
-            modes.push((mode, ModeOutcome::Error(e)));
-            continue;
-        }
+        // A mode that raised may carry the calls that finished before the error.
+        let calls = match (&result.error, result.calls) {
+            (_, Some(calls)) => calls,
+            (Some(_), None) => Vec::new(),
+            (None, None) => return Err(bad("calls")),
+        };
         let mut outputs = LayerOutputs::new();
-        for (layer, node, n) in result.calls.ok_or_else(|| bad("calls"))? {
+        for (layer, node, n) in calls {
             let outs = (0..n)
                 .map(|_| next_array())
                 .collect::<Result<Vec<_>, _>>()?;
             outputs.insert((layer, node), outs);
         }
-        modes.push((mode, ModeOutcome::Outputs(outputs)));
+        modes.push((
+            mode,
+            match result.error {
+                Some(e) => ModeOutcome::Error(e, outputs),
+                None => ModeOutcome::Outputs(outputs),
+            },
+        ));
     }
     modes.sort_by_key(|(m, _)| *m);
     let outcome = TfOutcome::Ran {
@@ -916,10 +925,11 @@ mod tests {
     fn an_answer_gives_each_calls_outputs_in_payload_order_and_each_failure_its_kind() {
         // Two modes: graph's calls, then eager's error; the layer name has a JSON escape.
         let header = br#"{"ok": true, "modes": [["graph", {"calls": [["d\u00e9", 0, 2], ["e", 1, 1]]}],
-            ["eager", {"error": {"type": "ValueError", "message": "m", "phase": "call", "layer": null}}]],
-            "shapes": [[2], [], [1, 1]], "reused": true, "tf_seconds": 0.5, "python_lines": [7, 4294967295],
+            ["eager", {"error": {"type": "ValueError", "message": "m", "phase": "call", "layer": null},
+            "calls": [["p", 0, 1]]}]],
+            "shapes": [[2], [], [1, 1], [1]], "reused": true, "tf_seconds": 0.5, "python_lines": [7, 4294967295],
             "worker_seconds": 0.75}"#;
-        let payload: Vec<u8> = [1.0f64, 2.0, 3.0, f64::NAN]
+        let payload: Vec<u8> = [1.0f64, 2.0, 3.0, f64::NAN, 5.0]
             .iter()
             .flat_map(|x| x.to_le_bytes())
             .collect();
@@ -937,9 +947,12 @@ mod tests {
         assert!(reused);
         assert_eq!((tf_seconds, worker_seconds), (0.5, 0.75));
         assert_eq!(modes.len(), 2);
-        let ModeOutcome::Error(e) = &modes[0].1 else {
+        let ModeOutcome::Error(e, before) = &modes[0].1 else {
             panic!("{modes:?}")
         };
+        // The call that finished before the error, after graph's outputs in the payload.
+        assert_eq!(before.len(), 1);
+        assert_eq!(before[&("p".to_owned(), 0)][0].as_slice().unwrap(), [5.0]);
         assert_eq!(
             (modes[0].0, e.kind.as_str(), e.layer.as_ref()),
             (Mode::Eager, "ValueError", None)

@@ -72,7 +72,10 @@ pub type LayerOutputs = HashMap<(String, usize), Vec<ArrayD<f64>>>;
 #[derive(Debug, Clone)]
 pub enum ModeOutcome {
     Outputs(LayerOutputs),
-    Error(PyError),
+    /// The error it raised, and the outputs of the calls that had finished before it (eager
+    /// only, and only of layers called once; empty in the other modes): a wrong output there
+    /// is what a later layer may have raised on.
+    Error(PyError, LayerOutputs),
 }
 
 /// What TensorFlow did with a case.

@@ -441,7 +441,7 @@ fn value_violation(case: &Case, analysis: &ModelAnalysis, tf: &TfOutcome) -> Opt
         TfOutcome::Rejected(_) => true,
         TfOutcome::Ran { modes, .. } => modes
             .iter()
-            .any(|(_, o)| matches!(o, ModeOutcome::Error(_))),
+            .any(|(_, o)| matches!(o, ModeOutcome::Error(..))),
         _ => false,
     };
     if !refused {
@@ -466,7 +466,7 @@ fn judge_invalid(
         TfOutcome::Ran { modes, .. } => modes
             .iter()
             .filter_map(|(m, o)| match o {
-                ModeOutcome::Error(e) => Some((Some(*m), e)),
+                ModeOutcome::Error(e, _) => Some((Some(*m), e)),
                 ModeOutcome::Outputs(_) => None,
             })
             .collect(),
@@ -1046,7 +1046,29 @@ fn judge_valid(
     let mut masks_by_mode: HashMap<Mode, CallMasks> = HashMap::new();
     for (mode, outcome) in modes {
         match outcome {
-            ModeOutcome::Error(e) => {
+            ModeOutcome::Error(e, before) => {
+                // A wrong output of a call that finished before the error is the finding:
+                // the later layer raised on what it was given (a layer whose output has a
+                // wrong shape makes its consumer refuse it).
+                let explained = |v: &Verdict| explain(v, Some(analysis)).is_some();
+                let masks = masks_by_mode.entry(*mode).or_default();
+                let upstream = divergences(
+                    case, dtype, analysis, before, &values, *mode, &explained, masks,
+                );
+                if !upstream.is_empty() {
+                    let (_, layer) = blamed(case, e);
+                    let then = format!(
+                        "; then TensorFlow raised {} at {}: {}",
+                        e.kind,
+                        layer.map_or("a later layer".to_owned(), |l| format!("'{l}'")),
+                        what_it_says(&e.message)
+                    );
+                    verdicts.extend(upstream.into_iter().map(|mut v| {
+                        v.detail.push_str(&then);
+                        v
+                    }));
+                    continue;
+                }
                 let ran_elsewhere = modes
                     .iter()
                     .any(|(_, o)| matches!(o, ModeOutcome::Outputs(_)));
@@ -1974,13 +1996,16 @@ mod tests {
         assert!(v.cpu_kernels(), "{v:?}");
         let ran = || ModeOutcome::Outputs(LayerOutputs::new());
         let refused = || {
-            ModeOutcome::Error(PyError {
-                kind: "InvalidArgumentError".into(),
-                message: "Conv2DCustomBackpropInputOp only supports NHWC.".into(),
-                phase: "call".into(),
-                traceback: String::new(),
-                layer: Some(v.layer.clone()),
-            })
+            ModeOutcome::Error(
+                PyError {
+                    kind: "InvalidArgumentError".into(),
+                    message: "Conv2DCustomBackpropInputOp only supports NHWC.".into(),
+                    phase: "call".into(),
+                    traceback: String::new(),
+                    layer: Some(v.layer.clone()),
+                },
+                LayerOutputs::new(),
+            )
         };
         let judged = |v: &Violation, modes: Vec<(Mode, ModeOutcome)>| {
             let tf = TfOutcome::Ran {
@@ -2049,13 +2074,16 @@ mod tests {
         v.layer = "embedding".into();
         v.class = "Embedding".into();
         let refused = || {
-            ModeOutcome::Error(PyError {
-                kind: "InvalidArgumentError".into(),
-                message: "indices[0,2] = 2 is not in [0, 2)".into(),
-                phase: "call".into(),
-                traceback: String::new(),
-                layer: Some("embedding".into()),
-            })
+            ModeOutcome::Error(
+                PyError {
+                    kind: "InvalidArgumentError".into(),
+                    message: "indices[0,2] = 2 is not in [0, 2)".into(),
+                    phase: "call".into(),
+                    traceback: String::new(),
+                    layer: Some("embedding".into()),
+                },
+                LayerOutputs::new(),
+            )
         };
         let judged = |modes: Vec<(Mode, ModeOutcome)>| {
             let tf = TfOutcome::Ran {
@@ -2111,13 +2139,16 @@ mod tests {
         v.layer = "conv2d_transpose".into();
         v.class = "Conv2DTranspose".into();
         let refused = |kind: &str, message: &str| {
-            ModeOutcome::Error(PyError {
-                kind: kind.into(),
-                message: message.into(),
-                phase: "call".into(),
-                traceback: String::new(),
-                layer: Some("conv2d_transpose".into()),
-            })
+            ModeOutcome::Error(
+                PyError {
+                    kind: kind.into(),
+                    message: message.into(),
+                    phase: "call".into(),
+                    traceback: String::new(),
+                    layer: Some("conv2d_transpose".into()),
+                },
+                LayerOutputs::new(),
+            )
         };
         let clear = || {
             refused(
@@ -2214,7 +2245,7 @@ mod tests {
                 layer: Some(layer.into()),
             };
             let tf = TfOutcome::Ran {
-                modes: vec![(Mode::Graph, ModeOutcome::Error(e))],
+                modes: vec![(Mode::Graph, ModeOutcome::Error(e, LayerOutputs::new()))],
                 reused: false,
                 tf_seconds: 0.0,
                 worker_seconds: 0.0,
@@ -2255,7 +2286,7 @@ mod tests {
             layer: None,
         };
         let tf = TfOutcome::Ran {
-            modes: vec![(Mode::Eager, ModeOutcome::Error(eager))],
+            modes: vec![(Mode::Eager, ModeOutcome::Error(eager, LayerOutputs::new()))],
             reused: false,
             tf_seconds: 0.0,
             worker_seconds: 0.0,
@@ -2294,7 +2325,7 @@ mod tests {
             layer: Some("cropping2d".into()),
         };
         let tf = TfOutcome::Ran {
-            modes: vec![(Mode::Graph, ModeOutcome::Error(e))],
+            modes: vec![(Mode::Graph, ModeOutcome::Error(e, LayerOutputs::new()))],
             reused: false,
             tf_seconds: 0.0,
             worker_seconds: 0.0,
@@ -2499,7 +2530,7 @@ mod tests {
             let tf = TfOutcome::Ran {
                 modes: vec![
                     (Mode::Eager, ModeOutcome::Outputs(LayerOutputs::new())),
-                    (Mode::Xla, ModeOutcome::Error(e)),
+                    (Mode::Xla, ModeOutcome::Error(e, LayerOutputs::new())),
                 ],
                 reused: false,
                 tf_seconds: 0.0,
@@ -2726,7 +2757,7 @@ mod tests {
         };
         let modes = vec![
             (Mode::Eager, ModeOutcome::Outputs(LayerOutputs::new())),
-            (Mode::Graph, ModeOutcome::Error(error)),
+            (Mode::Graph, ModeOutcome::Error(error, LayerOutputs::new())),
         ];
         let analysis = oracle::check::check_in(&case, DType::Float32).unwrap();
         let v = judged_valid(

@@ -252,7 +252,7 @@ pub(crate) fn tf_report(case: &Case, tf: &TfOutcome, requested: &[Mode]) -> Valu
             let mut o = serde_json::Map::new();
             for (mode, outcome) in modes {
                 let v = match outcome {
-                    ModeOutcome::Error(e) => {
+                    ModeOutcome::Error(e, _) => {
                         json!({"error": {"type": e.kind, "message": e.message, "layer": error_layer(case, e), "phase": e.phase}})
                     }
                     ModeOutcome::Outputs(out) => {

@@ -159,7 +159,7 @@ pub fn collect(f: &mut Features, o: &Observed) {
             }
             for (mode, outcome) in modes {
                 match outcome {
-                    ModeOutcome::Error(e) => {
+                    ModeOutcome::Error(e, _) => {
                         f.add(&format!("raised|{mode}|{}|{}", e.kind, e.phase))
                     }
                     ModeOutcome::Outputs(outputs) => {

@@ -6,7 +6,9 @@ sleeps forever, `semfuzz_slow` sleeps 3 seconds, `semfuzz_alloc` allocates witho
 (a planted semantic bug that the reference must catch at that layer). A ReLU named
 `semfuzz_lax*` skips Keras's check of `negative_slope` (a planted missing validation). A Dense
 named `semfuzz_refuse_weights*` refuses its weights (a message that names no layer), and an
-Identity named `semfuzz_raise*` raises when called (a message that names only the class).
+Identity named `semfuzz_raise*` raises when called (a message that names only the class), and one
+named `semfuzz_widen*` returns its input twice along the last axis (an output of the wrong shape,
+which a later layer refuses).
 """
 
 import os
@@ -32,6 +34,9 @@ def _identity(self, inputs, *args, **kwargs):
         hog = []
         while True:
             hog.append(bytearray(64 * 1024 * 1024))
+    if self.name.startswith("semfuzz_widen") and not isinstance(inputs, keras.KerasTensor):
+        # Only on real tensors: the model is built with the layer's declared shape.
+        return keras.ops.concatenate([inputs, inputs], axis=-1)
     return _identity_call(self, inputs, *args, **kwargs)
 
 

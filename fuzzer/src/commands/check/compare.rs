@@ -26,7 +26,7 @@ pub fn tensorflow(harness: &mut Harness, case: &Case, range: (f64, f64)) -> Resu
         .map_err(|e| Failure::failed(e.to_string()))?;
     Ok(match tf {
         TfOutcome::Ran { modes, .. } => match modes.into_iter().find_map(|(_, m)| match m {
-            ModeOutcome::Error(e) => Some(e),
+            ModeOutcome::Error(e, _) => Some(e),
             ModeOutcome::Outputs(_) => None,
         }) {
             Some(e) => {
