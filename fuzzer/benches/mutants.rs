@@ -181,6 +181,29 @@ fn nums_of(v: &Value) -> Vec<f64> {
     }
 }
 
+/// Whether a `Dot`'s two axes name different dimensions of its two inputs (of ranks `ranks`),
+/// resolved as Keras resolves them: a negative axis modulo its own input's rank, one integer
+/// for both inputs. `[2, -1]` on rank-3 inputs names the same axis twice.
+fn resolved_axes_differ(axes: &Value, ranks: &[u64]) -> bool {
+    let [r0, r1] = ranks else {
+        return false;
+    };
+    let resolve = |a: i64, r: u64| if a < 0 { a.rem_euclid(r as i64) } else { a };
+    match axes {
+        Value::Number(n) => n
+            .as_i64()
+            .is_some_and(|a| resolve(a, *r0) != resolve(a, *r1)),
+        Value::Array(a) => match (
+            a.first().and_then(Value::as_i64),
+            a.get(1).and_then(Value::as_i64),
+        ) {
+            (Some(a0), Some(a1)) => resolve(a0, *r0) != resolve(a1, *r1),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 /// Per key of `when.config`, whether `config` meets its condition (`at`: the condition's
 /// other keys on one element of the value).
 fn meets_all(config: &Value, conds: &serde_json::Map<String, Value>) -> Vec<(String, bool)> {
@@ -275,6 +298,22 @@ fn drawn(out: &Path, fault: &Value) -> Drawn {
             if let Some(m) = when["inputs_min"].as_u64() {
                 check("inputs", ranks.len() as u64 >= m);
             }
+            // An input at position `n` or later whose tensor none of the inputs before it is
+            // (what a merge of only its first `n` inputs misses).
+            if let Some(n) = when["new_input_from"].as_u64() {
+                let first_at: Vec<u64> = l["inputs_first_at"]
+                    .as_array()
+                    .map(|a| a.iter().filter_map(Value::as_u64).collect())
+                    .unwrap_or_default();
+                let new_late = first_at
+                    .iter()
+                    .enumerate()
+                    .any(|(i, &f)| i as u64 >= n && f == i as u64);
+                check("inputs", new_late);
+            }
+            if when["axes_differ"].as_bool() == Some(true) {
+                check("axes", resolved_axes_differ(&config["axes"], &ranks));
+            }
             if when["ranks_differ"].as_bool() == Some(true) {
                 check("rank", ranks.windows(2).any(|w| w[0] != w[1]));
             }
@@ -321,8 +360,11 @@ fn conds_named(fault: &Value) -> Vec<String> {
     {
         names.push("rank".into());
     }
-    if when.get("inputs_min").is_some() {
+    if when.get("inputs_min").is_some() || when.get("new_input_from").is_some() {
         names.push("inputs".into());
+    }
+    if when.get("axes_differ").is_some() {
+        names.push("axes".into());
     }
     if when["invalid"] == true {
         names.push("an invalid model".into());
