@@ -1049,13 +1049,15 @@ fn judge_valid(
             ModeOutcome::Error(e, before) => {
                 // A wrong output of a call that finished before the error is the finding:
                 // the later layer raised on what it was given (a layer whose output has a
-                // wrong shape makes its consumer refuse it).
+                // wrong shape makes its consumer refuse it). Only a divergence no kept entry
+                // explains stands for the error: a known rounding upstream is no cause of a
+                // refusal, which is then reported as well.
                 let explained = |v: &Verdict| explain(v, Some(analysis)).is_some();
                 let masks = masks_by_mode.entry(*mode).or_default();
                 let upstream = divergences(
                     case, dtype, analysis, before, &values, *mode, &explained, masks,
                 );
-                if !upstream.is_empty() {
+                if upstream.iter().any(|v| !explained(v)) {
                     let (_, layer) = blamed(case, e);
                     let then = format!(
                         "; then TensorFlow raised {} at {}: {}",
@@ -1069,6 +1071,7 @@ fn judge_valid(
                     }));
                     continue;
                 }
+                verdicts.extend(upstream);
                 let ran_elsewhere = modes
                     .iter()
                     .any(|(_, o)| matches!(o, ModeOutcome::Outputs(_)));
