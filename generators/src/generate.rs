@@ -13,6 +13,7 @@ use rand::Rng as _;
 use rand::seq::IndexedRandom;
 
 use crate::Rng;
+use crate::balance::ClassBalance;
 use crate::build::{
     Operand, call_node, empty_case, entry, entry_config_in, input_layer, snake, unique_name,
 };
@@ -37,6 +38,8 @@ pub struct GenOptions {
     pub dtype: DType,
     /// The classes to draw from (every registered class by default).
     pub classes: Vec<&'static dyn LayerKind>,
+    /// How the classes are drawn (uniformly by default).
+    pub balance: ClassBalance,
     pub repair: RepairOptions,
     pub values: ValueOptions,
 }
@@ -51,6 +54,7 @@ impl Default for GenOptions {
             class_tries: 3,
             dtype: DType::Float64,
             classes: classes_for(DType::Float64),
+            balance: ClassBalance::default(),
             repair: RepairOptions::default(),
             values: ValueOptions::default(),
         }
@@ -217,7 +221,7 @@ fn place_layer(
     opts: &GenOptions,
     rng: &mut Rng,
 ) -> (Layer, Vec<usize>, Option<Vec<Dims>>) {
-    let kind = *opts.classes.choose(rng).expect("some class");
+    let kind = opts.balance.choose(&opts.classes, rng).expect("some class");
     let name = unique_name(&case.model, &snake(kind.class_name()));
     let mut placed = None;
     for attempt in 0..opts.local_tries.max(1) {

@@ -9,6 +9,7 @@
 //! - [`values`]: weights and inputs from several value distributions;
 //! - [`minimize`]: delta debugging of a case while a caller's test (a signature) persists.
 
+pub mod balance;
 pub mod build;
 pub mod edit;
 pub mod generate;
@@ -21,6 +22,7 @@ pub mod stats;
 pub mod target;
 pub mod values;
 
+pub use balance::ClassBalance;
 pub use edit::Skipped;
 pub use generate::{GenOptions, Generated, generate, generate_structure};
 pub use invalid::make_minimally_invalid;

@@ -15,6 +15,7 @@ use rand::seq::{IndexedRandom, SliceRandom};
 use serde_json::{Map, Value, json};
 
 use crate::Rng;
+use crate::balance::ClassBalance;
 use crate::build::{
     Operand, call_node, layer_entry, sampled_params, set_params, snake, unique_name,
 };
@@ -23,21 +24,22 @@ use crate::repair::{self, RepairOptions, diagnose, input_dims, kind_of, set_inpu
 use crate::sample::{sample_config, sample_param};
 use crate::values::{self, Distribution, ValueOptions};
 
-/// A mutation that needs nothing but the case.
-pub type Mutation = fn(&mut Case, &mut Rng) -> EditResult;
+/// A mutation that needs nothing but the case (and, where it draws a class or a layer, the
+/// campaign's [`ClassBalance`]).
+pub type Mutation = fn(&mut Case, &mut Rng, &ClassBalance) -> EditResult;
 
 /// Every mutation but [`splice`] (which needs a donor), with its weight in [`mutate`]'s draw:
 /// value mutations about 40%, structural ones about 60% (with [`SPLICE_WEIGHT`]).
 pub const MUTATIONS: &[(&str, u32, Mutation)] = &[
-    ("perturb_weights", 20, perturb_weights),
-    ("perturb_inputs", 20, perturb_inputs),
+    ("perturb_weights", 20, |c, r, _| perturb_weights(c, r)),
+    ("perturb_inputs", 20, |c, r, _| perturb_inputs(c, r)),
     ("insert_layer", 13, insert_layer),
-    ("remove_layer", 8, remove_layer),
+    ("remove_layer", 8, |c, r, _| remove_layer(c, r)),
     ("replace_class", 8, replace_class),
     ("change_args", 13, change_args),
-    ("change_input_shape", 6, change_input_shape),
-    ("rewire_edge", 6, rewire_edge),
-    ("change_dtype", 2, change_dtype),
+    ("change_input_shape", 6, |c, r, _| change_input_shape(c, r)),
+    ("rewire_edge", 6, |c, r, _| rewire_edge(c, r)),
+    ("change_dtype", 2, |c, r, _| change_dtype(c, r)),
 ];
 
 /// [`splice`]'s weight in [`mutate`]'s draw, when a donor is given.
@@ -53,14 +55,18 @@ pub fn mutate(
     rng: &mut Rng,
     donor: Option<&Case>,
 ) -> Result<&'static str, Skipped> {
-    mutate_with_donor(case, rng, donor.is_some(), || donor.cloned())
+    mutate_with_donor(case, rng, &ClassBalance::default(), donor.is_some(), || {
+        donor.cloned()
+    })
 }
 
-/// As [`mutate`], with the donor made only when [`splice`] is drawn (reading one from a
-/// corpus on disk costs more than most mutations): `can_splice` says whether there is one.
+/// As [`mutate`], with classes and layers drawn by `balance`, and the donor made only when
+/// [`splice`] is drawn (reading one from a corpus on disk costs more than most mutations):
+/// `can_splice` says whether there is one.
 pub fn mutate_with_donor(
     case: &mut Case,
     rng: &mut Rng,
+    balance: &ClassBalance,
     can_splice: bool,
     donor: impl FnOnce() -> Option<Case>,
 ) -> Result<&'static str, Skipped> {
@@ -79,7 +85,7 @@ pub fn mutate_with_donor(
             hit
         });
         let (name, result) = match chosen {
-            Some(&(name, _, f)) => (name, f(case, rng)),
+            Some(&(name, _, f)) => (name, f(case, rng, balance)),
             None => {
                 if let Some(make) = donor.take() {
                     fetched = make();
@@ -118,14 +124,14 @@ fn inner_layers(case: &Case) -> Vec<usize> {
 /// in `t`'s place (its consumers and outputs take the new layer's output), or as a new branch
 /// that becomes a model output. Merge layers take further tensors (of `t`'s shape where there
 /// are some); operations a second tensor or a constant.
-pub fn insert_layer(case: &mut Case, rng: &mut Rng) -> EditResult {
+pub fn insert_layer(case: &mut Case, rng: &mut Rng, balance: &ClassBalance) -> EditResult {
     edit::require_flat(case)?;
     let analysis = analysis_of(case);
     let analysis = analysis.as_ref();
     let pool = edit::tensors(case);
     let (pos, t) = pool.choose(rng).cloned().ok_or(Skipped("no tensor"))?;
-    let kind = *crate::generate::classes_for(case.dtype)
-        .choose(rng)
+    let kind = balance
+        .choose(&crate::generate::classes_for(case.dtype), rng)
         .ok_or(Skipped("no class"))?;
     let dims = shape_of(case, analysis, &t);
     let same: Vec<&(usize, TensorRef)> = pool
@@ -202,27 +208,32 @@ pub fn remove_layer(case: &mut Case, rng: &mut Rng) -> EditResult {
 }
 
 /// Replaces a random layer's class by another of the same arity, with fresh arguments.
-pub fn replace_class(case: &mut Case, rng: &mut Rng) -> EditResult {
+pub fn replace_class(case: &mut Case, rng: &mut Rng, balance: &ClassBalance) -> EditResult {
     edit::require_flat(case)?;
     let li = *inner_layers(case)
         .choose(rng)
         .ok_or(Skipped("no layer but inputs"))?;
     let analysis = analysis_of(case);
     let mut edited = case.clone();
-    repair::replace_class(&mut edited, li, analysis.as_ref(), rng)?;
+    repair::replace_class(&mut edited, li, analysis.as_ref(), balance, rng)?;
     *case = edited;
     Ok(())
 }
 
-/// A random layer whose class declares arguments, with its class.
-fn layer_with_params(case: &Case, rng: &mut Rng) -> EditResult<(usize, &'static dyn LayerKind)> {
+/// A random layer whose class declares arguments, with its class, drawn by `balance` (the
+/// layers of the classes seen least most often).
+fn layer_with_params(
+    case: &Case,
+    balance: &ClassBalance,
+    rng: &mut Rng,
+) -> EditResult<(usize, &'static dyn LayerKind)> {
     let candidates: Vec<(usize, &'static dyn LayerKind)> = inner_layers(case)
         .into_iter()
         .filter_map(|i| kind_of(&case.model.layers[i]).map(|k| (i, k)))
         .filter(|(i, k)| !k.params().is_empty() && !case.model.layers[*i].nodes.is_empty())
         .collect();
-    candidates
-        .choose(rng)
+    balance
+        .choose_by(&candidates, |(_, k)| k.class_name(), rng)
         .copied()
         .ok_or(Skipped("no layer with arguments"))
 }
@@ -275,9 +286,9 @@ pub fn change_args_of(
     Ok(())
 }
 
-/// Changes one argument (70%) or several of a random layer.
-pub fn change_args(case: &mut Case, rng: &mut Rng) -> EditResult {
-    let (li, kind) = layer_with_params(case, rng)?;
+/// Changes one argument (70%) or several of a random layer (drawn by `balance`).
+pub fn change_args(case: &mut Case, rng: &mut Rng, balance: &ClassBalance) -> EditResult {
+    let (li, kind) = layer_with_params(case, balance, rng)?;
     let n = kind.params().len();
     let count = if n == 1 || rng.random_bool(0.7) {
         1
@@ -289,7 +300,7 @@ pub fn change_args(case: &mut Case, rng: &mut Rng) -> EditResult {
 
 /// Changes exactly one argument of a random layer.
 pub fn change_arg(case: &mut Case, rng: &mut Rng) -> EditResult {
-    let (li, kind) = layer_with_params(case, rng)?;
+    let (li, kind) = layer_with_params(case, &ClassBalance::default(), rng)?;
     change_args_of(case, li, kind, 1, &mut sample_param, rng)
 }
 

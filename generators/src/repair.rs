@@ -25,6 +25,7 @@ use rand::seq::{IndexedRandom, SliceRandom};
 use serde_json::{Map, Value, json};
 
 use crate::Rng;
+use crate::balance::ClassBalance;
 use crate::build::{
     Operand, call_node, layer_entry, sampled_params, set_params, snake, unique_name,
 };
@@ -553,7 +554,7 @@ fn propose(case: &mut Case, d: &Diagnosis, rng: &mut Rng) -> edit::EditResult {
     match choice {
         0 => resample_args(case, li, d, rng),
         1 => insert_adapter(case, li, d, rng),
-        2 => replace_class(case, li, d.analysis.as_ref(), rng),
+        2 => replace_class(case, li, d.analysis.as_ref(), &ClassBalance::default(), rng),
         3 => replace_input(case, li, d.analysis.as_ref(), rng),
         _ => edit::remove_layer(case, li),
     }
@@ -614,11 +615,13 @@ fn same_arity(kind_arity: Arity, n: usize, dtype: oracle::DType) -> Vec<&'static
         .collect()
 }
 
-/// Replaces the layer's class (same arity), with fresh arguments, on the same inputs.
+/// Replaces the layer's class (same arity, drawn by `balance`), with fresh arguments, on the
+/// same inputs.
 pub fn replace_class(
     case: &mut Case,
     li: usize,
     analysis: Option<&ModelAnalysis>,
+    balance: &ClassBalance,
     rng: &mut Rng,
 ) -> edit::EditResult {
     let layer = &case.model.layers[li];
@@ -628,8 +631,8 @@ pub fn replace_class(
         .into_iter()
         .filter(|k| k.class_name() != old.class_name())
         .collect();
-    let kind = *candidates
-        .choose(rng)
+    let kind = balance
+        .choose(&candidates, rng)
         .ok_or(edit::Skipped("no other class"))?;
     let first = input_dims(case, analysis, layer)
         .into_iter()

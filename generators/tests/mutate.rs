@@ -75,7 +75,7 @@ fn apply(
     rng: &mut Rng,
 ) -> Result<(), generators::Skipped> {
     match MUTATIONS.iter().find(|m| m.0 == name) {
-        Some((_, _, f)) => f(case, rng),
+        Some((_, _, f)) => f(case, rng, &generators::ClassBalance::default()),
         None => mutate::splice(case, donor, rng),
     }
 }
@@ -345,7 +345,13 @@ fn a_layer_given_another_class_is_named_after_it() {
     let mut renamed = 0;
     for (i, case) in valid_cases(10, 700).into_iter().enumerate() {
         let mut edited = case.clone();
-        if mutate::replace_class(&mut edited, &mut rng(i as u64)).is_err() {
+        if mutate::replace_class(
+            &mut edited,
+            &mut rng(i as u64),
+            &generators::ClassBalance::default(),
+        )
+        .is_err()
+        {
             continue;
         }
         assert_well_formed(&edited, "replace_class");

@@ -124,6 +124,7 @@ pub fn run(args: &GenArgs) -> Result<Outcome, Failure> {
         layers: args.layers,
         dtype: args.dtype,
         classes,
+        balance: generators::ClassBalance::default(),
         repair: generators::RepairOptions {
             avoid: if args.keep_known_bugs {
                 oracle::triggers::TriggerSet::none()

@@ -668,9 +668,12 @@ where
         }
     }
     let mut rng = generators::rng(c.seed ^ (client as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d));
+    // Each model's classes drawn from those the models before it hold least.
+    let mut balance = generators::ClassBalance::default();
     for i in 0..INITIAL_MODELS {
         let dtype = c.mutate.dtypes[i % c.mutate.dtypes.len()];
-        if let Some(case) = c.mutate.fresh(dtype, &mut rng) {
+        if let Some(case) = c.mutate.fresh(dtype, &balance, &mut rng) {
+            balance.record(&case);
             inputs.push(CaseInput::from_case(&case));
         }
     }

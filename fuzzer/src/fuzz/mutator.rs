@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use generators::generate::classes_for;
 use generators::repair::{RepairOptions, repair};
 use generators::values::{ValueOptions, realize};
-use generators::{GenOptions, generate};
+use generators::{ClassBalance, GenOptions, generate};
 use libafl::Error;
 use libafl::corpus::{Corpus, CorpusId};
 use libafl::mutators::{MutationResult, Mutator};
@@ -47,12 +47,19 @@ pub struct MutateOptions {
 }
 
 impl MutateOptions {
-    /// A fresh random model in `dtype` (`None` when none came out valid).
-    pub fn fresh(&self, dtype: DType, rng: &mut generators::Rng) -> Option<Case> {
+    /// A fresh random model in `dtype`, its classes drawn by `balance` (`None` when none came
+    /// out valid).
+    pub fn fresh(
+        &self,
+        dtype: DType,
+        balance: &ClassBalance,
+        rng: &mut generators::Rng,
+    ) -> Option<Case> {
         let opts = GenOptions {
             layers: self.layers,
             dtype,
             classes: classes_for(dtype),
+            balance: balance.clone(),
             repair: self.repair,
             values: self.values,
             ..GenOptions::default()
@@ -66,11 +73,17 @@ impl MutateOptions {
 
 pub struct CaseMutator {
     opts: MutateOptions,
+    /// The models of each class this mutator has made: new classes, and the layers whose
+    /// arguments change, are drawn from those it made least.
+    balance: ClassBalance,
 }
 
 impl CaseMutator {
     pub fn new(opts: MutateOptions) -> Self {
-        CaseMutator { opts }
+        CaseMutator {
+            opts,
+            balance: ClassBalance::default(),
+        }
     }
 }
 
@@ -101,7 +114,7 @@ where
         let o = &self.opts;
         let dtype = o.dtypes[rng.random_range(0..o.dtypes.len())];
         let mut case = if rng.random_bool(o.fresh_share) {
-            match o.fresh(dtype, &mut rng) {
+            match o.fresh(dtype, &self.balance, &mut rng) {
                 Some(c) => c,
                 None => return Ok(MutationResult::Skipped),
             }
@@ -116,9 +129,13 @@ where
             } else {
                 let pick = rng.random_range(0..usize::MAX);
                 let can_splice = state.corpus().count() >= 2;
-                generators::mutate::mutate_with_donor(&mut case, &mut rng, can_splice, || {
-                    donor(state, pick)
-                })
+                generators::mutate::mutate_with_donor(
+                    &mut case,
+                    &mut rng,
+                    &self.balance,
+                    can_splice,
+                    || donor(state, pick),
+                )
                 .map(|_| ())
             };
             if changed.is_err() {
@@ -141,6 +158,7 @@ where
             invalid.weights.clear();
             case = invalid;
         }
+        self.balance.record(&case);
         *input = CaseInput::from_case(&case);
         Ok(MutationResult::Mutated)
     }
@@ -282,7 +300,7 @@ mod tests {
             .cycle()
             .take(30)
         {
-            let Some(case) = opts.fresh(dtype, &mut rng) else {
+            let Some(case) = opts.fresh(dtype, &ClassBalance::default(), &mut rng) else {
                 continue;
             };
             let before = CaseInput::from_case(&case);
