@@ -120,6 +120,23 @@ fn inner_layers(case: &Case) -> Vec<usize> {
         .collect()
 }
 
+/// How often [`insert_layer`] puts a new layer on a tensor that carries a Keras mask (when the
+/// case has one), and a new `Masking` on a model input (whose data the generator then gives
+/// whole steps of its mask value). Drawn uniformly, a masked step rarely reaches a layer that
+/// reads masks (a pooling that must leave masked steps out).
+const MASKED_FIRST: f64 = 0.4;
+
+/// Whether tensor `t` of the case carries a Keras mask.
+fn carries_mask(analysis: Option<&ModelAnalysis>, case: &Case, t: &TensorRef) -> bool {
+    analysis.is_some_and(|a| {
+        a.calls.iter().any(|c| {
+            case.model.layers[c.layer].name == t.layer
+                && c.node == t.node
+                && c.output_masks.get(t.index).is_some_and(Option::is_some)
+        })
+    })
+}
+
 /// Inserts a layer of a random class, with sampled arguments, on a random tensor `t`: either
 /// in `t`'s place (its consumers and outputs take the new layer's output), or as a new branch
 /// that becomes a model output. Merge layers take further tensors (of `t`'s shape where there
@@ -129,10 +146,23 @@ pub fn insert_layer(case: &mut Case, rng: &mut Rng, balance: &ClassBalance) -> E
     let analysis = analysis_of(case);
     let analysis = analysis.as_ref();
     let pool = edit::tensors(case);
-    let (pos, t) = pool.choose(rng).cloned().ok_or(Skipped("no tensor"))?;
     let kind = balance
         .choose(&crate::generate::classes_for(case.dtype), rng)
         .ok_or(Skipped("no class"))?;
+    // The tensor it reads: a mask's source now and then, else any.
+    let preferred: Vec<&(usize, TensorRef)> = if kind.class_name() == "Masking" {
+        pool.iter()
+            .filter(|(p, _)| case.model.layers[*p].is_input())
+            .collect()
+    } else {
+        pool.iter()
+            .filter(|(_, t)| carries_mask(analysis, case, t))
+            .collect()
+    };
+    let (pos, t) = match preferred.choose(rng) {
+        Some(&x) if rng.random_bool(MASKED_FIRST) => x.clone(),
+        _ => pool.choose(rng).cloned().ok_or(Skipped("no tensor"))?,
+    };
     let dims = shape_of(case, analysis, &t);
     let same: Vec<&(usize, TensorRef)> = pool
         .iter()

@@ -43,6 +43,11 @@ const TRAINING_OFF: f64 = 0.5;
 /// [`NARROWING_ON`] of the usual, else left to Keras's default (no window).
 const NARROWING: &[&str] = &["sliding_window"];
 const NARROWING_ON: f64 = 0.3;
+/// How often a `Dot` on an input of rank 3 or more takes two different axes of equal size
+/// (when it has some): an input of the same shape then fits, and a wrong pairing of axes and
+/// inputs shows (normalising one input along the other's axis). Drawn from the declared range
+/// alone, the axes of such a pair are the same one nearly always.
+const DOT_CROSS_AXES: f64 = 0.5;
 /// The activations Keras layers default to or most models use.
 const TYPICAL_ACTIVATIONS: &[&str] = &["linear", "relu", "tanh", "sigmoid", "softmax"];
 /// How many typical spans past the typical range a draw from the domain may reach: integers
@@ -360,5 +365,32 @@ pub fn sample_config(
             config.insert(def.name().to_owned(), sample_param(def, input, rng));
         }
     }
+    if kind.class_name() == "Dot"
+        && config.contains_key("axes")
+        && rng.random_bool(DOT_CROSS_AXES)
+        && let Some(axes) = cross_axes(input, rng)
+    {
+        config.insert("axes".to_owned(), axes);
+    }
     config
+}
+
+/// Two different non-batch axes of `input` of the same known size, each written as a positive
+/// or a negative index; `None` when the input has no such pair.
+fn cross_axes(input: Option<&Dims>, rng: &mut Rng) -> Option<Value> {
+    let dims = input?;
+    let rank = dims.len();
+    let pairs: Vec<(usize, usize)> = (1..rank)
+        .flat_map(|i| (1..rank).map(move |j| (i, j)))
+        .filter(|&(i, j)| i != j && dims[i].is_some() && dims[i] == dims[j])
+        .collect();
+    let &(i, j) = pairs.choose(rng)?;
+    let mut write = |a: usize| -> i64 {
+        if rng.random_bool(0.5) {
+            a as i64 - rank as i64
+        } else {
+            a as i64
+        }
+    };
+    Some(json!([write(i), write(j)]))
 }

@@ -441,3 +441,44 @@ fn a_reshape_of_a_huge_shape_is_drawn_at_once_and_keeps_its_size() {
     let v = generators::sample::sample_param(def, Some(&past), &mut rng);
     assert!(v.is_array(), "{v}");
 }
+
+#[test]
+fn a_dot_on_an_input_with_two_axes_of_one_size_often_pairs_them() {
+    let dot = registry()
+        .find(|k| k.class_name() == "Dot")
+        .expect("registered");
+    let mut rng = generators::rng(0xd0);
+    let n = 1000;
+    // How many of n configs for `input` (of rank 4) pair axes 1 and 3, either way round.
+    let mut paired = |input: &oracle::case::Dims| {
+        (0..n)
+            .filter(|_| {
+                let config = generators::sample::sample_config(dot, Some(input), 0.8, &mut rng);
+                let Some(Value::Array(pair)) = config.get("axes") else {
+                    return false;
+                };
+                let mut resolved: Vec<i64> = pair
+                    .iter()
+                    .map(|a| a.as_i64().expect("an integer").rem_euclid(4))
+                    .collect();
+                resolved.sort_unstable();
+                resolved == [1, 3]
+            })
+            .count()
+    };
+    // (batch, 4, 3, 4): axes 1 and 3 have one size, so an input of the same shape fits them.
+    // Dot requires its axes: every config sets them, and half pair them (a few more come
+    // from the declared range's own draws).
+    let crossed = paired(&vec![None, Some(4), Some(3), Some(4)]);
+    assert!(
+        (n * 4 / 10..n * 7 / 10).contains(&crossed),
+        "{crossed} of {n} configs pair axes 1 and 3"
+    );
+    // Where their sizes differ, only the declared range's own draws pair them (`[1, -1]` or
+    // `[-1, 1]`: about 15%), whatever the sizes.
+    let declared = paired(&vec![None, Some(4), Some(3), Some(5)]);
+    assert!(
+        declared < n / 4 && crossed > declared + n / 4,
+        "{declared} of {n} configs pair axes 1 and 3 of different sizes, {crossed} of equal"
+    );
+}

@@ -203,7 +203,7 @@ fn repair_after_a_mutation_never_makes_a_case_worse() {
 
 #[test]
 fn minimally_invalid_cases_break_exactly_one_precondition() {
-    let cases = valid_cases(100, 20_000);
+    let cases = valid_cases(200, 20_000);
     let mut r = rng(5);
     let mut made = 0;
     let mut keras_enforced = 0;
@@ -227,14 +227,15 @@ fn minimally_invalid_cases_break_exactly_one_precondition() {
             keras_enforced += 1;
         }
     }
-    assert!(made >= 80, "only {made} of 100");
+    assert!(made >= 160, "only {made} of 200");
     assert!(keras_enforced * 3 >= made, "{keras_enforced} of {made}");
     assert!(rank_classes.len() >= RANK_CLASSES, "{rank_classes:?}");
 }
 
-/// Classes with a broken input rank in 100 minimally-invalid cases (measured: 18; 12 when only
-/// declared input shapes changed a rank).
-const RANK_CLASSES: usize = 16;
+/// Classes with a broken input rank in 200 minimally-invalid cases (measured: 27, and 31 from
+/// other seeds; 12 when only declared input shapes changed a rank, in 100 cases). In 100
+/// cases the count varied from 12 to 24 with the seeds alone, too widely for a bound.
+const RANK_CLASSES: usize = 20;
 
 #[test]
 fn an_invalid_case_is_refused() {
@@ -368,4 +369,66 @@ fn a_layer_given_another_class_is_named_after_it() {
         renamed += 1;
     }
     assert!(renamed >= 5, "replace_class applied only {renamed} times");
+}
+
+/// A chain `x → d1 → d2 → d3 → d4 → masking`: only the last tensor carries a Keras mask.
+fn masked_last_model() -> Case {
+    let node = |from: &str| {
+        serde_json::json!([{"args": [{"class_name": "__keras_tensor__",
+            "config": {"keras_history": [from, 0, 0]}}], "kwargs": {}}])
+    };
+    let mut layers = vec![serde_json::json!({"class_name": "InputLayer", "name": "x",
+        "config": {"batch_shape": [null, 4, 3], "name": "x"}, "inbound_nodes": []})];
+    let mut last = "x".to_owned();
+    for i in 1..=4 {
+        let name = format!("d{i}");
+        layers.push(serde_json::json!({"class_name": "Dense", "name": name,
+            "config": {"name": name, "units": 3}, "inbound_nodes": node(&last)}));
+        last = name;
+    }
+    layers.push(
+        serde_json::json!({"class_name": "Masking", "name": "masking",
+        "config": {"name": "masking", "mask_value": 0.0}, "inbound_nodes": node(&last)}),
+    );
+    let text = serde_json::json!({
+        "format": "semfuzz-case/1", "dtype": "float32",
+        "model": {"name": "m", "layers": layers,
+          "input_layers": [["x", 0, 0]], "output_layers": [["masking", 0, 0]]},
+        "weights": {}, "inputs": []
+    });
+    Case::from_json_str(&text.to_string(), "masked.case.json").expect("a case")
+}
+
+#[test]
+fn inserted_layers_often_read_a_masked_tensor() {
+    let case = masked_last_model();
+    let before: Vec<String> = case.model.layers.iter().map(|l| l.name.clone()).collect();
+    let (mut inserted, mut on_mask) = (0, 0);
+    for seed in 0..400 {
+        let mut edited = case.clone();
+        let balance = generators::ClassBalance::default();
+        if mutate::insert_layer(&mut edited, &mut rng(seed), &balance).is_err() {
+            continue;
+        }
+        let Some(new) = edited
+            .model
+            .layers
+            .iter()
+            .find(|l| !before.contains(&l.name))
+        else {
+            // Nothing new stayed (the new layer was pruned as dead).
+            continue;
+        };
+        inserted += 1;
+        if call_inputs(new).iter().any(|t| t.layer == "masking") {
+            on_mask += 1;
+        }
+    }
+    // One tensor of six carries the mask: a uniform draw reads it in about 1 insertion of 6
+    // (a merge's further inputs add a few); the preference, in about half.
+    assert!(inserted >= 300, "{inserted} insertions of 400");
+    assert!(
+        on_mask * 100 >= inserted * 35,
+        "{on_mask} of {inserted} inserted layers read the masked tensor"
+    );
 }
