@@ -473,6 +473,54 @@ fn an_error_on_a_wrong_output_is_found_at_the_layer_that_gave_it() {
     );
 }
 
+/// A known divergence before an error does not stand for the error: the kept float64 GELU
+/// rounding (a float32 constant, errors near 5e-9) is reported as known, and a refusal by a
+/// later layer as its own finding, not hidden behind it.
+#[test]
+fn a_known_rounding_before_an_error_leaves_the_error_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let kept = repo.join("crashes/mismatch-Activation-gelu-float64/case.case.json");
+    let mut case: Value = serde_json::from_str(&std::fs::read_to_string(kept).unwrap()).unwrap();
+    let model = &mut case["model"];
+    model["layers"].as_array_mut().unwrap().push(json!({
+        "module": "keras.layers", "class_name": "Identity", "name": "semfuzz_raise",
+        "registered_name": null, "config": {"name": "semfuzz_raise"},
+        "inbound_nodes": [{"args": [{"class_name": "__keras_tensor__",
+            "config": {"keras_history": ["activation", 0, 0]}}], "kwargs": {}}]
+    }));
+    model["output_layers"] = json!([["semfuzz_raise", 0, 0]]);
+    let path = dir.path().join("gelu-then-raise.case.json");
+    std::fs::write(&path, case.to_string()).unwrap();
+    let (_, reports, stderr) = run(&[&path], &["--modes", "eager"]);
+    assert_eq!(reports.len(), 1, "{stderr}");
+    let found: Vec<(&str, &str, &Value)> = reports[0]["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["kind"].as_str().unwrap(),
+                v["layer"].as_str().unwrap_or(""),
+                &v["known"],
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "mismatch",
+                "activation",
+                &json!("mismatch-Activation-gelu-float64")
+            ),
+            ("unexpected-rejection", "semfuzz_raise", &Value::Null),
+        ],
+        "{:#}",
+        reports[0]
+    );
+}
+
 /// Weights a layer refuses with a message that names no layer (Keras's own names the layer's
 /// Python name only) are located at the layer whose weights were being set, so a finding's
 /// signature names its class, not the model.
