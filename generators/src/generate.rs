@@ -131,7 +131,7 @@ fn input_shape(opts: &GenOptions, rng: &mut Rng) -> Dims {
 
 /// Whether a call of `kind` with this config accepts inputs of these shapes (when all are
 /// known), within the bound; its output shapes when it does.
-fn local_check(
+pub(crate) fn local_check(
     call: &CallSite<'_>,
     kind: &dyn LayerKind,
     inputs: Option<&[Dims]>,

@@ -137,19 +137,72 @@ fn carries_mask(analysis: Option<&ModelAnalysis>, case: &Case, t: &TensorRef) ->
     })
 }
 
-/// Inserts a layer of a random class, with sampled arguments, on a random tensor `t`: either
-/// in `t`'s place (its consumers and outputs take the new layer's output), or as a new branch
-/// that becomes a model output. Merge layers take further tensors (of `t`'s shape where there
-/// are some); operations a second tensor or a constant.
+/// Inserts a layer of a class drawn by `balance`, with sampled arguments, on a random tensor
+/// `t` (see [`placement`]): either in `t`'s place (its consumers and outputs take the new
+/// layer's output), or as a new branch that becomes a model output.
 pub fn insert_layer(case: &mut Case, rng: &mut Rng, balance: &ClassBalance) -> EditResult {
     edit::require_flat(case)?;
     let analysis = analysis_of(case);
     let analysis = analysis.as_ref();
     let pool = edit::tensors(case);
+    if pool.is_empty() {
+        return Err(Skipped("no tensor"));
+    }
     let kind = balance
         .choose(&crate::generate::classes_for(case.dtype), rng)
         .ok_or(Skipped("no class"))?;
-    // The tensor it reads: a mask's source now and then, else any.
+    // A few placements are tried, and the first whose inputs the layer accepts is taken: a
+    // class that accepts only some ranks (a recurrent layer, grouped attention) is then put
+    // where it fits, rather than left to a repair that replaces it or reshapes its input.
+    let mut placed = None;
+    for _ in 0..INSERT_TRIES {
+        let p = placement(case, analysis, &pool, kind, rng);
+        let fits = p.fits;
+        placed = Some(p);
+        if fits {
+            break;
+        }
+    }
+    let Placement { t, last, layer, .. } = placed.expect("at least one try");
+    let name = layer.name.clone();
+    let mut edited = case.clone();
+    let at = last + 1;
+    edit::insert_layer(&mut edited, at, layer);
+    let new = TensorRef::new(&name, 0, 0);
+    if rng.random_bool(0.6) {
+        edit::rewire_consumers(&mut edited, &t, &new, at);
+    } else {
+        edit::add_output(&mut edited, new);
+    }
+    edit::prune(&mut edited);
+    *case = edited;
+    Ok(())
+}
+
+/// Placements [`insert_layer`] tries for a class before it takes one its inputs break.
+const INSERT_TRIES: usize = 4;
+
+/// A new layer of some class on tensors of a case.
+struct Placement {
+    /// The tensor it reads first (whose consumers it may take over).
+    t: TensorRef,
+    /// The position of the last layer whose output it reads.
+    last: usize,
+    layer: Layer,
+    /// Whether its inputs' shapes (all known) meet its preconditions.
+    fits: bool,
+}
+
+/// A layer of class `kind` with sampled arguments on a random tensor `t` of `pool` (a mask's
+/// source now and then): merge layers take further tensors (of `t`'s shape where there are
+/// some), operations a second tensor or a constant.
+fn placement(
+    case: &Case,
+    analysis: Option<&ModelAnalysis>,
+    pool: &[(usize, TensorRef)],
+    kind: &'static dyn LayerKind,
+    rng: &mut Rng,
+) -> Placement {
     let preferred: Vec<&(usize, TensorRef)> = if kind.class_name() == "Masking" {
         pool.iter()
             .filter(|(p, _)| case.model.layers[*p].is_input())
@@ -161,7 +214,7 @@ pub fn insert_layer(case: &mut Case, rng: &mut Rng, balance: &ClassBalance) -> E
     };
     let (pos, t) = match preferred.choose(rng) {
         Some(&x) if rng.random_bool(MASKED_FIRST) => x.clone(),
-        _ => pool.choose(rng).cloned().ok_or(Skipped("no tensor"))?,
+        _ => pool.choose(rng).expect("not empty").clone(),
     };
     let dims = shape_of(case, analysis, &t);
     let same: Vec<&(usize, TensorRef)> = pool
@@ -209,18 +262,27 @@ pub fn insert_layer(case: &mut Case, rng: &mut Rng, balance: &ClassBalance) -> E
         call_node(kind.arity(), &operands),
         case.dtype,
     );
-    let mut edited = case.clone();
-    let at = last + 1;
-    edit::insert_layer(&mut edited, at, layer);
-    let new = TensorRef::new(&name, 0, 0);
-    if rng.random_bool(0.6) {
-        edit::rewire_consumers(&mut edited, &t, &new, at);
-    } else {
-        edit::add_output(&mut edited, new);
+    let inputs: Option<Vec<Dims>> = operands
+        .iter()
+        .filter_map(|o| match o {
+            Operand::Tensor(u) => Some(shape_of(case, analysis, u)),
+            Operand::Const(_) => None,
+        })
+        .collect();
+    let fits = inputs.is_some_and(|dims| {
+        let call = oracle::layers::CallSite {
+            config: &layer.config,
+            node: &layer.nodes[0],
+            dtype: case.dtype,
+        };
+        crate::generate::local_check(&call, kind, Some(&dims), &RepairOptions::default()).is_some()
+    });
+    Placement {
+        t,
+        last,
+        layer,
+        fits,
     }
-    edit::prune(&mut edited);
-    *case = edited;
-    Ok(())
 }
 
 /// Removes a random layer (not an input): its consumers take its first input.
