@@ -42,7 +42,7 @@ const TRAINING_OFF: f64 = 0.5;
 /// keys (or query heads and key heads) are paired shows. They are set with probability
 /// [`NARROWING_ON`] of the usual, else left to Keras's default (no window).
 const NARROWING: &[&str] = &["sliding_window"];
-const NARROWING_ON: f64 = 0.3;
+const NARROWING_ON: f64 = 0.5;
 /// How often a `Dot` on an input of rank 3 or more takes two different axes of equal size
 /// (when it has some): an input of the same shape then fits, and a wrong pairing of axes and
 /// inputs shows (normalising one input along the other's axis). Drawn from the declared range
