@@ -8,17 +8,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
-/// A release number's parts, for comparing with an entry's range.
-fn parts(v: &str) -> Vec<u64> {
-    let mut p: Vec<u64> = v
-        .split('.')
-        .map_while(|x| x.parse().ok())
-        .collect::<Vec<_>>();
-    while p.len() > 1 && p.last() == Some(&0) {
-        p.pop();
-    }
-    p
-}
+mod common;
+use common::{keras_range_holds, keras_version, release_parts};
 
 /// `semfuzz ARGS`, in the given environment (default: the pinned one).
 fn semfuzz(python: Option<&Path>) -> Command {
@@ -28,17 +19,6 @@ fn semfuzz(python: Option<&Path>) -> Command {
         cmd.env("SEMFUZZ_PYTHON", p);
     }
     cmd
-}
-
-/// The environment's Keras release, as the worker reports it.
-fn keras_version(python: Option<&Path>) -> String {
-    let out = semfuzz(python).arg("version").output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    text.lines()
-        .find_map(|l| l.strip_prefix("keras "))
-        .unwrap_or_else(|| panic!("no keras version in: {text}"))
-        .trim()
-        .to_owned()
 }
 
 #[test]
@@ -106,7 +86,7 @@ fn missing_cpu_flags(dir: &Path) -> Vec<String> {
 
 fn check_every_kept_finding(python: Option<&Path>) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crashes");
-    let keras = parts(&keras_version(python));
+    let keras = release_parts(&keras_version(python));
     let mut checked = 0;
     let mut changed = Vec::new();
     let mut unexplained = Vec::new();
@@ -132,8 +112,7 @@ fn check_every_kept_finding(python: Option<&Path>) {
         }
         // While the installed release is in the entry's range, the bug must show.
         let range = &kept["releases"]["keras"];
-        let in_range = range["from"].as_str().is_none_or(|f| keras >= parts(f))
-            && range["before"].as_str().is_none_or(|b| keras < parts(b));
+        let in_range = keras_range_holds(&kept, &keras);
         let outcome: Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("outcome.json")).unwrap())
                 .unwrap();

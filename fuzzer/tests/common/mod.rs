@@ -55,3 +55,45 @@ pub const RELU_CASE: &str = r#"{"format": "semfuzz-case/1", "dtype": "float64",
   "input_layers": ["input_layer", 0, 0], "output_layers": ["re_lu", 0, 0]},
  "weights": {},
  "inputs": [{"shape": [2, 3], "dtype": "float64", "data": [-1.5, 0.5, 2.0, 3.0, -0.25, 1.0]}]}"#;
+
+/// A release number's parts, for comparing with an entry's range (trailing zeros dropped:
+/// 3.12.0 is 3.12).
+pub fn release_parts(v: &str) -> Vec<u64> {
+    let mut p: Vec<u64> = v
+        .split('.')
+        .map_while(|x| x.parse().ok())
+        .collect::<Vec<_>>();
+    while p.len() > 1 && p.last() == Some(&0) {
+        p.pop();
+    }
+    p
+}
+
+/// The Keras release of an environment (default: the pinned one), as its worker reports it.
+pub fn keras_version(python: Option<&Path>) -> String {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_semfuzz"));
+    cmd.env_remove("SEMFUZZ_PYTHON")
+        .env_remove("SEMFUZZ_WORKER_PLANT");
+    if let Some(p) = python {
+        cmd.env("SEMFUZZ_PYTHON", p);
+    }
+    let out = cmd.arg("version").output().expect("semfuzz runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.lines()
+        .find_map(|l| l.strip_prefix("keras "))
+        .unwrap_or_else(|| panic!("no keras version in: {text}"))
+        .trim()
+        .to_owned()
+}
+
+/// Whether a kept entry's Keras range (`releases.keras` of its `kept.json`) holds for the
+/// release `keras` (its [`release_parts`]).
+pub fn keras_range_holds(kept: &serde_json::Value, keras: &[u64]) -> bool {
+    let range = &kept["releases"]["keras"];
+    range["from"]
+        .as_str()
+        .is_none_or(|f| keras >= release_parts(f).as_slice())
+        && range["before"]
+            .as_str()
+            .is_none_or(|b| keras < release_parts(b).as_slice())
+}
