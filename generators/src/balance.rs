@@ -33,8 +33,13 @@ impl ClassBalance {
         seen.sort_unstable();
         seen.dedup();
         for class in seen {
-            *self.counts.entry(class.to_owned()).or_default() += 1;
+            self.record_class(class);
         }
+    }
+
+    /// Counts one more model that held `class`.
+    pub fn record_class(&mut self, class: &str) {
+        *self.counts.entry(class.to_owned()).or_default() += 1;
     }
 
     /// The models `class` has been in.

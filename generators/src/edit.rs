@@ -176,6 +176,22 @@ pub fn add_output(case: &mut Case, t: TensorRef) {
     }
 }
 
+/// Adds a model input: its `InputLayer` goes first, and it joins the model's inputs (last).
+/// The input arrays, one per input, are dropped (the next realisation makes them all).
+pub fn add_input(case: &mut Case, input: Layer) -> TensorRef {
+    let t = TensorRef::new(&input.name, 0, 0);
+    if let ModelKind::Functional { inputs, .. } = &mut case.model.kind {
+        match inputs {
+            Endpoints::Single(r) => *inputs = Endpoints::List(vec![r.clone(), t.clone()]),
+            Endpoints::List(v) => v.push(t.clone()),
+            Endpoints::Dict(v) => v.push((input.name.clone(), t.clone())),
+        }
+    }
+    case.model.layers.insert(0, input);
+    case.inputs.clear();
+    t
+}
+
 /// Drops the model outputs `dead` accepts; a single output that goes leaves an empty list
 /// (to which [`add_output`] may add).
 fn remove_outputs(case: &mut Case, dead: &dyn Fn(&TensorRef) -> bool) {

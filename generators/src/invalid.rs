@@ -11,8 +11,9 @@ use rand::seq::{IndexedMutRandom, IndexedRandom};
 use serde_json::{Value, json};
 
 use crate::Rng;
+use crate::balance::ClassBalance;
 use crate::edit::Skipped;
-use crate::mutate::{change_args_of, change_input_shape, rewire_edge};
+use crate::mutate::{change_args_of, change_input_shape, rewire_input_of};
 use crate::sample::sample_param;
 
 /// Candidates tried at most; twice as many when a Keras-enforced violation is preferred.
@@ -95,18 +96,16 @@ fn out_of_range(def: &ParamDef, input: Option<&Dims>, rng: &mut Rng) -> Value {
     }
 }
 
-/// One candidate: one argument of one layer changed (within or outside its range), one
-/// input's declared shape, or one tensor argument of a layer taken from another earlier
-/// tensor (a tensor of another rank or size where the layer allows only some: a check of the
-/// input's shape in the layer's own code, not at the model's input).
-fn candidate(case: &Case, rng: &mut Rng) -> Option<Case> {
+/// One candidate: one input's declared shape, or one change at a layer drawn by `balance`
+/// (the classes a campaign has seen least most often): one of its arguments (within or
+/// outside its range), or one of its tensor inputs taken from another earlier tensor (a tensor
+/// of another rank or size where the layer allows only some: a check of the input's shape in
+/// the layer's own code, not at the model's input). A class's own checks are then tried about
+/// as often as the class is in models, however rare it is in the corpus.
+fn candidate(case: &Case, balance: &ClassBalance, rng: &mut Rng) -> Option<Case> {
     let mut c = case.clone();
     if rng.random_bool(0.25) {
         change_input_shape(&mut c, rng).ok()?;
-        return Some(c);
-    }
-    if rng.random_bool(0.2) {
-        rewire_edge(&mut c, rng).ok()?;
         return Some(c);
     }
     let layers: Vec<(usize, &'static dyn oracle::layers::LayerKind)> = (0..case.model.layers.len())
@@ -115,9 +114,12 @@ fn candidate(case: &Case, rng: &mut Rng) -> Option<Case> {
             let l = &case.model.layers[i];
             oracle::layers::lookup(&l.class_name, l.module.as_deref()).map(|k| (i, k))
         })
-        .filter(|(_, k)| !k.params().is_empty())
         .collect();
-    let &(li, kind) = layers.choose(rng)?;
+    let &(li, kind) = balance.choose_by(&layers, |(_, k)| k.class_name(), rng)?;
+    if kind.params().is_empty() || rng.random_bool(REWIRE) {
+        rewire_input_of(&mut c, li, rng).ok()?;
+        return Some(c);
+    }
     let wild = rng.random_bool(0.5);
     let mut sample = |def: &ParamDef, input: Option<&Dims>, rng: &mut Rng| {
         if wild {
@@ -130,11 +132,19 @@ fn candidate(case: &Case, rng: &mut Rng) -> Option<Case> {
     Some(c)
 }
 
+/// How often a layer with arguments gets another input rather than another argument.
+const REWIRE: f64 = 0.2;
+
 /// From a valid case, one targeted change after which the model breaks exactly one
 /// precondition (weights aside: the arrays are left as they were, and a change that only
 /// makes them misfit is not taken). Half the time a Keras-enforced violation is preferred (a
-/// semantic one is returned only when none turned up). Deterministic for a seeded `rng`.
-pub fn make_minimally_invalid(case: &Case, rng: &mut Rng) -> Result<(Case, Violation), Skipped> {
+/// semantic one is returned only when none turned up). The layer changed is drawn by
+/// `balance`. Deterministic for a seeded `rng`.
+pub fn make_minimally_invalid(
+    case: &Case,
+    balance: &ClassBalance,
+    rng: &mut Rng,
+) -> Result<(Case, Violation), Skipped> {
     if !matches!(check_all(case), Ok(v) if v.is_empty()) {
         return Err(Skipped("not a valid case"));
     }
@@ -142,7 +152,7 @@ pub fn make_minimally_invalid(case: &Case, rng: &mut Rng) -> Result<(Case, Viola
     let tries = if prefer_keras { 2 * TRIES } else { TRIES };
     let mut fallback = None;
     for _ in 0..tries {
-        let Some(c) = candidate(case, rng) else {
+        let Some(c) = candidate(case, balance, rng) else {
             continue;
         };
         let Ok(mut found) = check_all(&c) else {

@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 use crate::Rng;
 use crate::balance::ClassBalance;
 use crate::build::{
-    Operand, call_node, layer_entry, sampled_params, set_params, snake, unique_name,
+    Operand, call_node, input_layer, layer_entry, sampled_params, set_params, snake, unique_name,
 };
 use crate::edit::{self, EditResult, Skipped, call_inputs};
 use crate::repair::{self, RepairOptions, diagnose, input_dims, kind_of, set_input};
@@ -121,10 +121,15 @@ fn inner_layers(case: &Case) -> Vec<usize> {
 }
 
 /// How often [`insert_layer`] puts a new layer on a tensor that carries a Keras mask (when the
-/// case has one), and a new `Masking` on a model input (whose data the generator then gives
-/// whole steps of its mask value). Drawn uniformly, a masked step rarely reaches a layer that
-/// reads masks (a pooling that must leave masked steps out).
+/// case has one). Drawn uniformly, a masked step rarely reaches a layer that reads masks (a
+/// pooling that must leave masked steps out).
 const MASKED_FIRST: f64 = 0.4;
+
+/// How often a new `Masking` reads a model input (when the model has one): only there does
+/// the data get whole steps of its mask value (see [`crate::values`]), so that a mask with
+/// masked steps reaches the layers after it. Elsewhere no step ever equals the mask value and
+/// the layer masks nothing (as in real models, where it is the first layer).
+pub(crate) const MASKING_ON_INPUT: f64 = 0.8;
 
 /// Whether tensor `t` of the case carries a Keras mask.
 fn carries_mask(analysis: Option<&ModelAnalysis>, case: &Case, t: &TensorRef) -> bool {
@@ -163,7 +168,13 @@ pub fn insert_layer(case: &mut Case, rng: &mut Rng, balance: &ClassBalance) -> E
             break;
         }
     }
-    let Placement { t, last, layer, .. } = placed.expect("at least one try");
+    let Placement {
+        t,
+        last,
+        layer,
+        new_input,
+        ..
+    } = placed.expect("at least one try");
     let name = layer.name.clone();
     let mut edited = case.clone();
     let at = last + 1;
@@ -173,6 +184,9 @@ pub fn insert_layer(case: &mut Case, rng: &mut Rng, balance: &ClassBalance) -> E
         edit::rewire_consumers(&mut edited, &t, &new, at);
     } else {
         edit::add_output(&mut edited, new);
+    }
+    if let Some(input) = new_input {
+        edit::add_input(&mut edited, input);
     }
     edit::prune(&mut edited);
     *case = edited;
@@ -189,8 +203,45 @@ struct Placement {
     /// The position of the last layer whose output it reads.
     last: usize,
     layer: Layer,
+    /// A new model input the layer reads too (see [`DOT_PARTNER`]).
+    new_input: Option<Layer>,
     /// Whether its inputs' shapes (all known) meet its preconditions.
     fits: bool,
+}
+
+/// How often a new `Dot` reads, as its second input, a new model input shaped to meet the
+/// first along the axes drawn ([`dot_partner`]). Among a model's tensors, a second input of
+/// the first's shape is the one that fits, and then both axes name the same dimension of
+/// inputs of one rank: an axis paired with the wrong input, or resolved against the wrong
+/// input's rank, never shows.
+const DOT_PARTNER: f64 = 0.4;
+
+/// For a `Dot` whose first input has shape `first`: the `axes` (one non-batch axis of each
+/// input, each written as a positive or a negative index) and the shape of a second input
+/// that meets the first along them, of another rank half the time (2 to 5, batch included),
+/// its other sizes small. `None` when the first input's axis sizes are unknown.
+fn dot_partner(first: &Dims, rng: &mut Rng) -> Option<(Value, Dims)> {
+    let rank = first.len();
+    let axes: Vec<usize> = (1..rank).filter(|&a| first[a].is_some()).collect();
+    let &a0 = axes.choose(rng)?;
+    let ranks: Vec<usize> = (2..=5).filter(|&r| r != rank).collect();
+    let rank2 = match ranks.choose(rng) {
+        Some(&r) if rng.random_bool(0.5) => r,
+        _ => rank,
+    };
+    let mut dims: Dims = vec![None];
+    dims.extend((1..rank2).map(|_| Some(rng.random_range(1..=4))));
+    let a1 = rng.random_range(1..rank2);
+    dims[a1] = first[a0];
+    let mut write = |a: usize, r: usize| -> i64 {
+        if rng.random_bool(0.5) {
+            a as i64 - r as i64
+        } else {
+            a as i64
+        }
+    };
+    let axes = json!([write(a0, rank), write(a1, rank2)]);
+    Some((axes, dims))
 }
 
 /// A layer of class `kind` with sampled arguments on a random tensor `t` of `pool` (a mask's
@@ -212,8 +263,13 @@ fn placement(
             .filter(|(_, t)| carries_mask(analysis, case, t))
             .collect()
     };
+    let prefer = if kind.class_name() == "Masking" {
+        MASKING_ON_INPUT
+    } else {
+        MASKED_FIRST
+    };
     let (pos, t) = match preferred.choose(rng) {
-        Some(&x) if rng.random_bool(MASKED_FIRST) => x.clone(),
+        Some(&x) if rng.random_bool(prefer) => x.clone(),
         _ => pool.choose(rng).expect("not empty").clone(),
     };
     let dims = shape_of(case, analysis, &t);
@@ -253,7 +309,18 @@ fn placement(
             }
         }
     }
-    let params = sample_config(kind, dims.as_ref(), 0.8, rng);
+    let mut params = sample_config(kind, dims.as_ref(), 0.8, rng);
+    let mut new_input = None;
+    if kind.class_name() == "Dot"
+        && operands.len() == 2
+        && rng.random_bool(DOT_PARTNER)
+        && let Some((axes, partner)) = dims.as_ref().and_then(|d| dot_partner(d, rng))
+    {
+        params.insert("axes".to_owned(), axes);
+        let name = unique_name(&case.model, "input_layer");
+        operands[1] = Operand::Tensor(TensorRef::new(&name, 0, 0));
+        new_input = Some((input_layer(&name, &partner, case.dtype), partner));
+    }
     let name = unique_name(&case.model, &snake(kind.class_name()));
     let layer = layer_entry(
         kind,
@@ -265,7 +332,10 @@ fn placement(
     let inputs: Option<Vec<Dims>> = operands
         .iter()
         .filter_map(|o| match o {
-            Operand::Tensor(u) => Some(shape_of(case, analysis, u)),
+            Operand::Tensor(u) => Some(match &new_input {
+                Some((input, partner)) if u.layer == input.name => Some(partner.clone()),
+                _ => shape_of(case, analysis, u),
+            }),
             Operand::Const(_) => None,
         })
         .collect();
@@ -281,6 +351,7 @@ fn placement(
         t,
         last,
         layer,
+        new_input: new_input.map(|(input, _)| input),
         fits,
     }
 }
@@ -475,6 +546,12 @@ pub fn rewire_edge(case: &mut Case, rng: &mut Rng) -> EditResult {
     let li = *candidates
         .choose(rng)
         .ok_or(Skipped("no layer with inputs"))?;
+    rewire_input_of(case, li, rng)
+}
+
+/// Rewires one input of layer `li` (a layer of the case) to another tensor produced before it.
+pub fn rewire_input_of(case: &mut Case, li: usize, rng: &mut Rng) -> EditResult {
+    edit::require_flat(case)?;
     let analysis = analysis_of(case);
     let mut edited = case.clone();
     repair::replace_input(&mut edited, li, analysis.as_ref(), rng)?;

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use generators::edit::{self, call_inputs};
 use generators::mutate::{self, MUTATIONS, SPLICE_WEIGHT};
 use generators::{
-    GenOptions, RepairOptions, Rng, diagnose, generate, make_minimally_invalid, repair, rng,
+    ClassBalance, GenOptions, RepairOptions, Rng, diagnose, generate, make_minimally_invalid,
+    repair, rng,
 };
 use oracle::case::DeclaredInputShapes;
 use oracle::check::{CheckedShapes, check_all};
@@ -211,7 +212,8 @@ fn minimally_invalid_cases_break_exactly_one_precondition() {
     // taken from another tensor (a check deep in a model, not only at its inputs).
     let mut rank_classes = std::collections::BTreeSet::new();
     for (k, case) in cases.iter().enumerate() {
-        let Ok((invalid, v)) = make_minimally_invalid(case, &mut r) else {
+        let Ok((invalid, v)) = make_minimally_invalid(case, &ClassBalance::default(), &mut r)
+        else {
             continue;
         };
         made += 1;
@@ -237,13 +239,75 @@ fn minimally_invalid_cases_break_exactly_one_precondition() {
 /// cases the count varied from 12 to 24 with the seeds alone, too widely for a bound.
 const RANK_CLASSES: usize = 20;
 
+/// The layer a minimally-invalid case changes is drawn by the campaign's balance: the class
+/// it has seen least has its own preconditions broken far more often than under a uniform
+/// draw (a rare class's checks, such as the rank check of `SpatialDropout1D`, are then tried
+/// as often as the class is in models).
+#[test]
+fn the_layer_a_minimally_invalid_case_breaks_is_drawn_by_the_balance() {
+    let cases = valid_cases(120, 60_000);
+    let mut held: BTreeMap<String, usize> = BTreeMap::new();
+    for case in &cases {
+        let mut classes: Vec<&str> = case
+            .model
+            .layers
+            .iter()
+            .filter(|l| !l.is_input())
+            .map(|l| l.class_name.as_str())
+            .collect();
+        classes.sort_unstable();
+        classes.dedup();
+        for c in classes {
+            *held.entry(c.to_owned()).or_default() += 1;
+        }
+    }
+    // The class in the most models, and a balance that has seen every other class often.
+    let (rare, _) = held.iter().max_by_key(|(_, n)| **n).expect("classes");
+    let mut favouring = ClassBalance::default();
+    for class in held.keys().filter(|c| *c != rare) {
+        for _ in 0..1000 {
+            favouring.record_class(class);
+        }
+    }
+    // The cases whose change is at a layer of that class (its arguments or its inputs).
+    let at_rare = |balance: &ClassBalance| -> usize {
+        let mut r = rng(8);
+        cases
+            .iter()
+            .filter_map(|case| {
+                let (invalid, _) = make_minimally_invalid(case, balance, &mut r).ok()?;
+                let layers = |c: &Case| -> Vec<serde_json::Value> {
+                    let v: serde_json::Value = serde_json::from_str(&json(c)).expect("json");
+                    v["model"]["layers"].as_array().expect("layers").clone()
+                };
+                let before = layers(case);
+                let changed = layers(&invalid).into_iter().any(|l| {
+                    l["class_name"] == rare.as_str()
+                        && !before
+                            .iter()
+                            .any(|b| b["config"]["name"] == l["config"]["name"] && *b == l)
+                });
+                Some(changed)
+            })
+            .filter(|&changed| changed)
+            .count()
+    };
+    let uniform = at_rare(&ClassBalance::default());
+    let favoured = at_rare(&favouring);
+    assert!(
+        favoured >= 2 * uniform.max(5),
+        "{rare}: changed in {favoured} cases under the balance, {uniform} under a uniform draw"
+    );
+}
+
 #[test]
 fn an_invalid_case_is_refused() {
     let mut case = valid_cases(1, 42).remove(0);
-    let (invalid, _) = make_minimally_invalid(&case, &mut rng(1)).expect("made");
+    let (invalid, _) =
+        make_minimally_invalid(&case, &ClassBalance::default(), &mut rng(1)).expect("made");
     case = invalid;
     assert_eq!(
-        make_minimally_invalid(&case, &mut rng(1)).map(|_| ()),
+        make_minimally_invalid(&case, &ClassBalance::default(), &mut rng(1)).map(|_| ()),
         Err(generators::Skipped("not a valid case"))
     );
 }
@@ -261,7 +325,7 @@ fn the_same_seed_gives_the_same_mutants() {
                 out.push(format!("{name:?}"));
             }
             out.push(json(&m));
-            if let Ok((c, v)) = make_minimally_invalid(case, &mut r) {
+            if let Ok((c, v)) = make_minimally_invalid(case, &ClassBalance::default(), &mut r) {
                 out.push(format!("{v:?}"));
                 out.push(json(&c));
             }
@@ -430,6 +494,153 @@ fn inserted_layers_often_read_a_masked_tensor() {
     assert!(
         on_mask * 100 >= inserted * 35,
         "{on_mask} of {inserted} inserted layers read the masked tensor"
+    );
+}
+
+/// Whether a `Masking` layer of the case reads a model input, over its `Masking` layers:
+/// (on an input, of all).
+fn maskings_on_inputs(case: &Case) -> (usize, usize) {
+    let inputs: Vec<&str> = case
+        .model
+        .layers
+        .iter()
+        .filter(|l| l.is_input())
+        .map(|l| l.name.as_str())
+        .collect();
+    let maskings: Vec<_> = case
+        .model
+        .layers
+        .iter()
+        .filter(|l| l.class_name == "Masking")
+        .collect();
+    let on_input = maskings
+        .iter()
+        .filter(|l| {
+            call_inputs(l)
+                .iter()
+                .all(|t| inputs.contains(&t.layer.as_str()))
+        })
+        .count();
+    (on_input, maskings.len())
+}
+
+/// A `Masking` layer mostly reads a model input, where the data gets steps of its mask value
+/// (in a generated model and when inserted): elsewhere no step equals the mask value.
+#[test]
+fn a_masking_layer_mostly_reads_a_model_input() {
+    let classes: Vec<_> = ["Masking", "Dense", "LSTM", "GlobalAveragePooling1D", "Add"]
+        .iter()
+        .map(|c| oracle::layers::lookup(c, None).expect("registered"))
+        .collect();
+    let opts = GenOptions {
+        layers: 6,
+        classes: classes.clone(),
+        ..GenOptions::default()
+    };
+    let (mut on_input, mut all) = (0, 0);
+    for seed in 0..150 {
+        let (i, n) = maskings_on_inputs(&generate(&opts, &mut rng(seed)).case);
+        on_input += i;
+        all += n;
+    }
+    assert!(all >= 100, "{all} Masking layers");
+    assert!(
+        on_input * 100 >= all * 60,
+        "generated: {on_input} of {all} on an input"
+    );
+    // Insertions into models of other classes, with a balance that favours `Masking`.
+    let mut favouring = ClassBalance::default();
+    for k in generators::generate::classes_for(DType::Float64) {
+        if k.class_name() != "Masking" {
+            (0..1000).for_each(|_| favouring.record_class(k.class_name()));
+        }
+    }
+    let (mut on_input, mut all) = (0, 0);
+    for (k, case) in valid_cases(150, 90_000).iter().enumerate() {
+        let mut edited = case.clone();
+        let before = maskings_on_inputs(case);
+        if mutate::insert_layer(&mut edited, &mut rng(k as u64), &favouring).is_err() {
+            continue;
+        }
+        let after = maskings_on_inputs(&edited);
+        if after.1 > before.1 {
+            on_input += after.0.saturating_sub(before.0);
+            all += after.1 - before.1;
+        }
+    }
+    assert!(all >= 50, "{all} Masking layers inserted");
+    assert!(
+        on_input * 100 >= all * 60,
+        "inserted: {on_input} of {all} on an input"
+    );
+}
+
+/// A new `Dot` often reads a new model input shaped to meet its first input along the axes
+/// drawn: of another rank, or along an axis other than the first's, which a second input of
+/// the first's shape (the one that fits among a model's tensors) never gives.
+#[test]
+fn a_new_dot_often_meets_an_input_of_another_rank_or_along_another_axis() {
+    let mut favouring = ClassBalance::default();
+    for k in generators::generate::classes_for(DType::Float64) {
+        if k.class_name() != "Dot" {
+            (0..1000).for_each(|_| favouring.record_class(k.class_name()));
+        }
+    }
+    let (mut dots, mut partnered, mut valid, mut other_rank, mut other_axis) = (0, 0, 0, 0, 0);
+    for (k, case) in valid_cases(200, 120_000).iter().enumerate() {
+        let mut edited = case.clone();
+        if mutate::insert_layer(&mut edited, &mut rng(k as u64), &favouring).is_err() {
+            continue;
+        }
+        let Some(dot) = edited
+            .model
+            .layers
+            .iter()
+            .find(|l| l.class_name == "Dot" && case.model.layer(&l.name).is_none())
+        else {
+            continue;
+        };
+        dots += 1;
+        let reads = call_inputs(dot);
+        if !reads.iter().any(|t| {
+            edited.model.layer(&t.layer).is_some_and(|l| l.is_input())
+                && case.model.layer(&t.layer).is_none()
+        }) {
+            continue;
+        }
+        partnered += 1;
+        assert_well_formed(&edited, &format!("case {k}"));
+        if !matches!(check_all(&edited), Ok(v) if v.is_empty()) {
+            continue;
+        }
+        valid += 1;
+        let analysis = diagnose(&edited, &RepairOptions::default())
+            .analysis
+            .expect("analysed");
+        let ranks: Vec<usize> = reads
+            .iter()
+            .map(|t| analysis.shape(&edited.model, t).expect("known").len())
+            .collect();
+        let axes: Vec<i64> = serde_json::from_value(dot.config["axes"].clone()).expect("a pair");
+        let resolved: Vec<i64> = (0..2)
+            .map(|i| axes[i].rem_euclid(ranks[i] as i64))
+            .collect();
+        other_rank += usize::from(ranks[0] != ranks[1]);
+        other_axis += usize::from(resolved[0] != resolved[1]);
+    }
+    assert!(dots >= 100, "{dots} Dot layers inserted");
+    assert!(
+        partnered * 100 >= dots * 25,
+        "{partnered} of {dots} on a new input"
+    );
+    assert!(valid * 2 >= partnered, "{valid} of {partnered} valid");
+    assert!(
+        other_rank * 4 >= valid,
+        "{other_rank} of {valid} of another rank"
+    );
+    assert!(
+        other_axis * 4 >= valid,
+        "{other_axis} of {valid} along another axis"
     );
 }
 

@@ -153,7 +153,8 @@ pub fn run(args: &GenArgs) -> Result<Outcome, Failure> {
                 continue;
             }
             if args.invalid {
-                match generators::invalid::make_minimally_invalid(&g.case, &mut rng) {
+                match generators::invalid::make_minimally_invalid(&g.case, &opts.balance, &mut rng)
+                {
                     Ok((case, violation)) => chosen = Some((case, Some(violation))),
                     Err(_) => continue,
                 }

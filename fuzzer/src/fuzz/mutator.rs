@@ -150,7 +150,7 @@ where
         }
         if rng.random_bool(o.invalid_share)
             && let Ok((mut invalid, _)) =
-                generators::invalid::make_minimally_invalid(&case, &mut rng)
+                generators::invalid::make_minimally_invalid(&case, &self.balance, &mut rng)
         {
             // No weights: they were made for the valid model, and a rejection of misfit
             // arrays would hide whether Keras checks the broken argument itself. The
