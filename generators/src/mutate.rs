@@ -182,7 +182,10 @@ pub fn insert_layer(case: &mut Case, rng: &mut Rng, balance: &ClassBalance) -> E
     let new = TensorRef::new(&name, 0, 0);
     if rng.random_bool(0.6) {
         edit::rewire_consumers(&mut edited, &t, &new, at);
-    } else {
+    }
+    // A new output when it took no consumer over (none came after it): a layer that reaches
+    // no output would be pruned, and the case left as it was.
+    if edit::uses(&edited, &new) == 0 {
         edit::add_output(&mut edited, new);
     }
     if let Some(input) = new_input {

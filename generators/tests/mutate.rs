@@ -474,15 +474,14 @@ fn inserted_layers_often_read_a_masked_tensor() {
         if mutate::insert_layer(&mut edited, &mut rng(seed), &balance).is_err() {
             continue;
         }
-        let Some(new) = edited
+        // An applied insertion leaves a new layer (one that took no consumer over becomes an
+        // output rather than a dead layer the pruning drops).
+        let new = edited
             .model
             .layers
             .iter()
             .find(|l| !before.contains(&l.name))
-        else {
-            // Nothing new stayed (the new layer was pruned as dead).
-            continue;
-        };
+            .unwrap_or_else(|| panic!("seed {seed}: applied, but no new layer"));
         inserted += 1;
         if call_inputs(new).iter().any(|t| t.layer == "masking") {
             on_mask += 1;
