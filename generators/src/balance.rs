@@ -42,6 +42,11 @@ impl ClassBalance {
         *self.counts.entry(class.to_owned()).or_default() += 1;
     }
 
+    /// Each class seen, with the models it has been in.
+    pub fn counts(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.counts.iter().map(|(c, n)| (c.as_str(), *n))
+    }
+
     /// The models `class` has been in.
     pub fn count(&self, class: &str) -> u64 {
         self.counts.get(class).copied().unwrap_or(0)

@@ -246,28 +246,13 @@ const RANK_CLASSES: usize = 20;
 #[test]
 fn the_layer_a_minimally_invalid_case_breaks_is_drawn_by_the_balance() {
     let cases = valid_cases(120, 60_000);
-    let mut held: BTreeMap<String, usize> = BTreeMap::new();
-    for case in &cases {
-        let mut classes: Vec<&str> = case
-            .model
-            .layers
-            .iter()
-            .filter(|l| !l.is_input())
-            .map(|l| l.class_name.as_str())
-            .collect();
-        classes.sort_unstable();
-        classes.dedup();
-        for c in classes {
-            *held.entry(c.to_owned()).or_default() += 1;
-        }
-    }
+    let mut held = ClassBalance::default();
+    cases.iter().for_each(|c| held.record(c));
     // The class in the most models, and a balance that has seen every other class often.
-    let (rare, _) = held.iter().max_by_key(|(_, n)| **n).expect("classes");
+    let (rare, _) = held.counts().max_by_key(|&(c, n)| (n, c)).expect("classes");
     let mut favouring = ClassBalance::default();
-    for class in held.keys().filter(|c| *c != rare) {
-        for _ in 0..1000 {
-            favouring.record_class(class);
-        }
+    for (class, _) in held.counts().filter(|&(c, _)| c != rare) {
+        (0..1000).for_each(|_| favouring.record_class(class));
     }
     // The cases whose change is at a layer of that class (its arguments or its inputs).
     let at_rare = |balance: &ClassBalance| -> usize {
@@ -282,7 +267,7 @@ fn the_layer_a_minimally_invalid_case_breaks_is_drawn_by_the_balance() {
                 };
                 let before = layers(case);
                 let changed = layers(&invalid).into_iter().any(|l| {
-                    l["class_name"] == rare.as_str()
+                    l["class_name"] == rare
                         && !before
                             .iter()
                             .any(|b| b["config"]["name"] == l["config"]["name"] && *b == l)
