@@ -212,3 +212,44 @@ fn json_brief(v: &Value) -> Value {
         "detail": v["detail"],
     })
 }
+
+/// A kept bug's example holds finite inputs and weights unless the bug is about non-finite
+/// values (tier `ieee`): on non-finite outputs the precision guard's planted wrong value
+/// cannot show, and a maintainer reads a report with an infinite weight as an IEEE question.
+#[test]
+fn every_kept_example_outside_the_ieee_tier_holds_finite_values() {
+    let crashes = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crashes");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&crashes).expect("crashes/") {
+        let dir = entry.expect("entry").path();
+        let (Ok(case), Ok(outcome)) = (
+            std::fs::read_to_string(dir.join("case.case.json")),
+            std::fs::read_to_string(dir.join("outcome.json")),
+        ) else {
+            continue;
+        };
+        let outcome: Value = serde_json::from_str(&outcome).expect("outcome.json: JSON");
+        if outcome["tier"] == "ieee" {
+            continue;
+        }
+        let case: Value = serde_json::from_str(&case).expect("case.case.json: JSON");
+        let tensors = case["inputs"].as_array().into_iter().flatten().chain(
+            case["weights"]
+                .as_object()
+                .into_iter()
+                .flat_map(|w| w.values())
+                .flat_map(|ts| ts.as_array().into_iter().flatten()),
+        );
+        for t in tensors {
+            let data = t["data"].as_array().expect("a tensor's data");
+            assert!(
+                data.iter().all(Value::is_number),
+                "{}: a non-finite input or weight in the example of a {} finding",
+                dir.display(),
+                outcome["tier"]
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 30, "only {checked} kept examples read");
+}
