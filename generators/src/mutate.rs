@@ -452,9 +452,18 @@ pub fn change_args_of(
     Ok(())
 }
 
-/// Changes one argument (70%) or several of a random layer (drawn by `balance`).
+/// Changes one argument (70%) or several of a random layer (drawn by `balance`). A `Dot`
+/// takes, [`DOT_PARTNER`] of the time, new axes and a new model input shaped to meet its first
+/// input along them ([`dot_on_partner`]): most `Dot` layers a campaign runs are in corpus
+/// entries, not fresh insertions.
 pub fn change_args(case: &mut Case, rng: &mut Rng, balance: &ClassBalance) -> EditResult {
     let (li, kind) = layer_with_params(case, balance, rng)?;
+    if kind.class_name() == "Dot"
+        && rng.random_bool(DOT_PARTNER)
+        && dot_on_partner(case, li, rng).is_ok()
+    {
+        return Ok(());
+    }
     let n = kind.params().len();
     let count = if n == 1 || rng.random_bool(0.7) {
         1
@@ -462,6 +471,35 @@ pub fn change_args(case: &mut Case, rng: &mut Rng, balance: &ClassBalance) -> Ed
         rng.random_range(2..=n)
     };
     change_args_of(case, li, kind, count, &mut sample_param, rng)
+}
+
+/// Gives the `Dot` at `li` (a two-input call) new axes and, as its second input, a new model
+/// input that meets its first along them ([`dot_partner`]); what no longer reaches an output
+/// goes. Leaves the case as it was when it refuses.
+fn dot_on_partner(case: &mut Case, li: usize, rng: &mut Rng) -> EditResult {
+    edit::require_flat(case)?;
+    let analysis = analysis_of(case);
+    let layer = &case.model.layers[li];
+    if call_inputs(layer).len() != 2 {
+        return Err(Skipped("not a call on two tensors"));
+    }
+    let first = input_dims(case, analysis.as_ref(), layer)
+        .into_iter()
+        .next()
+        .flatten()
+        .ok_or(Skipped("the first input's shape is unknown"))?;
+    let (axes, partner) = dot_partner(&first, rng).ok_or(Skipped("no axis of known size"))?;
+    let mut edited = case.clone();
+    let name = unique_name(&edited.model, "input_layer");
+    let input = input_layer(&name, &partner, edited.dtype);
+    let t = edit::add_input(&mut edited, input);
+    // The new input layer went first: the `Dot` is one place further down.
+    let dot = &mut edited.model.layers[li + 1];
+    dot.config.insert("axes".to_owned(), axes);
+    set_input(dot, 1, &t);
+    edit::prune(&mut edited);
+    *case = edited;
+    Ok(())
 }
 
 /// Changes exactly one argument of a random layer.

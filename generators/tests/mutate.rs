@@ -628,6 +628,56 @@ fn a_new_dot_often_meets_an_input_of_another_rank_or_along_another_axis() {
     );
 }
 
+/// `x → Dot([x, x], axes=1)`: a `Dot` whose two inputs are one tensor.
+fn dot_model() -> Case {
+    let kt = |from: &str| {
+        serde_json::json!({"class_name": "__keras_tensor__",
+            "config": {"keras_history": [from, 0, 0]}})
+    };
+    let layers = vec![
+        serde_json::json!({"class_name": "InputLayer", "name": "x",
+            "config": {"batch_shape": [null, 4, 3], "name": "x"}, "inbound_nodes": []}),
+        serde_json::json!({"class_name": "Dot", "name": "dot",
+            "config": {"name": "dot", "axes": 1},
+            "inbound_nodes": [{"args": [[kt("x"), kt("x")]], "kwargs": {}}]}),
+    ];
+    let text = serde_json::json!({
+        "format": "semfuzz-case/1", "dtype": "float32",
+        "model": {"name": "m", "layers": layers,
+          "input_layers": [["x", 0, 0]], "output_layers": [["dot", 0, 0]]},
+        "weights": {}, "inputs": []
+    });
+    Case::from_json_str(&text.to_string(), "dot.case.json").expect("a case")
+}
+
+/// A `Dot` already in a model (most of those a campaign runs are) often gets, when its
+/// arguments change, a new model input shaped to meet its first along new axes.
+#[test]
+fn a_dot_whose_arguments_change_often_meets_a_new_input() {
+    let case = dot_model();
+    let (mut changed, mut partnered, mut valid) = (0, 0, 0);
+    for seed in 0..200 {
+        let mut edited = case.clone();
+        let balance = ClassBalance::default();
+        if mutate::change_args(&mut edited, &mut rng(seed), &balance).is_err() {
+            continue;
+        }
+        changed += 1;
+        assert_well_formed(&edited, &format!("seed {seed}"));
+        let dot = edited.model.layer("dot").expect("the Dot stays");
+        if call_inputs(dot).iter().any(|t| t.layer != "x") {
+            partnered += 1;
+            valid += usize::from(matches!(check_all(&edited), Ok(v) if v.is_empty()));
+        }
+    }
+    assert!(changed >= 150, "{changed} of 200 applied");
+    assert!(
+        partnered * 100 >= changed * 25,
+        "{partnered} of {changed} on a new input"
+    );
+    assert!(valid * 10 >= partnered * 9, "{valid} of {partnered} valid");
+}
+
 #[test]
 fn an_inserted_layer_mostly_fits_the_inputs_it_is_given() {
     let opts = GenOptions {
