@@ -152,7 +152,21 @@ mod tests {
         .unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let err = PythonEnv::probe(&fake).unwrap_err().to_string();
+        // Another test's child process, forked while the script was open for writing, can
+        // hold it open for a moment (ETXTBSY): the probe is tried again then.
+        let mut result = PythonEnv::probe(&fake);
+        for _ in 0..50 {
+            match &result {
+                Err(EnvError::NotRunnable { source, .. })
+                    if source.kind() == std::io::ErrorKind::ExecutableFileBusy =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    result = PythonEnv::probe(&fake);
+                }
+                _ => break,
+            }
+        }
+        let err = result.unwrap_err().to_string();
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(
             err.contains("is Python 3.99, but this semfuzz was built for Python"),
