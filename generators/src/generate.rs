@@ -228,11 +228,12 @@ fn place_layer(
         let (chosen, constant) = match placed.take() {
             Some((_, chosen, constant, _)) if attempt % 2 == 1 => (chosen, constant),
             _ => {
-                let model_inputs: Vec<usize> =
-                    (0..pool.len()).filter(|&i| pool[i].is_input).collect();
                 let first = if kind.class_name() == "Masking"
                     && rng.random_bool(crate::mutate::MASKING_ON_INPUT)
-                    && let Some(&i) = model_inputs.choose(rng)
+                    && let Some(&i) = (0..pool.len())
+                        .filter(|&i| pool[i].is_input)
+                        .collect::<Vec<usize>>()
+                        .choose(rng)
                 {
                     i
                 } else if attempt == 0 {

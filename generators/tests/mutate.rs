@@ -439,13 +439,19 @@ fn masked_last_model() -> Case {
         serde_json::json!({"class_name": "Masking", "name": "masking",
         "config": {"name": "masking", "mask_value": 0.0}, "inbound_nodes": node(&last)}),
     );
+    float32_case(layers, "masking")
+}
+
+/// A float32 case of these layers (JSON entries), input `x`, one output: the first output of
+/// layer `output`; no arrays.
+fn float32_case(layers: Vec<serde_json::Value>, output: &str) -> Case {
     let text = serde_json::json!({
         "format": "semfuzz-case/1", "dtype": "float32",
         "model": {"name": "m", "layers": layers,
-          "input_layers": [["x", 0, 0]], "output_layers": [["masking", 0, 0]]},
+          "input_layers": [["x", 0, 0]], "output_layers": [[output, 0, 0]]},
         "weights": {}, "inputs": []
     });
-    Case::from_json_str(&text.to_string(), "masked.case.json").expect("a case")
+    Case::from_json_str(&text.to_string(), "test.case.json").expect("a case")
 }
 
 #[test]
@@ -641,13 +647,7 @@ fn dot_model() -> Case {
             "config": {"name": "dot", "axes": 1},
             "inbound_nodes": [{"args": [[kt("x"), kt("x")]], "kwargs": {}}]}),
     ];
-    let text = serde_json::json!({
-        "format": "semfuzz-case/1", "dtype": "float32",
-        "model": {"name": "m", "layers": layers,
-          "input_layers": [["x", 0, 0]], "output_layers": [["dot", 0, 0]]},
-        "weights": {}, "inputs": []
-    });
-    Case::from_json_str(&text.to_string(), "dot.case.json").expect("a case")
+    float32_case(layers, "dot")
 }
 
 /// A `Dot` already in a model (most of those a campaign runs are) often gets, when its
