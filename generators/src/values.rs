@@ -193,7 +193,24 @@ pub(crate) fn realize_checked(
                 })
             };
             match case.inputs.get(i) {
-                Some(t) if t.shape() == shape.as_slice() && fits(t) => t.clone(),
+                // A kept array gets whole steps of the mask value of a `Masking` that reads
+                // it now (placed or changed since the array was drawn) as a fresh one does.
+                Some(t) if t.shape() == shape.as_slice() && fits(t) => match masked.get(&i) {
+                    Some(&v)
+                        if n.is_none()
+                            && comparable(v, dtype)
+                            && !has_masked_step(&t.data, v, dtype)
+                            && rng.random_bool(0.5) =>
+                    {
+                        let mut a = t.data.clone();
+                        mask_lanes(&mut a, v, rng);
+                        Tensor {
+                            data: a,
+                            ..t.clone()
+                        }
+                    }
+                    _ => t.clone(),
+                },
                 _ => Tensor::new(match n {
                     // Indices: rows in range, the edge rows often (the last row, where
                     // off-by-ones are, and 0, a `mask_zero` mask).
@@ -285,6 +302,21 @@ fn analysed_on(case: &Case, analysis: &ModelAnalysis, inputs: &[Dims]) -> bool {
 /// other dtypes get no such lanes.
 fn comparable(v: f64, dtype: oracle::DType) -> bool {
     dtype == oracle::DType::Float32 || (dtype == oracle::DType::Float64 && v as f32 as f64 == v)
+}
+
+/// Whether some lane of the last axis of `a` (a whole timestep) equals `v` everywhere, as a
+/// run of `dtype` holds the values (a float32 run holds float32 ones).
+fn has_masked_step(a: &ArrayD<f64>, v: f64, dtype: oracle::DType) -> bool {
+    let Some(last) = a.ndim().checked_sub(1).filter(|&l| l > 0) else {
+        return false;
+    };
+    let equal = |e: f64| match dtype {
+        oracle::DType::Float32 => e as f32 == v as f32,
+        _ => e == v,
+    };
+    a.lanes(ndarray::Axis(last))
+        .into_iter()
+        .any(|l| l.iter().all(|&e| equal(e)))
 }
 
 /// Sets about a third of the lanes of the last axis of `a` (whole timesteps) to `v`.
@@ -469,5 +501,42 @@ mod masking_tests {
         assert_eq!(masked_steps(0.1, "float64", 20), 0);
         assert!(masked_steps(0.1, "float32", 20) > 0);
         assert!(masked_steps(2.5, "float64", 20) > 0);
+    }
+
+    #[test]
+    fn a_kept_array_gets_the_steps_of_a_new_mask_value() {
+        let (mut gained, mut kept) = (0, 0);
+        for seed in 0..20 {
+            let mut case = masked_model(0.25, "float32");
+            let values = ValueOptions::default();
+            realize(&mut case, 2, &values, &mut crate::rng(seed)).unwrap();
+            let before = case.inputs[0].data.clone();
+            let masking = &mut case.model.layers[1];
+            masking
+                .config
+                .insert("mask_value".into(), serde_json::json!(2.5));
+            realize(&mut case, 2, &values, &mut crate::rng(seed + 100)).unwrap();
+            let after = &case.inputs[0].data;
+            assert_eq!(after.shape(), before.shape());
+            if has_masked_step(after, 2.5, oracle::DType::Float32) {
+                gained += 1;
+                // Only whole steps changed, each to the mask value.
+                for (a, b) in after
+                    .lanes(ndarray::Axis(2))
+                    .into_iter()
+                    .zip(before.lanes(ndarray::Axis(2)))
+                {
+                    assert!(a == b || a.iter().all(|&e| e == 2.5), "{a} from {b}");
+                }
+            } else {
+                kept += usize::from(after == before);
+            }
+        }
+        // Half the time, as for a fresh array; the rest keep the array as it was.
+        assert!(
+            (5..=15).contains(&gained),
+            "{gained} of 20 gained masked steps"
+        );
+        assert_eq!(gained + kept, 20);
     }
 }
