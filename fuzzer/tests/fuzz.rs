@@ -113,18 +113,19 @@ fn a_campaign_finds_the_planted_bug_and_survives_the_planted_crash() {
     let slow = dir.path().join("slow-once");
     // Float32 only: in float64 a ReLU's `max_value` may also meet the kept rounding bug
     // (`crashes/mismatch-ReLU-float64-max-value`), which the repro would show without the
-    // planted fault too. The seed is one whose 80 runs draw a ReLU (most do: seeds 1, 2, 3
-    // and 7 of 1-7 with the current generator; the draws changed with the parameters'
-    // whole domains, and seed 5 no longer does).
+    // planted fault too. The seed is one whose 80 runs draw a plain ReLU first (seeds 4 to 7
+    // of 1-7 with the current generator; with masked chains and new inputs in generated
+    // models, seed 1's first ReLU runs inside a `TimeDistributed`, where the planted crash is
+    // recorded, and seed 2's runs find no ReLU mismatch).
     let output = fuzz_command(
         &out,
         &[
             "--runs",
             "80",
             "--seed",
-            "1",
+            "4",
             "--timeout",
-            "5",
+            "4",
             "--dtype",
             "float32",
         ],

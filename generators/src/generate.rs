@@ -18,6 +18,8 @@ use crate::build::{
     Operand, call_node, empty_case, entry, entry_config_in, input_layer, snake, unique_name,
 };
 use crate::edit;
+use crate::mutate;
+use crate::repair::set_input;
 use crate::repair::{RepairOptions, RepairStats, repair_diagnosed};
 use crate::sample::sample_config;
 use crate::values::{ValueOptions, realize, realize_checked};
@@ -316,10 +318,75 @@ pub fn generate_structure(opts: &GenOptions, rng: &mut Rng) -> Case {
                 break;
             }
         }
-        let (layer, chosen, out_dims) = placed.expect("at least one try");
+        let (mut layer, chosen, mut out_dims) = placed.expect("at least one try");
+        // As an insertion does: a `Dot` on a new input shaped to meet its first input along
+        // the axes drawn; a layer that reads masks behind a masked chain on a new input.
+        let first = chosen.first().and_then(|&i| pool[i].dims.clone());
+        let kind = oracle::layers::lookup(&layer.class_name, layer.module.as_deref());
+        let mut reads = chosen.clone();
+        if let (Some(first), Some(kind)) = (first, kind)
+            && out_dims.is_some()
+            && input_refs.len() < opts.max_inputs
+        {
+            let new_input = |case: &mut Case, dims: &Dims| {
+                let name = unique_name(&case.model, "input_layer");
+                case.model.layers.push(input_layer(&name, dims, opts.dtype));
+                TensorRef::new(&name, 0, 0)
+            };
+            if layer.class_name == "Dot"
+                && chosen.len() == 2
+                && rng.random_bool(mutate::DOT_PARTNER)
+                && let Some((axes, partner)) = mutate::dot_partner(&first, rng)
+            {
+                let mut dot = layer.clone();
+                dot.config.insert("axes".to_owned(), axes);
+                let call = CallSite {
+                    config: &dot.config,
+                    node: &dot.nodes[0],
+                    dtype: opts.dtype,
+                };
+                let dims = [first, partner.clone()];
+                if let Some(outs) = local_check(&call, kind, Some(&dims), &opts.repair) {
+                    let r = new_input(&mut case, &partner);
+                    set_input(&mut dot, 1, &r);
+                    input_refs.push(r.clone());
+                    pool.push(Available {
+                        tensor: r,
+                        dims: Some(partner),
+                        is_input: true,
+                        uses: 1,
+                    });
+                    (layer, out_dims) = (dot, Some(outs));
+                }
+            } else if rng.random_bool(mutate::MASKED_CHAIN)
+                && mutate::reads_mask(&layer, kind, opts.dtype)
+                && let Some(chain) = mutate::masked_chain(&case, &first, rng)
+            {
+                let r = TensorRef::new(&chain.input.name, 0, 0);
+                case.model.layers.push(chain.input);
+                input_refs.push(r.clone());
+                pool.push(Available {
+                    tensor: r,
+                    dims: Some(first.clone()),
+                    is_input: true,
+                    uses: 1,
+                });
+                for l in chain.layers {
+                    pool.push(Available {
+                        tensor: TensorRef::new(&l.name, 0, 0),
+                        dims: Some(first.clone()),
+                        is_input: false,
+                        uses: 1,
+                    });
+                    case.model.layers.push(l);
+                }
+                set_input(&mut layer, 0, &chain.end);
+                reads.remove(0);
+            }
+        }
         let name = layer.name.clone();
         case.model.layers.push(layer);
-        for &i in &chosen {
+        for &i in &reads {
             pool[i].uses += 1;
         }
         pool.push(Available {

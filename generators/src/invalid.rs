@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::Rng;
 use crate::balance::ClassBalance;
 use crate::edit::Skipped;
-use crate::mutate::{change_args_of, change_input_shape, rewire_input_of};
+use crate::mutate::{change_args_of, change_input_shape, rewire_input_of, rewire_to_new_input};
 use crate::sample::sample_param;
 
 /// Candidates tried at most; twice as many when a Keras-enforced violation is preferred.
@@ -117,7 +117,11 @@ fn candidate(case: &Case, balance: &ClassBalance, rng: &mut Rng) -> Option<Case>
         .collect();
     let &(li, kind) = balance.choose_by(&layers, |(_, k)| k.class_name(), rng)?;
     if kind.params().is_empty() || rng.random_bool(REWIRE) {
-        rewire_input_of(&mut c, li, rng).ok()?;
+        if rng.random_bool(NEW_INPUT) {
+            rewire_to_new_input(&mut c, li, rng).ok()?;
+        } else {
+            rewire_input_of(&mut c, li, rng).ok()?;
+        }
         return Some(c);
     }
     let wild = rng.random_bool(0.5);
@@ -133,7 +137,11 @@ fn candidate(case: &Case, balance: &ClassBalance, rng: &mut Rng) -> Option<Case>
 }
 
 /// How often a layer with arguments gets another input rather than another argument.
-const REWIRE: f64 = 0.2;
+const REWIRE: f64 = 0.3;
+
+/// How often that input is a new model input of another rank rather than an earlier tensor
+/// (a model whose tensors all have one rank could never break a layer's rank check).
+const NEW_INPUT: f64 = 0.5;
 
 /// From a valid case, one targeted change after which the model breaks exactly one
 /// precondition (weights aside: the arrays are left as they were, and a change that only

@@ -175,25 +175,126 @@ pub fn insert_layer(case: &mut Case, rng: &mut Rng, balance: &ClassBalance) -> E
         new_input,
         ..
     } = placed.expect("at least one try");
-    let name = layer.name.clone();
-    let mut edited = case.clone();
-    let at = last + 1;
-    edit::insert_layer(&mut edited, at, layer);
-    let new = TensorRef::new(&name, 0, 0);
-    if rng.random_bool(0.6) {
-        edit::rewire_consumers(&mut edited, &t, &new, at);
-    }
-    // A new output when it took no consumer over (none came after it): a layer that reaches
-    // no output would be pruned, and the case left as it was.
-    if edit::uses(&edited, &new) == 0 {
-        edit::add_output(&mut edited, new);
-    }
-    if let Some(input) = new_input {
-        edit::add_input(&mut edited, input);
-    }
-    edit::prune(&mut edited);
-    *case = edited;
+    let chain = if rng.random_bool(MASKED_CHAIN)
+        && reads_mask(&layer, kind, case.dtype)
+        && !masked_through_a_layer(case, analysis, &t)
+    {
+        shape_of(case, analysis, &t).and_then(|dims| masked_chain(case, &dims, rng))
+    } else {
+        None
+    };
+    let take_over = rng.random_bool(0.6);
+    let inserting = |chain: Option<&MaskedChain>| {
+        let mut layer = layer.clone();
+        let mut edited = case.clone();
+        let mut at = last + 1;
+        if let Some(chain) = chain {
+            set_input(&mut layer, 0, &chain.end);
+            for l in &chain.layers {
+                edit::insert_layer(&mut edited, at, l.clone());
+                at += 1;
+            }
+        }
+        let new = TensorRef::new(&layer.name, 0, 0);
+        edit::insert_layer(&mut edited, at, layer);
+        if take_over {
+            edit::rewire_consumers(&mut edited, &t, &new, at);
+        }
+        // A new output when it took no consumer over (none came after it): a layer that
+        // reaches no output would be pruned, and the case left as it was.
+        if edit::uses(&edited, &new) == 0 {
+            edit::add_output(&mut edited, new);
+        }
+        if let Some(input) = &new_input {
+            edit::add_input(&mut edited, input.clone());
+        }
+        if let Some(chain) = chain {
+            edit::add_input(&mut edited, chain.input.clone());
+        }
+        edit::prune(&mut edited);
+        edited
+    };
+    // The chain is kept only where the layer takes its mask (a channels-first pooling
+    // refuses a mask over its steps).
+    let with_chain = chain.as_ref().map(|c| inserting(Some(c))).filter(|edited| {
+        oracle::check::check_all(edited)
+            .is_ok_and(|found| !found.iter().any(|v| v.layer == layer.name))
+    });
+    *case = with_chain.unwrap_or_else(|| inserting(None));
     Ok(())
+}
+
+/// How often [`insert_layer`] gives a layer that reads masks, placed on a tensor without one
+/// (or right after a `Masking`), a [`MaskedChain`] as its first input instead.
+pub(crate) const MASKED_CHAIN: f64 = 0.3;
+
+/// `input → Masking → Dense → (the new layer)`: a new model input of the first input's shape,
+/// whose masked steps (whole steps equal to the mask value, which the data then gets) reach
+/// the layer holding values. Right after a `Masking` they are zeros, so a layer that fails to
+/// leave masked steps out (a pooling that sums them) gives the same result; and the model's own
+/// tensors rarely carry a mask at all.
+pub(crate) struct MaskedChain {
+    pub(crate) input: Layer,
+    /// The `Masking` and the `Dense`, in order.
+    pub(crate) layers: Vec<Layer>,
+    /// The `Dense`'s output, of the first input's shape.
+    pub(crate) end: TensorRef,
+}
+
+/// Whether `layer` (of class `kind`) reads the masks of its inputs.
+pub(crate) fn reads_mask(layer: &Layer, kind: &dyn LayerKind, dtype: DType) -> bool {
+    layer.nodes.first().is_some_and(|node| {
+        let call = oracle::layers::CallSite {
+            config: &layer.config,
+            node,
+            dtype,
+        };
+        kind.parse(&call).is_ok_and(|spec| spec.reads_mask())
+    })
+}
+
+/// Whether `t` carries a mask and is not a mask source's own output (a `Masking` zeroes the
+/// steps it masks).
+fn masked_through_a_layer(case: &Case, analysis: Option<&ModelAnalysis>, t: &TensorRef) -> bool {
+    carries_mask(analysis, case, t)
+        && case
+            .model
+            .layer(&t.layer)
+            .is_some_and(|l| l.class_name != "Masking")
+}
+
+/// A [`MaskedChain`] ending in shape `dims` (rank 2 or more, the batch's size aside). Its
+/// names are the case's free ones for three other bases than the new layer's (whose class
+/// reads masks: neither `Masking` nor `Dense`).
+pub(crate) fn masked_chain(case: &Case, dims: &Dims, rng: &mut Rng) -> Option<MaskedChain> {
+    if dims.len() < 2 {
+        return None;
+    }
+    let units = (*dims.last()?)?;
+    let mut dims = dims.clone();
+    dims[0] = None;
+    let masking = oracle::layers::lookup("Masking", None)?;
+    let dense = oracle::layers::lookup("Dense", None)?;
+    let input_name = unique_name(&case.model, "input_layer");
+    let masking_name = unique_name(&case.model, "masking");
+    let dense_name = unique_name(&case.model, "dense");
+    let input = input_layer(&input_name, &dims, case.dtype);
+    let on = |from: &str| call_node(Arity::One, &[Operand::Tensor(TensorRef::new(from, 0, 0))]);
+    let masking_layer = layer_entry(
+        masking,
+        &masking_name,
+        sample_config(masking, Some(&dims), 0.8, rng),
+        on(&input_name),
+        case.dtype,
+    );
+    let mut params = sample_config(dense, Some(&dims), 0.8, rng);
+    params.insert("units".to_owned(), json!(units));
+    let dense_layer = layer_entry(dense, &dense_name, params, on(&masking_name), case.dtype);
+    Some(MaskedChain {
+        input,
+        layers: vec![masking_layer, dense_layer],
+        end: TensorRef::new(&dense_name, 0, 0),
+    })
 }
 
 /// Placements [`insert_layer`] tries for a class before it takes one its inputs break.
@@ -217,13 +318,13 @@ struct Placement {
 /// the first's shape is the one that fits, and then both axes name the same dimension of
 /// inputs of one rank: an axis paired with the wrong input, or resolved against the wrong
 /// input's rank, never shows.
-const DOT_PARTNER: f64 = 0.4;
+pub(crate) const DOT_PARTNER: f64 = 0.4;
 
 /// For a `Dot` whose first input has shape `first`: the `axes` (one non-batch axis of each
 /// input, each written as a positive or a negative index) and the shape of a second input
 /// that meets the first along them, of another rank half the time (2 to 5, batch included),
 /// its other sizes small. `None` when the first input's axis sizes are unknown.
-fn dot_partner(first: &Dims, rng: &mut Rng) -> Option<(Value, Dims)> {
+pub(crate) fn dot_partner(first: &Dims, rng: &mut Rng) -> Option<(Value, Dims)> {
     let rank = first.len();
     let axes: Vec<usize> = (1..rank).filter(|&a| first[a].is_some()).collect();
     let &a0 = axes.choose(rng)?;
@@ -490,15 +591,44 @@ fn dot_on_partner(case: &mut Case, li: usize, rng: &mut Rng) -> EditResult {
         .ok_or(Skipped("the first input's shape is unknown"))?;
     let (axes, partner) = dot_partner(&first, rng).ok_or(Skipped("no axis of known size"))?;
     let mut edited = case.clone();
+    edited.model.layers[li]
+        .config
+        .insert("axes".to_owned(), axes);
+    *case = reading_new_input(&edited, li, 1, &partner);
+    Ok(())
+}
+
+/// The case with a new model input of shape `dims` as input `j` of the layer at `li`; what
+/// no longer reaches an output goes.
+fn reading_new_input(case: &Case, li: usize, j: usize, dims: &Dims) -> Case {
+    let mut edited = case.clone();
     let name = unique_name(&edited.model, "input_layer");
-    let input = input_layer(&name, &partner, edited.dtype);
+    let input = input_layer(&name, dims, edited.dtype);
     let t = edit::add_input(&mut edited, input);
-    // The new input layer went first: the `Dot` is one place further down.
-    let dot = &mut edited.model.layers[li + 1];
-    dot.config.insert("axes".to_owned(), axes);
-    set_input(dot, 1, &t);
+    // The new input layer went first: the layer is one place further down.
+    set_input(&mut edited.model.layers[li + 1], j, &t);
     edit::prune(&mut edited);
-    *case = edited;
+    edited
+}
+
+/// Makes one tensor input of layer `li` a new model input of another rank (2..=6, batch
+/// included; sizes 1..=4): a layer's own check of its input's rank is reached whatever ranks
+/// the model's tensors have.
+pub fn rewire_to_new_input(case: &mut Case, li: usize, rng: &mut Rng) -> EditResult {
+    edit::require_flat(case)?;
+    let analysis = analysis_of(case);
+    let layer = &case.model.layers[li];
+    let dims = input_dims(case, analysis.as_ref(), layer);
+    if dims.is_empty() {
+        return Err(Skipped("no tensor input"));
+    }
+    let j = rng.random_range(0..dims.len());
+    let old = dims[j].as_ref().map(Vec::len);
+    let ranks: Vec<usize> = (2..=6).filter(|&r| Some(r) != old).collect();
+    let rank = *ranks.choose(rng).expect("ranks");
+    let mut shape: Dims = vec![None];
+    shape.extend((1..rank).map(|_| Some(rng.random_range(1..=4))));
+    *case = reading_new_input(case, li, j, &shape);
     Ok(())
 }
 

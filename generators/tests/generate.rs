@@ -195,11 +195,18 @@ fn picky_classes_are_placed_where_they_fit() {
     };
     let mut rng = generators::rng(21);
     let (mut layers, mut picky_layers) = (0, 0);
-    for _ in 0..200 {
+    for _ in 0..600 {
         let g = generate(&opts, &mut rng);
-        for layer in &g.case.model.layers {
+        let model = &g.case.model;
+        for layer in &model.layers {
             let class = layer.class_name.as_str();
-            if class == "InputLayer" {
+            // The masked chains put before a recurrent layer (`Masking → Dense`) are not draws.
+            let after_masking = generators::edit::call_inputs(layer).iter().any(|t| {
+                model
+                    .layer(&t.layer)
+                    .is_some_and(|p| p.class_name == "Masking")
+            });
+            if class == "InputLayer" || class == "Masking" || (class == "Dense" && after_masking) {
                 continue;
             }
             layers += 1;
@@ -212,6 +219,7 @@ fn picky_classes_are_placed_where_they_fit() {
     );
 }
 
-/// Percent of the layers of a picky class (measured: 45; 43 when only a class's first try
-/// took other inputs).
-const PICKY_SHARE: usize = 45;
+/// Percent of the layers of a picky class. Over 200 models the share moves by ±2 with the
+/// seed: 42.2 to 46.4 over six seeds (41.4 to 45.2 before the masked chains), hence 600
+/// models and a bound below the spread.
+const PICKY_SHARE: usize = 42;

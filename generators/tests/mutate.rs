@@ -285,6 +285,41 @@ fn the_layer_a_minimally_invalid_case_breaks_is_drawn_by_the_balance() {
     );
 }
 
+/// A layer's own check of its input's rank is broken even where every tensor of the model has
+/// the rank it takes: in `x (rank 3) → Conv1D → SpatialDropout1D` a new input shape breaks the
+/// `Conv1D` first, and no earlier tensor has another rank.
+#[test]
+fn a_minimally_invalid_case_breaks_a_rank_check_no_tensor_of_the_model_breaks() {
+    let node = |from: &str| {
+        serde_json::json!([{"args": [{"class_name": "__keras_tensor__",
+            "config": {"keras_history": [from, 0, 0]}}], "kwargs": {}}])
+    };
+    let layers = vec![
+        serde_json::json!({"class_name": "InputLayer", "name": "x",
+            "config": {"batch_shape": [null, 6, 3], "name": "x"}, "inbound_nodes": []}),
+        serde_json::json!({"class_name": "Conv1D", "name": "conv",
+            "config": {"name": "conv", "filters": 2, "kernel_size": 3}, "inbound_nodes": node("x")}),
+        serde_json::json!({"class_name": "SpatialDropout1D", "name": "sd",
+            "config": {"name": "sd", "rate": 0.5}, "inbound_nodes": node("conv")}),
+    ];
+    let case = float32_case(layers, "sd");
+    assert!(matches!(check_all(&case), Ok(v) if v.is_empty()));
+    let mut r = rng(3);
+    let made: Vec<oracle::Violation> = (0..200)
+        .filter_map(|_| make_minimally_invalid(&case, &ClassBalance::default(), &mut r).ok())
+        .map(|(_, v)| v)
+        .collect();
+    let at_rank = made
+        .iter()
+        .filter(|v| v.class == "SpatialDropout1D" && v.category == oracle::Category::Rank)
+        .count();
+    assert!(
+        at_rank >= 10,
+        "{at_rank} of {} invalid cases break the SpatialDropout1D rank check",
+        made.len()
+    );
+}
+
 #[test]
 fn an_invalid_case_is_refused() {
     let mut case = valid_cases(1, 42).remove(0);
@@ -487,6 +522,74 @@ fn inserted_layers_often_read_a_masked_tensor() {
     );
 }
 
+/// A layer that reads masks, inserted where no tensor carries one, often reads a mask whose
+/// masked steps hold values: `new input → Masking → Dense → layer` (right after a `Masking`
+/// they are zeros, and a pooling that sums them gives the same result).
+#[test]
+fn a_layer_that_reads_masks_often_gets_masked_steps_holding_values() {
+    let node = |from: &str| {
+        serde_json::json!([{"args": [{"class_name": "__keras_tensor__",
+            "config": {"keras_history": [from, 0, 0]}}], "kwargs": {}}])
+    };
+    let case = float32_case(
+        vec![
+            serde_json::json!({"class_name": "InputLayer", "name": "x",
+                "config": {"batch_shape": [null, 5, 3], "name": "x"}, "inbound_nodes": []}),
+            serde_json::json!({"class_name": "Dense", "name": "d1",
+                "config": {"name": "d1", "units": 3}, "inbound_nodes": node("x")}),
+        ],
+        "d1",
+    );
+    let mut favouring = ClassBalance::default();
+    for k in generators::generate::classes_for(DType::Float32) {
+        if k.class_name() != "GlobalAveragePooling1D" {
+            (0..1000).for_each(|_| favouring.record_class(k.class_name()));
+        }
+    }
+    let (mut pools, mut chained) = (0, 0);
+    for seed in 0..200 {
+        let mut edited = case.clone();
+        if mutate::insert_layer(&mut edited, &mut rng(seed), &favouring).is_err() {
+            continue;
+        }
+        let Some(pool) = edited
+            .model
+            .layers
+            .iter()
+            .find(|l| l.class_name == "GlobalAveragePooling1D")
+        else {
+            continue;
+        };
+        pools += 1;
+        let producer = |l: &oracle::case::Layer| {
+            let first = call_inputs(l).into_iter().next()?;
+            edited.model.layer(&first.layer)
+        };
+        let Some(dense) = producer(pool)
+            .filter(|l| l.class_name == "Dense" && case.model.layer(&l.name).is_none())
+        else {
+            continue;
+        };
+        let masking = producer(dense).expect("the Dense reads a tensor");
+        assert_eq!(masking.class_name, "Masking", "seed {seed}");
+        let input = producer(masking).expect("the Masking reads a tensor");
+        assert!(input.is_input() && case.model.layer(&input.name).is_none());
+        assert_well_formed(&edited, &format!("seed {seed}"));
+        assert!(
+            matches!(check_all(&edited), Ok(v) if v.is_empty()),
+            "seed {seed}: the chain is valid: {:?}\n{}",
+            check_all(&edited),
+            json(&edited)
+        );
+        chained += 1;
+    }
+    assert!(pools >= 100, "{pools} GlobalAveragePooling1D inserted");
+    assert!(
+        chained * 100 >= pools * 15,
+        "{chained} of {pools} read a masked chain"
+    );
+}
+
 /// Whether a `Masking` layer of the case reads a model input, over its `Masking` layers:
 /// (on an input, of all).
 fn maskings_on_inputs(case: &Case) -> (usize, usize) {
@@ -562,6 +665,72 @@ fn a_masking_layer_mostly_reads_a_model_input() {
     assert!(
         on_input * 100 >= all * 60,
         "inserted: {on_input} of {all} on an input"
+    );
+}
+
+/// Generated models do as insertions do: a `Dot` often reads a new model input of its own
+/// (shaped to meet its first input), and a layer that reads masks a masked chain
+/// (`input → Masking → Dense`).
+#[test]
+fn generated_dots_get_new_inputs_and_mask_readers_masked_chains() {
+    let classes: Vec<_> = ["Dense", "Dot", "GlobalAveragePooling1D", "LSTM"]
+        .iter()
+        .map(|c| oracle::layers::lookup(c, None).expect("registered"))
+        .collect();
+    let opts = GenOptions {
+        layers: 6,
+        classes,
+        ..GenOptions::default()
+    };
+    let (mut dots, mut partnered, mut readers, mut chained) = (0, 0, 0, 0);
+    for seed in 0..150 {
+        let case = generate(&opts, &mut rng(seed)).case;
+        assert_well_formed(&case, &format!("seed {seed}"));
+        let model = &case.model;
+        let producer = |l: &oracle::case::Layer, j: usize| {
+            let t = call_inputs(l).into_iter().nth(j)?;
+            model.layer(&t.layer)
+        };
+        let readers_of = |name: &str| {
+            model
+                .layers
+                .iter()
+                .filter(|l| call_inputs(l).iter().any(|t| t.layer == name))
+                .count()
+        };
+        for l in &model.layers {
+            match l.class_name.as_str() {
+                "Dot" => {
+                    dots += 1;
+                    partnered += usize::from(
+                        producer(l, 1).is_some_and(|p| p.is_input() && readers_of(&p.name) == 1),
+                    );
+                }
+                "GlobalAveragePooling1D" | "LSTM" => {
+                    readers += 1;
+                    let chain = producer(l, 0)
+                        .filter(|d| d.class_name == "Dense")
+                        .and_then(|d| producer(d, 0))
+                        .filter(|m| m.class_name == "Masking")
+                        .and_then(|m| producer(m, 0))
+                        .is_some_and(|i| i.is_input());
+                    chained += usize::from(chain);
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(
+        dots >= 100 && readers >= 100,
+        "{dots} Dot, {readers} mask readers"
+    );
+    assert!(
+        partnered * 100 >= dots * 10,
+        "{partnered} of {dots} Dot on a new input"
+    );
+    assert!(
+        chained * 100 >= readers * 10,
+        "{chained} of {readers} behind a masked chain"
     );
 }
 

@@ -239,6 +239,12 @@ pub trait Spec: std::fmt::Debug + Send + Sync {
         Ok(())
     }
 
+    /// Whether the call reads the masks its inputs carry ([`Spec::eval_masked`] differs from
+    /// [`Spec::eval`]): generators put such a layer behind a mask source now and then.
+    fn reads_mask(&self) -> bool {
+        false
+    }
+
     /// [`Spec::eval`] for inputs that carry masks: layers whose `call` reads its mask
     /// (recurrent layers, attention, `Softmax`, `GlobalAveragePooling1D`) override it.
     fn eval_masked(

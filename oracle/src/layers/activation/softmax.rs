@@ -123,6 +123,10 @@ pub(crate) fn softmax_many(x: &ArrayD<f64>, axes: &[usize]) -> ArrayD<f64> {
 }
 
 impl Spec for SoftmaxSpec {
+    fn reads_mask(&self) -> bool {
+        true
+    }
+
     fn compute_mask(
         &self,
         _inputs: &[&ArrayD<f64>],

@@ -323,6 +323,10 @@ fn max_abs(a: &ArrayD<f64>) -> f64 {
 }
 
 impl Spec for LuongSpec {
+    fn reads_mask(&self) -> bool {
+        true
+    }
+
     fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
         if !(2..=3).contains(&inputs.len()) {
             let diff = if inputs.len() < 2 {

@@ -289,6 +289,10 @@ impl GqaSpec {
 }
 
 impl Spec for GqaSpec {
+    fn reads_mask(&self) -> bool {
+        true
+    }
+
     fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
         let inputs = self.call.split(inputs).tensors;
         if !(2..=3).contains(&inputs.len()) {

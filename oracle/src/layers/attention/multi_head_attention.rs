@@ -486,6 +486,10 @@ pub fn sigmoid(x: f64) -> f64 {
 }
 
 impl Spec for MhaSpec {
+    fn reads_mask(&self) -> bool {
+        true
+    }
+
     fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
         let inputs = self.call.split(inputs).tensors;
         if !(2..=3).contains(&inputs.len()) {

@@ -293,6 +293,10 @@ pub enum Extremum {
 pub struct ExtremumSpec(pub Extremum);
 
 impl crate::layers::Spec for ExtremumSpec {
+    fn reads_mask(&self) -> bool {
+        true
+    }
+
     /// `_apply_merge_op_and_or_mask`: a masked position of an input takes the running
     /// result's value, and a masked position of the running result takes the input's.
     fn eval_masked(

@@ -40,6 +40,10 @@ impl LayerKind for Multiply {
 }
 
 impl Spec for MultiplySpec {
+    fn reads_mask(&self) -> bool {
+        true
+    }
+
     fn compute_mask(
         &self,
         _inputs: &[&ArrayD<f64>],

@@ -53,11 +53,6 @@ impl GlobalSpec {
             .expect("only size-1 axes are dropped")
     }
 
-    /// Whether `call` reads the mask (GlobalAveragePooling1D).
-    fn reads_mask(&self) -> bool {
-        self.n == 1 && self.reduce == Reduce::Average
-    }
-
     /// The mask with a size-1 axis where the channels are, as the call expands it.
     fn expanded_mask_shape(&self, mask: &[usize]) -> Vec<usize> {
         let at = if self.format == DataFormat::ChannelsLast {
@@ -129,6 +124,11 @@ impl GlobalSpec {
 }
 
 impl Spec for GlobalSpec {
+    /// Only GlobalAveragePooling1D's `call` reads its mask.
+    fn reads_mask(&self) -> bool {
+        self.n == 1 && self.reduce == Reduce::Average
+    }
+
     fn compute_mask(
         &self,
         _inputs: &[&ArrayD<f64>],

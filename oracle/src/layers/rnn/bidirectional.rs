@@ -304,6 +304,10 @@ impl BidirectionalSpec {
 }
 
 impl Spec for BidirectionalSpec {
+    fn reads_mask(&self) -> bool {
+        true
+    }
+
     fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
         arity(inputs, 1 + self.form.count())?;
         let (fs, bs) = self.split(&inputs[1..]);

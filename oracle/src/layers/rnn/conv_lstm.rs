@@ -676,6 +676,10 @@ impl ErrorBound {
 }
 
 impl Spec for ConvLstmSpec {
+    fn reads_mask(&self) -> bool {
+        true
+    }
+
     fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
         arity(inputs, 1 + self.form.count())?;
         let x = &inputs[0];

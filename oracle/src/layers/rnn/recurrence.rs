@@ -902,6 +902,10 @@ pub(crate) fn recurrent_call(
 }
 
 impl Spec for RecurrentSpec {
+    fn reads_mask(&self) -> bool {
+        true
+    }
+
     fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
         arity(inputs, 1 + self.form.count())?;
         self.rec.infer(&inputs[0], &inputs[1..])

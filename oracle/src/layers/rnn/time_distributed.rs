@@ -128,6 +128,10 @@ fn slice_shape<T: Copy>(x: &[T]) -> Vec<T> {
 }
 
 impl Spec for TimeDistributedSpec {
+    fn reads_mask(&self) -> bool {
+        true
+    }
+
     fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
         arity(inputs, 1)?;
         let x = &inputs[0];
