@@ -701,6 +701,40 @@ fn a_build_error_that_names_no_layer_is_located_by_the_worker() {
     );
 }
 
+/// A layer's constructor that refuses its arguments raises inside the model's
+/// deserialization, which re-raises it as a TypeError quoting the config (the other layer's
+/// name with it): the worker locates it at the layer whose constructor raised, from the
+/// frames of the exception re-raised. (On Keras 3.3.3 this located a refusal at a layer other
+/// than the reference's violation, which the judge had called an unclear error there.)
+#[test]
+fn a_constructor_refusal_is_located_at_its_layer() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = chain_case(
+        dir.path(),
+        "units.case.json",
+        &[4],
+        &[2, 4],
+        &[
+            ("Dense", "first", json!({"units": 3})),
+            ("Dense", "second", json!({"units": 0})),
+        ],
+    );
+    let (_, reports, stderr) = run(&[&case], &["--modes", "eager"]);
+    assert_eq!(reports.len(), 1, "{stderr}");
+    let error = &reports[0]["tensorflow"]["eager"]["error"];
+    assert_eq!(
+        (&error["phase"], &error["type"], &error["layer"]),
+        (&json!("build"), &json!("TypeError"), &json!("second")),
+        "{error:#}"
+    );
+    let verdict = &reports[0]["verdicts"][0];
+    assert_eq!(
+        (&verdict["kind"], &verdict["layer"]),
+        (&json!("agree"), &json!("second")),
+        "{verdict:#}"
+    );
+}
+
 #[test]
 fn fixtures_agree_in_every_mode_and_dtype() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../oracle/tests/fixtures/keras");

@@ -669,6 +669,13 @@ def _build_error_layer(model_config, dtype, input_dtypes, error):
     keras = _env["keras"]
     message = str(error)
     layers = model_config.get("layers", [])
+    # A layer's constructor that refuses its arguments raises inside the model's
+    # deserialization, which re-raises it as a TypeError quoting the whole config (other
+    # layers' names with it): the constructor's own frames, kept in the exception it
+    # re-raised, say which layer it was.
+    constructing = _constructing_layer(error, {layer.get("name") for layer in layers})
+    if constructing is not None:
+        return constructing
     called = re.search(r"Exception encountered when calling (\w+)\.call\(\)", message)
     if called is not None:
         names = {layer.get("name") for layer in layers if layer.get("class_name") == called.group(1)}
@@ -701,6 +708,40 @@ def _build_error_layer(model_config, dtype, input_dtypes, error):
     finally:
         if filtering:
             keras.config.enable_traceback_filtering()
+
+
+def _constructing_layer(error, names):
+    """The layer (of `names`) whose `__init__` raised the innermost exception that `error`
+    re-raises (its context or cause, followed to the end); None where `error` re-raises
+    nothing or no such frame is found."""
+    keras = _env["keras"]
+    seen = {id(error)}
+    root = error
+    while True:
+        inner = root.__cause__ or root.__context__
+        if inner is None or id(inner) in seen:
+            break
+        seen.add(id(inner))
+        root = inner
+    if root is error:
+        return None
+    tb = root.__traceback__
+    found = None
+    # From the outermost frame inwards: the innermost `__init__` of a layer of the case (a
+    # wrapper's own constructor builds its inner layer).
+    while tb is not None:
+        frame = tb.tb_frame
+        owner = frame.f_locals.get("self")
+        if frame.f_code.co_name == "__init__" and isinstance(owner, keras.layers.Layer):
+            # A check before the base constructor ran has the name in the arguments only.
+            kwargs = frame.f_locals.get("kwargs")
+            name = owner.__dict__.get("name") or frame.f_locals.get("name")
+            if name is None and isinstance(kwargs, dict):
+                name = kwargs.get("name")
+            if name in names:
+                found = name
+        tb = tb.tb_next
+    return found
 
 
 def _describe(e, phase, layer=None):
