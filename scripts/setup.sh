@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up semfuzz: the pinned Python environment (TensorFlow CPU) and the release binary.
+# Set up semfuzz: the pinned Python environment (TensorFlow CPU and JAX, the Keras backends
+# it runs) and the release binary.
 #
 # Idempotent. The environment lives in a cache outside the clone, keyed by the hash of
 # python/requirements.lock and the base Python's version, and .venv links to it; a complete
@@ -43,15 +44,15 @@ flock 9  # two set-ups at once (CI and a user) must not build the same venv twic
 if [ -f "$venv/.semfuzz-complete" ]; then
     say "reusing $venv"
 else
-    say "creating $venv (TensorFlow CPU, pinned; a few minutes)"
+    say "creating $venv (TensorFlow CPU and JAX, pinned; a few minutes)"
     rm -rf "$venv"
     "$PYTHON" -m venv "$venv"
     "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
         --require-hashes -r "$LOCK"
     "$venv/bin/python" -m pip check --disable-pip-version-check >/dev/null \
         || { "$venv/bin/python" -m pip check; say "inconsistent environment in $venv"; exit 1; }
-    TF_CPP_MIN_LOG_LEVEL=3 "$venv/bin/python" -c 'import tensorflow, keras' 2>/dev/null \
-        || { say "TensorFlow does not import in $venv"; exit 1; }
+    TF_CPP_MIN_LOG_LEVEL=3 "$venv/bin/python" -c 'import tensorflow, keras, jax' 2>/dev/null \
+        || { say "TensorFlow, JAX or Keras does not import in $venv"; exit 1; }
     touch "$venv/.semfuzz-complete"
 fi
 exec 9>&-

@@ -312,6 +312,7 @@ fn main() {
         args: vec!["__worker".into()],
         env: Vec::new(),
         shared_bytes: harness_py::client::SHARED_BYTES,
+        backend: harness_py::Backend::Tensorflow,
     };
     let mut harness = Harness::new(cmd, env);
     let n: usize = std::env::var("SEMFUZZ_BENCH_STREAM")

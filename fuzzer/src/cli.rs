@@ -81,6 +81,10 @@ pub struct PythonArgs {
     /// the project's .venv). It must be the Python minor version semfuzz was built for.
     #[arg(long, value_name = "PATH")]
     pub python: Option<PathBuf>,
+    /// The Keras backend to run cases on: tensorflow, jax or torch (its framework must be
+    /// installed in the environment).
+    #[arg(long, default_value_t)]
+    pub backend: harness_py::Backend,
 }
 
 /// Which suppression entries (kept bugs, known limitations) explain verdicts.
@@ -128,9 +132,11 @@ pub struct FuzzArgs {
     #[command(flatten)]
     pub suppressions: SuppressionArgs,
     /// The modes a case may run in; the first runs every time, another one is added to a
-    /// share of runs (--second-mode-share) to compare TF's modes.
-    #[arg(long, value_delimiter = ',', default_value = "eager,graph,xla")]
-    pub modes: Vec<harness_py::Mode>,
+    /// share of runs (--second-mode-share) to compare the backend's modes. Default: the
+    /// backend's (tensorflow: eager,graph,xla; jax: eager,jit; torch: eager, since a
+    /// `compile` of each new model costs far more than ten eager runs on a CPU).
+    #[arg(long, value_delimiter = ',')]
+    pub modes: Option<Vec<harness_py::Mode>>,
     /// Share of runs that add a second mode.
     #[arg(long, default_value_t = 0.2)]
     pub second_mode_share: f64,
@@ -188,6 +194,15 @@ pub struct FuzzArgs {
     pub no_status: bool,
 }
 
+impl FuzzArgs {
+    /// The modes given, else the backend's default ones for fuzzing.
+    pub fn modes(&self) -> Vec<harness_py::Mode> {
+        self.modes
+            .clone()
+            .unwrap_or_else(|| self.python.backend.default_fuzz_modes())
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Case files (*.case.json) or Keras files (*.keras: the model and weights of the file,
@@ -205,7 +220,8 @@ pub struct RunArgs {
     /// Only evaluate the reference oracle; do not start TensorFlow.
     #[arg(long)]
     pub reference_only: bool,
-    /// TensorFlow execution modes, comma-separated: eager, graph, xla.
+    /// Execution modes, comma-separated: eager on every backend; graph and xla on
+    /// tensorflow, jit on jax, compile on torch.
     #[arg(long, value_delimiter = ',', default_value = "eager")]
     pub modes: Vec<harness_py::Mode>,
     /// Run in this compute dtype instead of the case's own.
@@ -372,7 +388,8 @@ pub struct ExportArgs {
     /// Where to write it (a `.keras` file's inputs go beside it, `NAME.npz`).
     #[arg(long, short)]
     pub output: PathBuf,
-    /// For `--format keras`: the environment whose Keras saves the file.
+    /// For `--format keras`: the environment whose Keras saves the file; for `--format py`,
+    /// `--backend` is the backend the script sets before Keras is imported.
     #[command(flatten)]
     pub python: PythonArgs,
 }

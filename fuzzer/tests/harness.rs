@@ -7,6 +7,8 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
+mod common;
+
 fn plant() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/plant_faults.py")
 }
@@ -18,6 +20,7 @@ fn planted_worker(shared_bytes: usize) -> harness_py::WorkerCommand {
         args: vec!["__worker".into()],
         env: vec![("SEMFUZZ_WORKER_PLANT".into(), plant().into())],
         shared_bytes,
+        backend: harness_py::Backend::Tensorflow,
     }
 }
 
@@ -738,22 +741,10 @@ fn a_constructor_refusal_is_located_at_its_layer() {
 #[test]
 fn fixtures_agree_in_every_mode_and_dtype() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../oracle/tests/fixtures/keras");
-    let cases: Vec<PathBuf> = [
-        "dense_chain",
-        "nested_sequential",
-        "nested_functional",
-        "nested_functional_output",
-        "sequential_top",
-        "shared_layer",
-        "multi_io",
-        "fan_out",
-        "special_values",
-        "app_mobilenet",
-        "app_mobilenet_v2",
-    ]
-    .iter()
-    .map(|n| fixtures.join(format!("{n}.case.json")))
-    .collect();
+    let cases: Vec<PathBuf> = common::MODE_FIXTURES
+        .iter()
+        .map(|n| fixtures.join(format!("{n}.case.json")))
+        .collect();
     let refs: Vec<&Path> = cases.iter().map(PathBuf::as_path).collect();
     for dtype in ["float32", "float64"] {
         let out = Command::new(env!("CARGO_BIN_EXE_semfuzz"))
@@ -1039,6 +1030,7 @@ fn models_are_reused_when_only_values_change() {
             args: vec!["__worker".into()],
             env: Vec::new(),
             shared_bytes,
+            backend: harness_py::Backend::Tensorflow,
         };
         let mut harness = Harness::new(cmd, env.clone());
         let mut reused = Vec::new();
@@ -1154,6 +1146,7 @@ fn the_worker_s_temporary_files_go_with_it() {
         args: vec!["__worker".into()],
         env: vec![("TMPDIR".into(), tmp.path().into())],
         shared_bytes: harness_py::client::SHARED_BYTES,
+        backend: harness_py::Backend::Tensorflow,
     };
     let listing = |dir: &Path| -> Vec<PathBuf> {
         let mut out: Vec<PathBuf> = std::fs::read_dir(dir)

@@ -228,6 +228,7 @@ fn keras_files_that_would_run_code_are_refused_and_nothing_runs() {
         args: vec!["__worker".into()],
         env: Vec::new(),
         shared_bytes: harness_py::client::SHARED_BYTES,
+        backend: harness_py::Backend::Tensorflow,
     };
     let mut harness = Harness::new(cmd, env);
     for (file, says) in [

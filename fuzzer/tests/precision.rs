@@ -75,9 +75,15 @@ fn overlay_dir() -> &'static Path {
 }
 
 /// `semfuzz run --json` on `case` with the overlay and `plant`; the report.
-fn run_planted(case: &Path, plant: &str, dtype: Option<&str>, modes: &[&str]) -> Value {
+fn run_planted(
+    case: &Path,
+    plant: &str,
+    dtype: Option<&str>,
+    modes: &[&str],
+    backend: &str,
+) -> Value {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_semfuzz"));
-    cmd.args(["run", "--json"]);
+    cmd.args(["run", "--json", "--backend", backend]);
     if let Some(d) = dtype {
         cmd.args(["--dtype", d]);
     }
@@ -292,10 +298,22 @@ fn a_gross_wrong_result_at_a_kept_bugs_class_is_a_new_finding() {
             .map(|m| m.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
         // A bug of a traced mode is planted there only, so that eager mode stays right and
-        // the traced mode's verdicts are the ones judged.
-        let how = if modes.len() > 1 { "traced" } else { "all" };
+        // the traced mode's verdicts are the ones judged. On another backend (the entry's
+        // `backend`) every mode gets the plant.
+        let backend = outcome["backend"].as_str().unwrap_or("tensorflow");
+        let how = if modes.len() > 1 && backend == "tensorflow" {
+            "traced"
+        } else {
+            "all"
+        };
         let dtype = case["dtype"].as_str().map(str::to_owned);
-        let report = run_planted(&path, &format!("{class}:{how}"), dtype.as_deref(), &modes);
+        let report = run_planted(
+            &path,
+            &format!("{class}:{how}"),
+            dtype.as_deref(),
+            &modes,
+            backend,
+        );
         let verdicts = report["verdicts"].as_array().cloned().unwrap_or_default();
         let new = verdicts.iter().any(|v| {
             v["layer"] == layer
@@ -335,7 +353,7 @@ fn a_relu_clipped_at_6_is_a_new_mismatch_not_the_rounding_bug() {
         let path = work.path().join("relu.case.json");
         std::fs::write(&path, case.to_string()).unwrap();
         // No layer plant: only the ReLU patch acts.
-        let report = run_planted(&path, "", Some("float64"), &[]);
+        let report = run_planted(&path, "", Some("float64"), &[], "tensorflow");
         let v = &report["verdicts"][0];
         assert_eq!(v["kind"], "mismatch", "max_value {max_value}: {report:#}");
         assert!(v["known"].is_null(), "max_value {max_value}: {report:#}");

@@ -118,9 +118,16 @@ fn check_every_kept_finding(python: Option<&Path>) {
                 .unwrap();
         let want = outcome["signature"].as_str().unwrap();
         let dtype = outcome["dtype"].as_str().unwrap_or("");
+        // A bug of another backend is replayed on it; the older release's environment has
+        // TensorFlow alone.
+        let backend = outcome["backend"].as_str().unwrap_or("tensorflow");
+        if backend != "tensorflow" && python.is_some() {
+            eprintln!("{name}: not replayed: the older release's environment has no {backend}");
+            continue;
+        }
         let mut cmd = semfuzz(python);
         cmd.envs(machine_env(&dir));
-        cmd.args(["known", "explain", "--json"]);
+        cmd.args(["known", "explain", "--json", "--backend", backend]);
         if !dtype.is_empty() {
             cmd.args(["--dtype", dtype]);
         }

@@ -34,7 +34,8 @@ _shared = {}
 
 
 def setup(python, sys_path, overlay=None):
-    """Activate the selected environment's packages and import TensorFlow; `overlay`, a
+    """Activate the selected environment's packages and import the framework of the Keras
+    backend `KERAS_BACKEND` names (tensorflow by default), then Keras; `overlay`, a
     directory of patched copies of some packages, goes first on the path."""
     for entry in sys_path:
         if entry in sys.path:
@@ -46,27 +47,51 @@ def setup(python, sys_path, overlay=None):
     if overlay:
         sys.path.insert(0, overlay)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    backend = os.environ.setdefault("KERAS_BACKEND", "tensorflow")
     import numpy
-    import tensorflow
+
+    tensorflow = jax = torch = None
+    if backend == "tensorflow":
+        import tensorflow
+    elif backend == "jax":
+        # One thread, and float64 computed in float64 (a float32 layer stays float32): both
+        # must be said before JAX is imported.
+        os.environ["XLA_FLAGS"] = (
+            os.environ.get("XLA_FLAGS", "")
+            + " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+        ).strip()
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
+        jax.config.update("jax_platforms", "cpu")
+    elif backend == "torch":
+        os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+        import torch
+
+        torch.set_num_threads(1)
+        torch.set_num_interop_threads(1)
     import keras
 
-    # Deterministic and frugal: fixed seeds, and TF's thread pools as the client asks
-    # (default one thread each, so one worker per core).
-    tensorflow.config.threading.set_intra_op_parallelism_threads(int(os.environ.get("SEMFUZZ_TF_INTRA", "1")))
-    tensorflow.config.threading.set_inter_op_parallelism_threads(int(os.environ.get("SEMFUZZ_TF_INTER", "1")))
+    if keras.backend.backend() != backend:
+        raise RuntimeError("Keras runs on %r, not the %r asked for" % (keras.backend.backend(), backend))
     keras.utils.set_random_seed(0)
-    # TF's Python warnings (AutoGraph, retracing) would crowd out what matters in the stderr
-    # tail a crash report keeps.
-    tensorflow.get_logger().setLevel("ERROR")
-    tensorflow.autograph.set_verbosity(0)
-    # TensorFlow and Keras leave hundreds of thousands of long-lived objects; scanning them
-    # on every collection took a quarter of the worker's time. Freeze them, and collect the
-    # young generation less often.
+    if tensorflow is not None:
+        # Deterministic and frugal: TF's thread pools as the client asks (default one thread
+        # each, so one worker per core).
+        tensorflow.config.threading.set_intra_op_parallelism_threads(int(os.environ.get("SEMFUZZ_TF_INTRA", "1")))
+        tensorflow.config.threading.set_inter_op_parallelism_threads(int(os.environ.get("SEMFUZZ_TF_INTER", "1")))
+        # TF's Python warnings (AutoGraph, retracing) would crowd out what matters in the
+        # stderr tail a crash report keeps.
+        tensorflow.get_logger().setLevel("ERROR")
+        tensorflow.autograph.set_verbosity(0)
+    # The frameworks and Keras leave hundreds of thousands of long-lived objects; scanning
+    # them on every collection took a quarter of the worker's time. Freeze them, and collect
+    # the young generation less often.
     gc.collect()
     gc.freeze()
     gc.set_threshold(50_000, 20, 100)
 
-    _env.update(python=python, numpy=numpy, tensorflow=tensorflow, keras=keras)
+    _env.update(python=python, numpy=numpy, tensorflow=tensorflow, jax=jax, torch=torch, keras=keras, backend=backend)
     shm = os.environ.get("SEMFUZZ_WORKER_SHM")
     if shm:
         import mmap
@@ -87,7 +112,10 @@ def setup(python, sys_path, overlay=None):
 
 def _onednn():
     """Whether TensorFlow runs its oneDNN CPU kernels (TF decides per CPU unless
-    TF_ENABLE_ONEDNN_OPTS says); None where this TensorFlow does not tell."""
+    TF_ENABLE_ONEDNN_OPTS says); None where this TensorFlow does not tell, or the backend is
+    another."""
+    if _env["tensorflow"] is None:
+        return None
     try:
         from tensorflow.python.util import _pywrap_util_port
 
@@ -96,11 +124,28 @@ def _onednn():
         return None
 
 
+def _installed(*names):
+    """The version of the first of these distributions installed, else None."""
+    from importlib import metadata
+
+    for name in names:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
 def _hello(_request, _payload):
     return {
         "versions": {
             "python": "%d.%d.%d" % sys.version_info[:3],
-            "tensorflow": _env["tensorflow"].__version__,
+            # The TensorFlow installed beside Keras ("" where none is), whatever the backend.
+            "tensorflow": _env["tensorflow"].__version__
+            if _env["tensorflow"] is not None
+            else _installed("tensorflow", "tensorflow-cpu", "tf-nightly") or "",
+            "jax": _installed("jax"),
+            "torch": _installed("torch"),
             "keras": _env["keras"].__version__,
             "numpy": _env["numpy"].__version__,
             "environment": _env["python"],
@@ -394,16 +439,31 @@ class _Prepared:
         self.answers = {}
 
     def function(self, mode):
-        tf = _env["tensorflow"]
         if mode not in self.functions:
+            probe = self.probe
+            eager = lambda xs: probe(xs, training=False)  # noqa: E731
+            backend = _env["backend"]
             if mode == "eager":
-                self.functions[mode] = lambda xs: self.probe(xs, training=False)
-            elif mode == "graph":
-                self.functions[mode] = tf.function(lambda xs: self.probe(xs, training=False))
-            elif mode == "xla":
-                self.functions[mode] = tf.function(lambda xs: self.probe(xs, training=False), jit_compile=True)
+                self.functions[mode] = eager
+            elif backend == "tensorflow" and mode == "graph":
+                self.functions[mode] = _env["tensorflow"].function(eager)
+            elif backend == "tensorflow" and mode == "xla":
+                self.functions[mode] = _env["tensorflow"].function(eager, jit_compile=True)
+            elif backend == "jax" and mode == "jit":
+                # The weights go in as arguments (a stateless call), so that new values reuse
+                # the compiled function.
+                jitted = _env["jax"].jit(
+                    lambda trainable, fixed, xs: probe.stateless_call(trainable, fixed, xs, training=False)[0]
+                )
+                self.functions[mode] = lambda xs: jitted(
+                    [v.value for v in probe.trainable_variables],
+                    [v.value for v in probe.non_trainable_variables],
+                    xs,
+                )
+            elif backend == "torch" and mode == "compile":
+                self.functions[mode] = _env["torch"].compile(eager)
             else:
-                raise ValueError("unknown mode %r" % mode)
+                raise ValueError("mode %r is not one of the %s backend's" % (mode, backend))
         return self.functions[mode]
 
     def answer(self, modes, reused, arrays, tf_seconds):
@@ -472,11 +532,11 @@ def _announcing(original, name):
 
     def call(*args, **kwargs):
         announce()
-        if tf.inside_function():
+        if tf is not None and tf.inside_function():
             _traced_scopes[tf.get_current_name_scope()] = name
         try:
             out = original(*args, **kwargs)
-            if _finished is not None and not tf.inside_function():
+            if _finished is not None and not _traced(out):
                 _finished.append((name, out))
             return out
         except Exception as e:
@@ -490,6 +550,26 @@ def _announcing(original, name):
             raise
 
     return call
+
+
+def _numpy(tensor):
+    """A backend's eager tensor as a numpy array."""
+    if _env["tensorflow"] is not None:
+        return _env["numpy"].asarray(tensor)
+    return _env["keras"].ops.convert_to_numpy(tensor)
+
+
+def _traced(value):
+    """Whether `value` is a symbolic tensor of a function being traced (a call inside a TF
+    function, a JAX transformation, a Torch compile), not an eager result."""
+    tf = _env["tensorflow"]
+    if tf is not None:
+        return tf.inside_function()
+    if _env["jax"] is not None:
+        tracer = _env["jax"].core.Tracer
+        values = value if isinstance(value, (list, tuple)) else [value]
+        return any(isinstance(v, tracer) for v in values)
+    return False
 
 
 # The outputs of the layers' calls as an eager run computes them, in order (None outside an
@@ -517,7 +597,7 @@ def _finished_calls(prepared, finished):
         if len(outs) != n:
             continue
         try:
-            calls.append((name, node, [np.asarray(o, dtype="float64") for o in outs]))
+            calls.append((name, node, [_numpy(o).astype("float64") for o in outs]))
         except Exception:  # an output that is no array (None, a dict) is left out
             continue
     return calls
@@ -596,6 +676,7 @@ def _run(request, payload):
     global _prepared, _finished
     started = time.perf_counter()
     np = _env["numpy"]
+    keras = _env["keras"]
     tf = _env["tensorflow"]
     case = request["case"]
     dtype = request["dtype"]
@@ -619,7 +700,7 @@ def _run(request, payload):
     prepared = _prepared
     _set_weights(prepared.model, request, arrays)
     xs = [x.astype(d) for x, d in zip(inputs, input_dtypes)]
-    xs = [tf.convert_to_tensor(x) for x in xs]
+    xs = [tf.convert_to_tensor(x) if tf is not None else keras.ops.convert_to_tensor(x) for x in xs]
     feed = xs[0] if len(xs) == 1 else xs
     # Per mode, in the order asked: its error, or its calls as [layer, call index, outputs];
     # the outputs' arrays follow one another in the payload in that order, their shapes in
@@ -633,7 +714,7 @@ def _run(request, payload):
         try:
             outs = prepared.function(mode)(feed)
             outs = outs if isinstance(outs, (list, tuple)) else [outs]
-            values = [np.asarray(o) for o in outs]
+            values = [_numpy(o) for o in outs]
         except Exception as e:
             before = _finished_calls(prepared, _finished or [])
             results.append(

@@ -124,6 +124,8 @@ pub struct WorkerCommand {
     /// travel instead of the pipe ([`SHARED_BYTES`] by default); a larger payload, or any
     /// with 0, goes through the pipe.
     pub shared_bytes: usize,
+    /// The Keras backend the worker runs (`KERAS_BACKEND`, set before Keras is imported).
+    pub backend: judge::Backend,
 }
 
 impl WorkerCommand {
@@ -134,6 +136,7 @@ impl WorkerCommand {
             args: vec!["__worker".into()],
             env: Vec::new(),
             shared_bytes: SHARED_BYTES,
+            backend: judge::Backend::Tensorflow,
         })
     }
 }
@@ -237,8 +240,13 @@ pub struct Versions {
     pub numpy: String,
     /// The interpreter whose environment the worker activated.
     pub environment: String,
-    /// Keras's backend (`tensorflow`, `jax`, `torch`).
-    pub backend: String,
+    /// Keras's backend.
+    pub backend: judge::Backend,
+    /// JAX's and PyTorch's versions, where installed (whatever the backend).
+    #[serde(default)]
+    pub jax: Option<String>,
+    #[serde(default)]
+    pub torch: Option<String>,
     /// Whether TensorFlow runs its oneDNN CPU kernels (its results differ from the other
     /// kernels' in places); `None` where the worker could not tell (or an older record).
     #[serde(default)]
@@ -469,6 +477,7 @@ impl Worker {
                 WORKER_ENV_VAR,
                 serde_json::to_string(env).expect("environments serialize"),
             )
+            .env("KERAS_BACKEND", cmd.backend.name())
             .envs(cmd.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -168,7 +168,7 @@ fn constructor(l: &Layer) -> String {
 }
 
 /// The script for a case.
-pub fn python_script(case: &Case, source: &str) -> String {
+pub fn python_script(case: &Case, source: &str, backend: judge::Backend) -> String {
     let dtype = case.dtype.name();
     let oracle = check(case);
     let multi_outputs: std::collections::HashSet<String> = match &oracle {
@@ -187,18 +187,35 @@ pub fn python_script(case: &Case, source: &str) -> String {
         s,
         "Builds the model with plain Keras calls, sets the case's weights and inputs, runs it in"
     );
+    let framework = match backend {
+        judge::Backend::Tensorflow => "TensorFlow",
+        judge::Backend::Jax => "JAX",
+        judge::Backend::Torch => "PyTorch",
+    };
     let _ = writeln!(
         s,
-        "TensorFlow (eager) and prints each model output next to semfuzz's reference output."
+        "{framework} (eager) and prints each model output next to semfuzz's reference output."
     );
     let _ = writeln!(
         s,
-        "Exits 1 when they disagree (or when TensorFlow accepts a model the reference calls invalid),"
+        "Exits 1 when they disagree (or when {framework} accepts a model the reference calls invalid),"
     );
     let _ = writeln!(
         s,
-        "0 when they agree. Needs only TensorFlow, Keras and NumPy.\n\"\"\"\n"
+        "0 when they agree. Needs only {framework}, Keras and NumPy.\n\"\"\"\n"
     );
+    if backend != judge::Backend::Tensorflow {
+        let _ = writeln!(
+            s,
+            "import os\n\n# The backend, chosen before Keras is imported.\nos.environ[\"KERAS_BACKEND\"] = \"{backend}\""
+        );
+        if backend == judge::Backend::Jax {
+            let _ = writeln!(
+                s,
+                "import jax  # noqa: E402\n\njax.config.update(\"jax_enable_x64\", True)  # float64 computed in float64"
+            );
+        }
+    }
     let _ = writeln!(
         s,
         "import os\nimport sys\n\nos.environ.setdefault(\"TF_CPP_MIN_LOG_LEVEL\", \"3\")\n# TensorFlow's oneDNN CPU kernels, as semfuzz runs them (TF enables them itself only on\n# some CPUs).\nos.environ.setdefault(\"TF_ENABLE_ONEDNN_OPTS\", \"1\")\n\nimport numpy as np  # noqa: E402\nimport keras  # noqa: E402\nfrom keras import layers, ops  # noqa: E402,F401\n"

@@ -18,7 +18,7 @@ pub mod worker;
 
 pub use client::{Limits, Versions, Worker, WorkerCommand, WorkerError};
 pub use env::{EnvError, PythonEnv};
-pub use judge::{Judge, Kind, Mode, ModeOutcome, PyError, TfOutcome, Verdict, verdict};
+pub use judge::{Backend, Judge, Kind, Mode, ModeOutcome, PyError, TfOutcome, Verdict, verdict};
 pub use keras_file::{KerasFileError, KerasWeights};
 pub use run::{Harness, PATIENCE, RunOptions, TimeoutCheck, decode_run_answer};
 pub use target::{TargetId, TargetInfo};

@@ -32,9 +32,9 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
-    /// How long a case may take in TF: the timeout, and the XLA budget when a mode is XLA.
+    /// How long a case may take in TF: the timeout, and the XLA budget when a mode compiles.
     pub fn time_limit(&self) -> Duration {
-        if self.modes.contains(&Mode::Xla) {
+        if self.modes.iter().any(|m| m.compiles()) {
             self.limits.timeout + self.xla_budget
         } else {
             self.limits.timeout

@@ -92,7 +92,7 @@ impl TargetInfo {
             keras: self.versions.keras.clone(),
             tensorflow: self.versions.tensorflow.clone(),
             python: self.versions.python.clone(),
-            backend: self.versions.backend.clone(),
+            backend: self.versions.backend,
         }
     }
 }
@@ -103,7 +103,7 @@ pub struct TargetId {
     pub keras: String,
     pub tensorflow: String,
     pub python: String,
-    pub backend: String,
+    pub backend: judge::Backend,
 }
 
 impl std::fmt::Display for TargetId {

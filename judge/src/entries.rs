@@ -23,7 +23,7 @@ use serde_json::Value;
 use oracle::triggers::{Trigger, TriggerSet};
 
 use crate::evidence::ValueClass;
-use crate::outcome::Mode;
+use crate::outcome::{Backend, Mode};
 use crate::predicates::Predicate;
 use crate::verdict::{Kind, Verdict};
 
@@ -34,8 +34,7 @@ pub struct Target {
     /// Keras's version (`3.15.1`); `None` where not known (a test without a worker).
     pub keras: Option<String>,
     pub tensorflow: Option<String>,
-    /// `tensorflow`, `jax` or `torch`.
-    pub backend: String,
+    pub backend: Backend,
     /// Whether TensorFlow runs its oneDNN CPU kernels; `None` where not known (every entry's
     /// `onednn` holds).
     pub onednn: Option<bool>,
@@ -44,10 +43,16 @@ pub struct Target {
 impl Target {
     /// A TensorFlow-backend target of these releases.
     pub fn tensorflow(keras: &str, tensorflow: &str) -> Self {
+        Target::on(Backend::Tensorflow, keras, tensorflow)
+    }
+
+    /// A target of these releases on `backend` (`tensorflow` is the TensorFlow installed
+    /// beside Keras, whatever the backend).
+    pub fn on(backend: Backend, keras: &str, tensorflow: &str) -> Self {
         Target {
             keras: Some(keras.to_owned()),
             tensorflow: Some(tensorflow.to_owned()),
-            backend: "tensorflow".to_owned(),
+            backend,
             onednn: None,
         }
     }
@@ -57,7 +62,7 @@ impl Target {
         Target {
             keras: None,
             tensorflow: None,
-            backend: "tensorflow".to_owned(),
+            backend: Backend::Tensorflow,
             onednn: None,
         }
     }
@@ -340,6 +345,8 @@ pub enum ModeName {
     Eager,
     Graph,
     Xla,
+    Jit,
+    Compile,
 }
 
 impl ModeName {
@@ -349,6 +356,8 @@ impl ModeName {
             Some(Mode::Eager) => ModeName::Eager,
             Some(Mode::Graph) => ModeName::Graph,
             Some(Mode::Xla) => ModeName::Xla,
+            Some(Mode::Jit) => ModeName::Jit,
+            Some(Mode::Compile) => ModeName::Compile,
         }
     }
 }
@@ -365,7 +374,7 @@ struct EntryFile {
     #[serde(default)]
     releases: Releases,
     #[serde(default = "default_backends")]
-    backends: Vec<String>,
+    backends: Vec<Backend>,
     /// Only where TensorFlow's oneDNN CPU kernels are on (`true`) or off (`false`): the
     /// kernels of the other state compute differently.
     #[serde(default)]
@@ -387,8 +396,8 @@ fn default_kind() -> EntryKind {
     EntryKind::Bug
 }
 
-fn default_backends() -> Vec<String> {
-    vec!["tensorflow".to_owned()]
+fn default_backends() -> Vec<Backend> {
+    vec![Backend::Tensorflow]
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
@@ -408,7 +417,7 @@ pub struct Entry {
     pub summary: String,
     pub kind: EntryKind,
     pub releases: Releases,
-    pub backends: Vec<String>,
+    pub backends: Vec<Backend>,
     /// Only with TensorFlow's oneDNN kernels on (`true`) or off (`false`); `None`: either.
     pub onednn: Option<bool>,
     when: Vec<Conditions>,
@@ -586,7 +595,11 @@ impl Entry {
             "keras {} · tensorflow {}{onednn} · {} · {}",
             self.releases.keras,
             self.releases.tensorflow,
-            self.backends.join(","),
+            self.backends
+                .iter()
+                .map(|b| b.name())
+                .collect::<Vec<_>>()
+                .join(","),
             alternatives.join(" | ")
         )
     }

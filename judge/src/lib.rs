@@ -11,5 +11,5 @@ pub mod verdict;
 
 pub use entries::{Suppressions, Target};
 pub use evidence::Evidence;
-pub use outcome::{LayerOutputs, Mode, ModeOutcome, PyError, TfOutcome};
+pub use outcome::{Backend, LayerOutputs, Mode, ModeOutcome, PyError, TfOutcome};
 pub use verdict::{Judge, Kind, Tier, Verdict};

@@ -6,27 +6,111 @@ use std::collections::HashMap;
 use ndarray::ArrayD;
 use serde::{Deserialize, Serialize};
 
-/// An execution mode of TensorFlow.
+/// A Keras 3 backend: the framework whose kernels run a case.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    #[default]
+    Tensorflow,
+    Jax,
+    Torch,
+}
+
+impl Backend {
+    pub const ALL: [Backend; 3] = [Backend::Tensorflow, Backend::Jax, Backend::Torch];
+
+    /// The name `KERAS_BACKEND` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Tensorflow => "tensorflow",
+            Backend::Jax => "jax",
+            Backend::Torch => "torch",
+        }
+    }
+
+    /// The modes this backend runs a case in, eager first.
+    pub fn modes(self) -> &'static [Mode] {
+        match self {
+            Backend::Tensorflow => &[Mode::Eager, Mode::Graph, Mode::Xla],
+            Backend::Jax => &[Mode::Eager, Mode::Jit],
+            Backend::Torch => &[Mode::Eager, Mode::Compile],
+        }
+    }
+
+    /// The modes `fuzz` draws from by default: [`Backend::modes`] but Torch's `compile`, whose
+    /// first call on each new model costs far more than ten eager runs on a CPU.
+    pub fn default_fuzz_modes(self) -> Vec<Mode> {
+        self.modes()
+            .iter()
+            .copied()
+            .filter(|m| *m != Mode::Compile)
+            .collect()
+    }
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Backend {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Backend::ALL
+            .into_iter()
+            .find(|b| b.name() == s)
+            .ok_or_else(|| format!("unknown backend `{s}` (expected tensorflow, jax or torch)"))
+    }
+}
+
+/// An execution mode of a backend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
-    /// `model(x, training=False)`.
+    /// `model(x, training=False)`, on any backend.
     Eager,
-    /// `tf.function(model)`.
+    /// `tf.function(model)` (TensorFlow).
     Graph,
-    /// `tf.function(model, jit_compile=True)`.
+    /// `tf.function(model, jit_compile=True)` (TensorFlow).
     Xla,
+    /// `jax.jit` of the model's stateless call, the weights passed as arguments (JAX).
+    Jit,
+    /// `torch.compile(model)` (PyTorch).
+    Compile,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 3] = [Mode::Eager, Mode::Graph, Mode::Xla];
+    pub const ALL: [Mode; 5] = [
+        Mode::Eager,
+        Mode::Graph,
+        Mode::Xla,
+        Mode::Jit,
+        Mode::Compile,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Mode::Eager => "eager",
             Mode::Graph => "graph",
             Mode::Xla => "xla",
+            Mode::Jit => "jit",
+            Mode::Compile => "compile",
         }
+    }
+
+    /// Whether the model runs as a traced, compiled function (every mode but eager): its
+    /// kernels may fuse and reorder a layer's arithmetic.
+    pub fn traced(self) -> bool {
+        self != Mode::Eager
+    }
+
+    /// Whether a compiler (XLA, Inductor) builds the kernels, which takes longer on a new model.
+    pub fn compiles(self) -> bool {
+        matches!(self, Mode::Xla | Mode::Jit | Mode::Compile)
     }
 }
 
@@ -43,7 +127,9 @@ impl std::str::FromStr for Mode {
         Mode::ALL
             .into_iter()
             .find(|m| m.name() == s)
-            .ok_or_else(|| format!("unknown mode `{s}` (expected eager, graph or xla)"))
+            .ok_or_else(|| {
+                format!("unknown mode `{s}` (expected eager, graph, xla, jit or compile)")
+            })
     }
 }
 

@@ -291,6 +291,31 @@ impl Judge {
             _ => None,
         };
         let analysis = oracle.as_ref().ok().or(prefix.as_ref());
+        // The reference's objection is one of TF's CPU kernels, which another backend does not
+        // run: that backend running the model is no missing validation. (The reference does
+        // not evaluate such a model yet, so its outputs go unjudged there.)
+        if let Err(CheckError::Invalid(v)) = oracle
+            && v.cpu_kernels()
+            && self.target.backend != crate::outcome::Backend::Tensorflow
+            && let TfOutcome::Ran { modes, .. } = tf
+            && let Some((mode, _)) = modes
+                .iter()
+                .find(|(_, o)| matches!(o, ModeOutcome::Outputs(_)))
+        {
+            return vec![
+                Verdict::new(
+                    Kind::Agree,
+                    &v.class,
+                    "",
+                    Some(&v.layer),
+                    format!(
+                        "inconclusive: the {} backend runs it; the reference's objection is one of TF's CPU kernels: {v}",
+                        self.target.backend
+                    ),
+                )
+                .in_mode(*mode),
+            ];
+        }
         let explain =
             |v: &Verdict, analysis: Option<&ModelAnalysis>| self.explain(case, dtype, v, analysis);
         let mut verdicts = judge_outcome(case, dtype, oracle, analysis, tf, &explain);
@@ -1415,7 +1440,7 @@ fn divergences(
             tol
         };
         own_tolerances.insert((layer.name.as_str(), call.node), handed_on);
-        if matches!(mode, Mode::Xla | Mode::Graph) {
+        if mode.traced() {
             tol = tol.recomputed(dtype, &producers);
         }
         // With every input and weight of the layer finite, a non-finite output can only come
@@ -2055,6 +2080,38 @@ mod tests {
             judged(&everywhere, vec![(Mode::Xla, ran())])[0].0,
             Kind::MissingValidation
         );
+    }
+
+    /// What only TF's CPU kernels refuse is no precondition of another backend: JAX running it
+    /// is no missing validation, while TensorFlow's eager run of it is.
+    #[test]
+    fn another_backend_running_what_only_tf_cpu_kernels_refuse_is_no_missing_validation() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../fuzzer/tests/data/conv2d_transpose_float64_channels_first.case.json"
+        );
+        let case = Case::read(path).unwrap();
+        let oracle = oracle::check::check(&case);
+        assert!(matches!(&oracle, Err(CheckError::Invalid(v)) if v.cpu_kernels()));
+        let tf = TfOutcome::Ran {
+            modes: vec![(Mode::Eager, ModeOutcome::Outputs(LayerOutputs::new()))],
+            reused: false,
+            tf_seconds: 0.0,
+            worker_seconds: 0.0,
+        };
+        let on = |backend| {
+            let judge = Judge::new(
+                crate::Suppressions::none(),
+                Target::on(backend, "3.15.1", "2.21.0"),
+            );
+            judge
+                .judge(&case, case.dtype, &oracle, &tf)
+                .into_iter()
+                .map(|v| v.kind)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(on(crate::Backend::Jax), [Kind::Agree]);
+        assert_eq!(on(crate::Backend::Tensorflow), [Kind::MissingValidation]);
     }
 
     /// Values only a kernel checks, refused by one mode's kernel: a mode that ran the whole

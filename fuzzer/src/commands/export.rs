@@ -10,7 +10,11 @@ pub fn run(args: &ExportArgs) -> Result<Outcome, Failure> {
     let case = super::read_cases(std::slice::from_ref(&args.case))?.remove(0);
     match args.format.as_str() {
         "py" => {
-            let script = harness_py::export::python_script(&case, &args.case.display().to_string());
+            let script = harness_py::export::python_script(
+                &case,
+                &args.case.display().to_string(),
+                args.python.backend,
+            );
             std::fs::write(&args.output, script).map_err(|e| {
                 Failure::failed(format!("{}: cannot write: {e}", args.output.display()))
             })?;

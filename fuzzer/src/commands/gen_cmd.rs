@@ -47,7 +47,11 @@ impl Format {
                 .write(path, &CheckedShapes::of(case), WriteOptions::default())
                 .map_err(|e| cannot(&e))?,
             Format::Py => {
-                let script = harness_py::export::python_script(case, &path.display().to_string());
+                let script = harness_py::export::python_script(
+                    case,
+                    &path.display().to_string(),
+                    harness_py::Backend::Tensorflow,
+                );
                 std::fs::write(path, script).map_err(|e| cannot(&e))?
             }
             Format::Keras(harness) => {
@@ -104,8 +108,7 @@ pub fn run(args: &GenArgs) -> Result<Outcome, Failure> {
     // arguments and activations it has.
     if args.python.python.is_some() {
         let env = super::python_env(&args.python)?;
-        let command = harness_py::WorkerCommand::current_exe()
-            .map_err(|e| Failure::failed(format!("cannot find the semfuzz executable: {e}")))?;
+        let command = super::worker_command(&args.python)?;
         super::restrict_generation(&super::target_info(&command, &env)?);
     }
     let mut classes = generators::generate::classes_for(args.dtype);

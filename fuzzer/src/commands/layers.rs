@@ -93,11 +93,12 @@ fn arg_text(name: &str, arg: &Arg) -> String {
 
 /// `semfuzz layers --python P`: the target's classes.
 fn target_layers(python: &std::path::Path, json_out: bool) -> Result<Outcome, Failure> {
-    let env = super::python_env(&crate::cli::PythonArgs {
+    let args = crate::cli::PythonArgs {
         python: Some(python.to_owned()),
-    })?;
-    let cmd = harness_py::WorkerCommand::current_exe()
-        .map_err(|e| Failure::failed(format!("cannot find the semfuzz executable: {e}")))?;
+        ..Default::default()
+    };
+    let env = super::python_env(&args)?;
+    let cmd = super::worker_command(&args)?;
     let target = super::target_info(&cmd, &env)?;
     let supported = |class: &str| oracle::layers::lookup(class, None).is_some();
     if json_out {

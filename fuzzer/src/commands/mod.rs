@@ -23,9 +23,34 @@ use crate::exit::Failure;
 /// A harness on the selected Python environment (its worker starts on first use).
 pub fn harness(python: &PythonArgs) -> Result<Harness, Failure> {
     let env = python_env(python)?;
-    let cmd = WorkerCommand::current_exe()
+    Ok(Harness::new(worker_command(python)?, env))
+}
+
+/// A usage error unless every mode is one of the backend's.
+pub fn check_modes(
+    backend: harness_py::Backend,
+    modes: &[harness_py::Mode],
+) -> Result<(), Failure> {
+    match modes.iter().find(|m| !backend.modes().contains(m)) {
+        None => Ok(()),
+        Some(m) => Err(Failure::usage(format!(
+            "--modes {m}: not a mode of the {backend} backend (it has {})",
+            backend
+                .modes()
+                .iter()
+                .map(|m| m.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
+/// How to start a worker for the selected backend: this executable, as `semfuzz __worker`.
+pub fn worker_command(python: &PythonArgs) -> Result<WorkerCommand, Failure> {
+    let mut cmd = WorkerCommand::current_exe()
         .map_err(|e| Failure::failed(format!("cannot find the semfuzz executable: {e}")))?;
-    Ok(Harness::new(cmd, env))
+    cmd.backend = python.backend;
+    Ok(cmd)
 }
 
 /// What the environment's Keras offers, asked of a worker started for it.
@@ -112,12 +137,12 @@ pub fn suppressions(args: &crate::cli::SuppressionArgs) -> Result<Suppressions, 
     Ok(s)
 }
 
-/// The target a worker runs: its Keras and TensorFlow releases, on the TensorFlow backend,
-/// with its oneDNN kernels on or off.
+/// The target a worker runs: its Keras and TensorFlow releases, its backend, with TF's oneDNN
+/// kernels on or off.
 pub fn target(versions: &harness_py::Versions) -> Target {
     Target {
         onednn: versions.onednn,
-        ..Target::tensorflow(&versions.keras, &versions.tensorflow)
+        ..Target::on(versions.backend, &versions.keras, &versions.tensorflow)
     }
 }
 

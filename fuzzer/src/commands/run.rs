@@ -104,6 +104,7 @@ pub fn explain(args: &RunArgs) -> Result<Outcome, Failure> {
 
 fn run_cases(args: &RunArgs, explain: bool) -> Result<Outcome, Failure> {
     check_keras_flags(args)?;
+    super::check_modes(args.python.backend, &args.modes)?;
     let entries = read_entries(args)?;
     let mut harness = if args.reference_only {
         None

@@ -34,6 +34,8 @@ pub struct Hit<'a> {
     pub tensorflow: Value,
     /// TensorFlow's and Keras's versions.
     pub versions: &'a Value,
+    /// The backend the case ran on.
+    pub backend: harness_py::Backend,
 }
 
 /// A new finding, for the caller to announce.
@@ -139,14 +141,16 @@ fn size_of(hit: &Hit) -> (usize, usize) {
 }
 
 /// The command that replays a finding (modes beyond eager must be asked for).
-fn reproduce_command(case_path: &Path, modes: &[Mode]) -> String {
+fn reproduce_command(case_path: &Path, modes: &[Mode], backend: harness_py::Backend) -> String {
     let modes: Vec<&str> = modes.iter().map(|m| m.name()).collect();
-    let flag = if modes == ["eager"] {
-        String::new()
-    } else {
-        format!("--modes {} ", modes.join(","))
-    };
-    format!("semfuzz run {flag}{}", case_path.display())
+    let mut flags = String::new();
+    if backend != harness_py::Backend::Tensorflow {
+        flags.push_str(&format!("--backend {backend} "));
+    }
+    if modes != ["eager"] {
+        flags.push_str(&format!("--modes {} ", modes.join(",")));
+    }
+    format!("semfuzz run {flags}{}", case_path.display())
 }
 
 impl FindingsStore {
@@ -190,7 +194,11 @@ impl FindingsStore {
                         hit.case.dtype.name(),
                         short(&v.detail)
                     ),
-                    reproduce: reproduce_command(&dir.join("case.case.json"), hit.modes),
+                    reproduce: reproduce_command(
+                        &dir.join("case.case.json"),
+                        hit.modes,
+                        hit.backend,
+                    ),
                     dir,
                 }))
             }
@@ -269,7 +277,7 @@ impl FindingsStore {
             )
             .map_err(|e| io::Error::other(e.to_string()))?;
         let (layers, bytes) = size_of(hit);
-        let reproduce = reproduce_command(&case_path, hit.modes);
+        let reproduce = reproduce_command(&case_path, hit.modes, hit.backend);
         let outcome = json!({
             "verdict": v.kind.name(),
             "tier": v.tier.map(|t| t.name()),
@@ -278,6 +286,7 @@ impl FindingsStore {
             "class": v.layer.as_deref().and_then(|l| hit.case.model.layer(l)).map(|l| l.class_name.clone()),
             "mode": v.mode.map(|m| m.name()),
             "modes": hit.modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
+            "backend": hit.backend,
             "dtype": hit.case.dtype.name(),
             "detail": v.detail,
             "evidence": v.evidence,
@@ -294,7 +303,7 @@ impl FindingsStore {
             &serde_json::to_string_pretty(&outcome).expect("JSON values serialize"),
         )?;
         let script = |case: &Case, path: &Path| {
-            harness_py::export::python_script(case, &path.display().to_string())
+            harness_py::export::python_script(case, &path.display().to_string(), hit.backend)
         };
         match hit.isolated {
             Some(layer_case) => {

@@ -189,7 +189,8 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
     if args.jobs == 0 {
         return Err(Failure::usage("--jobs 0: expected at least one client"));
     }
-    if args.modes.is_empty() || args.dtype.is_empty() {
+    crate::commands::check_modes(args.python.backend, &args.modes())?;
+    if args.modes().is_empty() || args.dtype.is_empty() {
         return Err(Failure::usage(
             "--modes and --dtype need at least one value each",
         ));
@@ -248,8 +249,7 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
 
     let env = crate::commands::python_env(&args.python)?;
     let suppressions = crate::commands::suppressions(&args.suppressions)?;
-    let command = WorkerCommand::current_exe()
-        .map_err(|e| Failure::failed(format!("cannot find the semfuzz executable: {e}")))?;
+    let command = crate::commands::worker_command(&args.python)?;
     let target = crate::commands::target_info(&command, &env)?;
     if args.resume {
         check_same_target(out, &target.id())?;
@@ -283,7 +283,7 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
         deadline: limit.map(|l| Instant::now() + l),
         runs: args.runs,
         exec: ExecOptions {
-            modes: args.modes.clone(),
+            modes: args.modes(),
             second_mode_share: args.second_mode_share,
             run,
             stop: Some(&STOP),
@@ -436,7 +436,7 @@ fn record_run(
     if let Some(runs) = campaign["runs"].as_array_mut() {
         runs.push(json!({
             "started": now_secs(), "seed": seed, "jobs": args.jobs, "resume": args.resume,
-            "modes": args.modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
+            "modes": args.modes().iter().map(|m| m.name()).collect::<Vec<_>>(),
             "dtypes": args.dtype.iter().map(|d| d.name()).collect::<Vec<_>>(),
             "invalid_share": args.invalid_share, "fresh_share": args.fresh_share, "second_mode_share": args.second_mode_share,
             "layers": args.layers, "keep_known_bugs": args.keep_known_bugs,
@@ -538,7 +538,7 @@ where
     let mut feedback = MaxMapFeedback::new(&map_observer);
     let store = FindingsStore::new(&c.out)
         .map_err(|e| Error::os_error(e, "cannot create the findings folder"))?;
-    let mut objective = FindingFeedback::new(&verdict_observer, store, versions, true);
+    let mut objective = FindingFeedback::new(&verdict_observer, store, versions, v.backend, true);
     let resumed = restored.is_some();
     let mut state = match restored {
         Some(s) => s,

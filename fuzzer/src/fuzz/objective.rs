@@ -19,6 +19,8 @@ pub struct FindingFeedback {
     handle: Handle<VerdictObserver>,
     pub store: FindingsStore,
     versions: serde_json::Value,
+    /// The backend the cases run on (a finding's reproduce command names it).
+    backend: harness_py::Backend,
     /// Print new findings (the user's view); tests of the library keep quiet.
     announce: bool,
 }
@@ -28,12 +30,14 @@ impl FindingFeedback {
         observer: &VerdictObserver,
         store: FindingsStore,
         versions: serde_json::Value,
+        backend: harness_py::Backend,
         announce: bool,
     ) -> Self {
         FindingFeedback {
             handle: observer.handle(),
             store,
             versions,
+            backend,
             announce,
         }
     }
@@ -82,6 +86,7 @@ impl<EM, OT: MatchNameRef, S> Feedback<EM, CaseInput, OT, S> for FindingFeedback
                 modes: &execution.modes,
                 tensorflow: execution.tensorflow.clone(),
                 versions: &self.versions,
+                backend: self.backend,
             };
             let recorded = self.store.record(&hit).map_err(|e| {
                 Error::os_error(

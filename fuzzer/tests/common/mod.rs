@@ -97,3 +97,19 @@ pub fn keras_range_holds(kept: &serde_json::Value, keras: &[u64]) -> bool {
             .as_str()
             .is_none_or(|b| keras < release_parts(b).as_slice())
 }
+
+/// The case-format fixtures every backend's tests run in each mode and dtype
+/// (`oracle/tests/fixtures/keras/<name>.case.json`).
+pub const MODE_FIXTURES: [&str; 11] = [
+    "dense_chain",
+    "nested_sequential",
+    "nested_functional",
+    "nested_functional_output",
+    "sequential_top",
+    "shared_layer",
+    "multi_io",
+    "fan_out",
+    "special_values",
+    "app_mobilenet",
+    "app_mobilenet_v2",
+];

@@ -172,6 +172,7 @@ fn environment(pair: &Pair, root: &Path) -> Result<PythonArgs, Failure> {
     let python = String::from_utf8_lossy(&out.stdout).trim().to_owned();
     Ok(PythonArgs {
         python: Some(PathBuf::from(python)),
+        ..Default::default()
     })
 }
 

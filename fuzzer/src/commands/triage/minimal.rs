@@ -161,7 +161,11 @@ fn write_minimized(
     fs::create_dir_all(dir).map_err(io_error(dir))?;
     let case_path = dir.join("case.case.json");
     case.write(&case_path, &CheckedShapes::of(case), WriteOptions::DURABLE)?;
-    let repro = harness_py::export::python_script(case, &case_path.display().to_string());
+    let repro = harness_py::export::python_script(
+        case,
+        &case_path.display().to_string(),
+        harness_py::Backend::Tensorflow,
+    );
     let write = |name: &str, text: &str| {
         let p = dir.join(name);
         fs::write(&p, text).map_err(io_error(&p))

@@ -544,6 +544,7 @@ pub fn run(args: &TriageArgs) -> Result<Outcome, Failure> {
             .iter()
             .map(|p| PythonArgs {
                 python: Some(p.clone()),
+                ..Default::default()
             })
             .collect()
     };
