@@ -199,7 +199,7 @@ impl FuzzArgs {
     pub fn modes(&self) -> Vec<harness_py::Mode> {
         self.modes
             .clone()
-            .unwrap_or_else(|| self.python.backend.default_fuzz_modes())
+            .unwrap_or_else(|| harness_py::Mode::fuzz_default(self.python.backend))
     }
 }
 

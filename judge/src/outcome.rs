@@ -6,66 +6,7 @@ use std::collections::HashMap;
 use ndarray::ArrayD;
 use serde::{Deserialize, Serialize};
 
-/// A Keras 3 backend: the framework whose kernels run a case.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Backend {
-    #[default]
-    Tensorflow,
-    Jax,
-    Torch,
-}
-
-impl Backend {
-    pub const ALL: [Backend; 3] = [Backend::Tensorflow, Backend::Jax, Backend::Torch];
-
-    /// The name `KERAS_BACKEND` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Backend::Tensorflow => "tensorflow",
-            Backend::Jax => "jax",
-            Backend::Torch => "torch",
-        }
-    }
-
-    /// The modes this backend runs a case in, eager first.
-    pub fn modes(self) -> &'static [Mode] {
-        match self {
-            Backend::Tensorflow => &[Mode::Eager, Mode::Graph, Mode::Xla],
-            Backend::Jax => &[Mode::Eager, Mode::Jit],
-            Backend::Torch => &[Mode::Eager, Mode::Compile],
-        }
-    }
-
-    /// The modes `fuzz` draws from by default: [`Backend::modes`] but Torch's `compile`, whose
-    /// first call on each new model costs far more than ten eager runs on a CPU.
-    pub fn default_fuzz_modes(self) -> Vec<Mode> {
-        self.modes()
-            .iter()
-            .copied()
-            .filter(|m| *m != Mode::Compile)
-            .collect()
-    }
-}
-
-impl std::fmt::Display for Backend {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for Backend {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        Backend::ALL
-            .into_iter()
-            .find(|b| b.name() == s)
-            .ok_or_else(|| format!("unknown backend `{s}` (expected tensorflow, jax or torch)"))
-    }
-}
+pub use oracle::Backend;
 
 /// An execution mode of a backend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -100,6 +41,26 @@ impl Mode {
             Mode::Jit => "jit",
             Mode::Compile => "compile",
         }
+    }
+
+    /// The modes `backend` runs a case in, eager first.
+    pub fn of(backend: Backend) -> &'static [Mode] {
+        match backend {
+            Backend::Tensorflow => &[Mode::Eager, Mode::Graph, Mode::Xla],
+            Backend::Jax => &[Mode::Eager, Mode::Jit],
+            Backend::Torch => &[Mode::Eager, Mode::Compile],
+        }
+    }
+
+    /// The modes `fuzz` draws from by default on `backend`: [`Mode::of`] but Torch's
+    /// `compile`, whose first call on each new model costs far more than ten eager runs on a
+    /// CPU.
+    pub fn fuzz_default(backend: Backend) -> Vec<Mode> {
+        Mode::of(backend)
+            .iter()
+            .copied()
+            .filter(|m| *m != Mode::Compile)
+            .collect()
     }
 
     /// Whether the model runs as a traced, compiled function (every mode but eager): its

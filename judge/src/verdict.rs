@@ -283,6 +283,19 @@ impl Judge {
         oracle: &Result<ModelAnalysis, CheckError>,
         tf: &TfOutcome,
     ) -> Vec<Verdict> {
+        oracle::backend::with(self.target.backend, || {
+            self.judge_here(case, dtype, oracle, tf)
+        })
+    }
+
+    /// [`Judge::judge`], the reference evaluated for the target's backend.
+    fn judge_here(
+        &self,
+        case: &Case,
+        dtype: DType,
+        oracle: &Result<ModelAnalysis, CheckError>,
+        tf: &TfOutcome,
+    ) -> Vec<Verdict> {
         // An invalid case's layers that do not depend on its violations ran in TF on the
         // shapes the reference finds for them: the judge and the matchers need those as much
         // as a valid case's.

@@ -404,14 +404,16 @@ pub fn relu(x: f64) -> f64 {
     if x > 0.0 || x.is_nan() { x } else { 0.0 }
 }
 
-/// TF's `LeakyRelu` kernel: `x` for `x > 0`, else `alpha * x`, where `alpha` is an op
+/// `x` for `x > 0`, else `alpha * x`. TF's `LeakyRelu` kernel takes `alpha` as an op
 /// attribute of type float32 — so in float64 the slope is the float32 rounding of the one
-/// asked for (0.2 becomes 0.20000000298...).
+/// asked for (0.2 becomes 0.20000000298...); the other backends multiply by the Python float.
 pub fn leaky(x: f64, alpha: f64) -> f64 {
     if x > 0.0 {
         x
-    } else {
+    } else if crate::backend::current().tf_kernels() {
         (alpha as f32 as f64) * x
+    } else {
+        alpha * x
     }
 }
 

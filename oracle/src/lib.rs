@@ -10,6 +10,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod activations;
+pub mod backend;
 pub mod bounded;
 pub mod case;
 pub mod check;
@@ -23,6 +24,7 @@ pub mod tolerance;
 pub mod triggers;
 pub mod violation;
 
+pub use backend::Backend;
 pub use case::{Case, CaseError, CaseErrorKind};
 pub use check::{CheckError, check, eval};
 pub use dtype::DType;

@@ -31,12 +31,14 @@ pub fn check_modes(
     backend: harness_py::Backend,
     modes: &[harness_py::Mode],
 ) -> Result<(), Failure> {
-    match modes.iter().find(|m| !backend.modes().contains(m)) {
+    match modes
+        .iter()
+        .find(|m| !harness_py::Mode::of(backend).contains(m))
+    {
         None => Ok(()),
         Some(m) => Err(Failure::usage(format!(
             "--modes {m}: not a mode of the {backend} backend (it has {})",
-            backend
-                .modes()
+            harness_py::Mode::of(backend)
                 .iter()
                 .map(|m| m.name())
                 .collect::<Vec<_>>()
@@ -46,7 +48,10 @@ pub fn check_modes(
 }
 
 /// How to start a worker for the selected backend: this executable, as `semfuzz __worker`.
+/// The backend becomes the one the reference is evaluated for in this process (generation
+/// and repair included).
 pub fn worker_command(python: &PythonArgs) -> Result<WorkerCommand, Failure> {
+    oracle::backend::set_default(python.backend);
     let mut cmd = WorkerCommand::current_exe()
         .map_err(|e| Failure::failed(format!("cannot find the semfuzz executable: {e}")))?;
     cmd.backend = python.backend;

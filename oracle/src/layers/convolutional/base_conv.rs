@@ -124,6 +124,7 @@ impl Spec for ConvSpec {
         }
         let out = join(batch, Some(self.filters), out, g.data_format);
         if self.common.kernels == CpuKernels::Eigen
+            && crate::backend::current().tf_kernels()
             && g.data_format == DataFormat::ChannelsFirst
             && self.groups == 1
             && self.rank <= 2

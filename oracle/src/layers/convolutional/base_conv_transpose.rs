@@ -169,7 +169,7 @@ impl Spec for ConvTransposeSpec {
                 }
             }
         }
-        if self.common.kernels == CpuKernels::Eigen {
+        if self.common.kernels == CpuKernels::Eigen && crate::backend::current().tf_kernels() {
             if g.data_format == DataFormat::ChannelsFirst {
                 return Err(channels_first_refused("transposed convolutions"));
             }

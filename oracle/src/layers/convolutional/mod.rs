@@ -492,7 +492,12 @@ pub fn depthwise_strides_refused(common: &Common) -> Result<(), Violation> {
     let g = &common.geom;
     let s = &g.strides;
     let decomposed = s.iter().any(|&x| x > 1) && g.dilation.iter().any(|&x| x > 1);
-    if common.kernels == CpuKernels::Eigen && g.rank() == 2 && s[0] != s[1] && !decomposed {
+    if common.kernels == CpuKernels::Eigen
+        && crate::backend::current().tf_kernels()
+        && g.rank() == 2
+        && s[0] != s[1]
+        && !decomposed
+    {
         return Err(
             Violation::new(Category::IllegalArgument, Tag::KerasEnforced)
                 .parameter("strides")

@@ -485,9 +485,11 @@ pub fn data_format(c: &Config<'_>) -> ParamResult<DataFormat> {
 
 /// TF's CPU kernels for `MaxPool3D` and `AvgPool3D` exist for float32 and bfloat16 only:
 /// TF refuses a float64 or float16 call when it runs ("Value for attr 'T' of double is not in
-/// the list of allowed values", "Could not find device for node").
+/// the list of allowed values", "Could not find device for node"). The other backends have
+/// no such limit.
 pub fn pool3d_dtype(dtype: DType) -> Result<(), Violation> {
-    if matches!(dtype, DType::Float32 | DType::BFloat16) {
+    if matches!(dtype, DType::Float32 | DType::BFloat16) || !crate::backend::current().tf_kernels()
+    {
         return Ok(());
     }
     Err(Violation::new(Category::DType, Tag::KerasEnforced)

@@ -703,6 +703,7 @@ impl Spec for ConvLstmSpec {
             );
         }
         if self.common.kernels == CpuKernels::Eigen
+            && crate::backend::current().tf_kernels()
             && g.data_format == DataFormat::ChannelsFirst
             && self.rank <= 2
             && surely_nonempty(&state)
