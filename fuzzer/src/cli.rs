@@ -133,7 +133,7 @@ pub struct FuzzArgs {
     pub suppressions: SuppressionArgs,
     /// The modes a case may run in; the first runs every time, another one is added to a
     /// share of runs (--second-mode-share) to compare the backend's modes. Default: the
-    /// backend's (tensorflow: eager,graph,xla; jax: eager,jit; torch: eager, since a
+    /// backend's (tensorflow: eager,graph,xla; jax: jit,eager; torch: eager, since a
     /// `compile` of each new model costs far more than ten eager runs on a CPU).
     #[arg(long, value_delimiter = ',')]
     pub modes: Option<Vec<harness_py::Mode>>,

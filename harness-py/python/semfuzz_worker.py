@@ -64,6 +64,10 @@ def setup(python, sys_path, overlay=None):
 
         jax.config.update("jax_enable_x64", True)
         jax.config.update("jax_platforms", "cpu")
+        # Eager JAX compiles every primitive for each new shape, most of a new model's cost:
+        # without XLA's optimization passes those compiles take half as long. The `jit` mode
+        # turns them back on for its whole-model compile (`_optimized`).
+        jax.config.update("jax_disable_most_optimizations", True)
     elif backend == "torch":
         os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
         import torch
@@ -399,9 +403,47 @@ def _build(model_config, dtype, input_dtypes):
     sequential = "input_layers" not in config
     from keras.src.saving import serialization_lib
 
-    with serialization_lib.SafeModeScope(True):
+    with serialization_lib.SafeModeScope(True), _zero_initialized():
         model = keras.Sequential.from_config(config) if sequential else keras.Model.from_config(config)
     return model
+
+
+def _optimized(function, *args):
+    """`function(*args)` with XLA's optimization passes on, as a user's `jax.jit` compiles it
+    (the worker turns most of them off for eager JAX's per-primitive compiles)."""
+    config = _env["jax"].config
+    config.update("jax_disable_most_optimizations", False)
+    try:
+        return function(*args)
+    finally:
+        config.update("jax_disable_most_optimizations", True)
+
+
+class _zero_initialized:
+    """While a model is built on JAX or PyTorch, its variables start as zeros instead of their
+    initializers' draws: every weight is set from the case afterwards (and a random initializer
+    compiles a kernel for each new shape on JAX, most of a new model's cost there). TensorFlow
+    runs its initializers' precompiled kernels, so it keeps them."""
+
+    def __enter__(self):
+        self.patched = None
+        if _env["backend"] == "tensorflow":
+            return self
+        np = _env["numpy"]
+        variable = type(_env["keras"].Variable(np.zeros((1,), "float32"), trainable=False))
+        original = variable._initialize_with_initializer
+
+        def zeros(var, _initializer):
+            var._initialize(var._convert_to_tensor(np.zeros(var._shape, dtype=var._dtype)))
+
+        variable._initialize_with_initializer = zeros
+        self.patched = (variable, original)
+        return self
+
+    def __exit__(self, *_exc):
+        if self.patched is not None:
+            variable, original = self.patched
+            variable._initialize_with_initializer = original
 
 
 def _calls(model):
@@ -455,7 +497,8 @@ class _Prepared:
                 jitted = _env["jax"].jit(
                     lambda trainable, fixed, xs: probe.stateless_call(trainable, fixed, xs, training=False)[0]
                 )
-                self.functions[mode] = lambda xs: jitted(
+                self.functions[mode] = lambda xs: _optimized(
+                    jitted,
                     [v.value for v in probe.trainable_variables],
                     [v.value for v in probe.non_trainable_variables],
                     xs,

@@ -52,15 +52,20 @@ impl Mode {
         }
     }
 
-    /// The modes `fuzz` draws from by default on `backend`: [`Mode::of`] but Torch's
-    /// `compile`, whose first call on each new model costs far more than ten eager runs on a
-    /// CPU.
+    /// The modes `fuzz` draws from by default on `backend`, the one every run has first:
+    /// [`Mode::of`] but Torch's `compile`, whose first call on each new model costs far more
+    /// than ten eager runs on a CPU; on JAX, `jit` first (what `predict` and `fit` run, and
+    /// half the cost of eager JAX on a new model, which compiles every primitive for its
+    /// shapes).
     pub fn fuzz_default(backend: Backend) -> Vec<Mode> {
-        Mode::of(backend)
-            .iter()
-            .copied()
-            .filter(|m| *m != Mode::Compile)
-            .collect()
+        match backend {
+            Backend::Jax => vec![Mode::Jit, Mode::Eager],
+            _ => Mode::of(backend)
+                .iter()
+                .copied()
+                .filter(|m| *m != Mode::Compile)
+                .collect(),
+        }
     }
 
     /// Whether the model runs as a traced, compiled function (every mode but eager): its
