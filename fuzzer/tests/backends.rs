@@ -214,3 +214,61 @@ fn an_exported_script_runs_on_its_backend() {
         );
     }
 }
+
+/// A campaign on JAX: it records its backend and JAX's default modes (jit first), and finds
+/// the fault planted in Keras's JAX relu as a mismatch, whose reproduce command and repro
+/// name the backend.
+#[test]
+fn a_jax_campaign_finds_a_fault_planted_in_the_jax_backend() {
+    let out = tempfile::tempdir().unwrap();
+    let no_seeds = tempfile::tempdir().unwrap();
+    let plant = common::data("plant_jax_relu.py");
+    let status = Command::new(env!("CARGO_BIN_EXE_semfuzz"))
+        .args([
+            "fuzz",
+            "--no-status",
+            "--backend",
+            "jax",
+            "--runs",
+            "40",
+            "--seed",
+            "4",
+        ])
+        .args(["--dtype", "float32", "--out"])
+        .arg(out.path())
+        .arg("--seeds")
+        .arg(no_seeds.path())
+        .env("SEMFUZZ_WORKER_PLANT", &plant)
+        .env_remove("SEMFUZZ_PYTHON")
+        .env_remove("RUST_LOG")
+        .stdin(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let campaign: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("campaign.json")).unwrap())
+            .unwrap();
+    let run = &campaign["runs"][0];
+    assert_eq!(run["modes"], serde_json::json!(["jit", "eager"]), "{run:#}");
+    assert_eq!(run["target"]["backend"], "jax", "{run:#}");
+    let found: Vec<PathBuf> = std::fs::read_dir(out.path().join("findings/mismatch"))
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    let outcomes: Vec<Value> = found
+        .iter()
+        .map(|d| serde_json::from_str(&std::fs::read_to_string(d.join("outcome.json")).unwrap()))
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let relu = outcomes
+        .iter()
+        .find(|o| o["evidence"]["max_abs_error"].as_f64() >= Some(0.2));
+    let relu = relu.unwrap_or_else(|| panic!("no planted mismatch in {outcomes:#?}"));
+    assert_eq!(relu["backend"], "jax", "{relu:#}");
+    assert!(
+        relu["reproduce"]
+            .as_str()
+            .unwrap()
+            .starts_with("semfuzz run --backend jax "),
+        "{relu:#}"
+    );
+}
