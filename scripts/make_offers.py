@@ -17,7 +17,9 @@ import tensorflow  # noqa: E402
 
 import semfuzz_worker  # noqa: E402
 
-semfuzz_worker._env.update(python=sys.executable, numpy=numpy, tensorflow=tensorflow, keras=keras)
+semfuzz_worker._env.update(
+    python=sys.executable, numpy=numpy, tensorflow=tensorflow, jax=None, torch=None, keras=keras, backend="tensorflow"
+)
 target = semfuzz_worker._target(None, None)[0]["target"]
 offers = {k: target[k] for k in ("layers", "base_layer", "objects", "aliases", "activations")}
 path = os.path.join(here, "..", "harness-py", "data", "keras-%s.json" % keras.__version__)

@@ -1,6 +1,7 @@
 //! A case as a standalone Python script: plain Keras constructor calls, the weights and inputs
-//! inline, TensorFlow's outputs printed next to the reference's, and an exit status that says
-//! whether they agree (0) or not (1). It needs only TensorFlow, Keras and NumPy.
+//! inline, the backend's outputs printed next to the reference's, and an exit status that
+//! says whether they agree (0) or not (1). It needs only the backend's framework, Keras and
+//! NumPy.
 
 use std::fmt::Write as _;
 
@@ -169,6 +170,11 @@ fn constructor(l: &Layer) -> String {
 
 /// The script for a case.
 pub fn python_script(case: &Case, source: &str, backend: judge::Backend) -> String {
+    oracle::backend::with(backend, || script_for(case, source, backend))
+}
+
+/// [`python_script`], the reference evaluated for `backend`.
+fn script_for(case: &Case, source: &str, backend: judge::Backend) -> String {
     let dtype = case.dtype.name();
     let oracle = check(case);
     let multi_outputs: std::collections::HashSet<String> = match &oracle {
@@ -392,7 +398,7 @@ pub fn python_script(case: &Case, source: &str, backend: judge::Backend) -> Stri
             );
             let _ = writeln!(
                 s,
-                "for i, (e, a) in enumerate(zip(expected, actual)):\n    a = np.asarray(a, dtype=np.float64)\n    print(f\"output {{i}}: TensorFlow {{a.tolist()}}\")\n    print(f\"output {{i}}: reference  {{e.tolist()}}\")\n    if a.shape != e.shape or not np.allclose(a, e, rtol=RTOL, atol=ATOL, equal_nan=True):\n        print(f\"output {{i}} DISAGREES\")\n        ok = False\nsys.exit(0 if ok else 1)"
+                "for i, (e, a) in enumerate(zip(expected, actual)):\n    a = np.asarray(a, dtype=np.float64)\n    print(f\"output {{i}}: {framework} {{a.tolist()}}\")\n    print(f\"output {{i}}: reference  {{e.tolist()}}\")\n    if a.shape != e.shape or not np.allclose(a, e, rtol=RTOL, atol=ATOL, equal_nan=True):\n        print(f\"output {{i}} DISAGREES\")\n        ok = False\nsys.exit(0 if ok else 1)"
             );
         }
         Ok((_, Err(e))) => {
@@ -404,7 +410,7 @@ pub fn python_script(case: &Case, source: &str, backend: judge::Backend) -> Stri
         Err(CheckError::Invalid(v)) => {
             let _ = writeln!(
                 s,
-                "# The reference calls this model invalid: {}\ntry:\n    out = model(feed, training=False)\nexcept Exception as e:\n    print(\"TensorFlow refuses it:\", type(e).__name__, e)\n    sys.exit(0)\nprint(\"TensorFlow runs it:\", out)\nsys.exit(1)",
+                "# The reference calls this model invalid: {}\ntry:\n    out = model(feed, training=False)\nexcept Exception as e:\n    print(\"{framework} refuses it:\", type(e).__name__, e)\n    sys.exit(0)\nprint(\"{framework} runs it:\", out)\nsys.exit(1)",
                 v.to_string().replace('\n', " ")
             );
         }

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::entries::{Facts, Suppressions, Target};
 use crate::evidence::{Evidence, ValueClass, largest_errors};
-use crate::outcome::{LayerOutputs, Mode, ModeOutcome, PyError, TfOutcome};
+use crate::outcome::{Backend, LayerOutputs, Mode, ModeOutcome, PyError, TfOutcome};
 
 /// Every verdict, named as everywhere else (CLI, JSON, findings folders).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -386,6 +386,22 @@ impl Judge {
     }
 }
 
+/// The framework a verdict's prose names: that of the backend the judgement is for.
+struct Framework;
+
+impl std::fmt::Display for Framework {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match oracle::backend::current() {
+            Backend::Tensorflow => "TensorFlow",
+            Backend::Jax => "JAX",
+            Backend::Torch => "PyTorch",
+        })
+    }
+}
+
+/// [`Framework`], to name in a verdict's prose (`"{FW} runs ..."`).
+const FW: Framework = Framework;
+
 /// Explains a verdict by a suppression entry (the layer's analysis at hand).
 type Explain<'a> = dyn Fn(&Verdict, Option<&ModelAnalysis>) -> Option<Arc<str>> + 'a;
 
@@ -442,7 +458,7 @@ fn judge_outcome(
                 &class_of(layer),
                 "",
                 layer.as_deref(),
-                "TensorFlow did not finish in time".to_owned(),
+                format!("{FW} did not finish in time"),
             );
             return vec![in_mode(verdict, mode)];
         }
@@ -586,7 +602,7 @@ fn judge_invalid(
                 v.category.name(),
                 Some(&v.layer),
                 format!(
-                    "TensorFlow runs a model the reference calls invalid ({}): {v}{elsewhere}",
+                    "{FW} runs a model the reference calls invalid ({}): {v}{elsewhere}",
                     v.tag.name()
                 ),
             )
@@ -603,12 +619,12 @@ fn judge_invalid(
         verdicts.extend(modes.iter().filter(|(m, o)| ran(*m, o)).map(|(m, _)| {
             let detail = if v.category == oracle::Category::InputValue {
                 format!(
-                    "TensorFlow runs '{}' on values the reference refuses, which {refused_in} refused ({said}): {v}",
+                    "{FW} runs '{}' on values the reference refuses, which {refused_in} refused ({said}): {v}",
                     v.layer
                 )
             } else {
                 format!(
-                    "TensorFlow runs a model the reference calls invalid ({}), which {refused_in} refused ({said}): {v}",
+                    "{FW} runs a model the reference calls invalid ({}), which {refused_in} refused ({said}): {v}",
                     v.tag.name()
                 )
             };
@@ -662,7 +678,7 @@ fn judge_refusal(case: &Case, v: &Violation, mode: Option<Mode>, e: &PyError) ->
             Kind::MissingValidation,
             v.category.name(),
             format!(
-                "TensorFlow builds a layer the reference calls invalid ({}): {v}; {later}, which consumes its output, refused first: {said}",
+                "{FW} builds a layer the reference calls invalid ({}): {v}; {later}, which consumes its output, refused first: {said}",
                 v.tag.name()
             ),
         )
@@ -767,7 +783,7 @@ fn refused_elsewhere(
             "",
             Some(&v.layer),
             format!(
-                "inconclusive: TensorFlow refused layer '{name}', on another branch, which says nothing about the violation: {}: {}",
+                "inconclusive: {FW} refused layer '{name}', on another branch, which says nothing about the violation: {}: {}",
                 e.kind,
                 first_line(&e.message)
             ),
@@ -808,7 +824,7 @@ fn refused_elsewhere(
             &e.kind,
             Some(name),
             format!(
-                "the reference accepts the layers before '{}'; TensorFlow refuses it at {}: {}: {}{later}",
+                "the reference accepts the layers before '{}'; {FW} refuses it at {}: {}: {}{later}",
                 v.layer,
                 e.phase,
                 e.kind,
@@ -1062,7 +1078,7 @@ fn judge_valid(
                 &e.kind,
                 layer,
                 format!(
-                    "the reference accepts the model; TensorFlow refuses it at {}: {}: {}",
+                    "the reference accepts the model; {FW} refuses it at {}: {}: {}",
                     e.phase,
                     e.kind,
                     what_it_says(&e.message)
@@ -1098,7 +1114,7 @@ fn judge_valid(
                 if upstream.iter().any(|v| !explained(v)) {
                     let (_, layer) = blamed(case, e);
                     let then = format!(
-                        "; then TensorFlow raised {} at {}: {}",
+                        "; then {FW} raised {} at {}: {}",
                         e.kind,
                         layer.map_or("a later layer".to_owned(), |l| format!("'{l}'")),
                         what_it_says(&e.message)
@@ -1210,7 +1226,7 @@ fn index_rounded_onto_input_dim(
         "",
         Some(&l.name),
         format!(
-            "TensorFlow refuses an index of '{}' that the reference computes as {v:e}, just below input_dim {n}: its own rounding reached {n}",
+            "{FW} refuses an index of '{}' that the reference computes as {v:e}, just below input_dim {n}: its own rounding reached {n}",
             l.name
         ),
     ))
@@ -1424,7 +1440,7 @@ fn divergences(
                     v.category.name(),
                     Some(&layer.name),
                     format!(
-                        "TensorFlow runs '{}' on values the reference refuses: {v}",
+                        "{FW} runs '{}' on values the reference refuses: {v}",
                         layer.name
                     ),
                 )
@@ -1492,22 +1508,22 @@ fn divergences(
             if r.shape() != t.shape() {
                 {
                     let v = Verdict::new(
-                    Kind::Mismatch,
-                    &layer.class_name,
-                    "",
-                    Some(&layer.name),
-                    format!(
-                        "output {i} of '{}' has shape {:?} in TensorFlow, {:?} in the reference",
-                        layer.name,
-                        t.shape(),
-                        r.shape()
-                    ),
-                )
-                .with(Evidence {
-                    shape_differs: true,
-                    ..given.clone()
-                })
-                .in_mode(mode);
+                        Kind::Mismatch,
+                        &layer.class_name,
+                        "",
+                        Some(&layer.name),
+                        format!(
+                            "output {i} of '{}' has shape {:?} in {FW}, {:?} in the reference",
+                            layer.name,
+                            t.shape(),
+                            r.shape()
+                        ),
+                    )
+                    .with(Evidence {
+                        shape_differs: true,
+                        ..given.clone()
+                    })
+                    .in_mode(mode);
                     found.push(v.clone());
                     if !explained(&v) {
                         return found;
@@ -1545,7 +1561,7 @@ fn divergences(
                     "",
                     Some(&layer.name),
                     format!(
-                        "'{}' output {i} at {:?}: TensorFlow {got:e}, reference {want:e} (tolerance abs {:.1e} rel {:.1e})",
+                        "'{}' output {i} at {:?}: {FW} {got:e}, reference {want:e} (tolerance abs {:.1e} rel {:.1e})",
                         layer.name,
                         idx.slice(),
                         tol.abs,
