@@ -997,7 +997,9 @@ fn masked_goldens_agree_in_every_mode_and_dtype() {
 /// weights that changed and the inputs travel), and is still judged on its own weights. The
 /// same holds whichever way payloads travel: all through the pipe (no shared memory), some
 /// through it (a region of 200 bytes holds the 128-byte answers and the one-layer requests,
-/// not the 248-byte full requests), or all in shared memory.
+/// not the 248-byte full requests), or all in shared memory. On JAX (float64, whose
+/// variables may adopt a weight array's buffer) too: a weight left on a held model keeps its
+/// value when the next request's payload overwrites the shared region.
 #[test]
 fn models_are_reused_when_only_values_change() {
     use harness_py::{Harness, Judge, PythonEnv, RunOptions, TfOutcome, WorkerCommand};
@@ -1023,14 +1025,28 @@ fn models_are_reused_when_only_values_change() {
     // A layer left to its initial values gets a fresh model (not the held one's values).
     let mut fewer = base.clone();
     fewer.weights.shift_remove("dense");
-    let opts = RunOptions::default();
-    for shared_bytes in [0, 200, harness_py::client::SHARED_BYTES] {
+    let tf = harness_py::Backend::Tensorflow;
+    let runs = [
+        (tf, 0),
+        (tf, 200),
+        (tf, harness_py::client::SHARED_BYTES),
+        (harness_py::Backend::Jax, harness_py::client::SHARED_BYTES),
+    ];
+    for (backend, shared_bytes) in runs {
+        let opts = RunOptions {
+            dtype: (backend != tf).then_some(oracle::DType::Float64),
+            ..RunOptions::default()
+        };
+        let judge = Judge::new(
+            judge::Suppressions::builtin().unwrap(),
+            judge::Target::on(backend, "3.15.1", "2.21.0"),
+        );
         let cmd = WorkerCommand {
             program: PathBuf::from(env!("CARGO_BIN_EXE_semfuzz")),
             args: vec!["__worker".into()],
             env: Vec::new(),
             shared_bytes,
-            backend: harness_py::Backend::Tensorflow,
+            backend,
         };
         let mut harness = Harness::new(cmd, env.clone());
         let mut reused = Vec::new();
@@ -1041,13 +1057,16 @@ fn models_are_reused_when_only_values_change() {
             };
             reused.push(*r);
             if case.weights.len() == 2 {
-                let v = Judge::builtin().unwrap().judge(
-                    case,
-                    case.dtype,
-                    &oracle::check::check(case),
-                    &tf,
+                let dtype = opts.dtype.unwrap_or(case.dtype);
+                let mut as_run = case.clone();
+                as_run.dtype = dtype;
+                let v = judge.judge(&as_run, dtype, &oracle::check::check(&as_run), &tf);
+                // On JAX, float64 tanh is computed in float32: the kept entry explains it.
+                assert!(
+                    v.iter()
+                        .all(|v| v.kind == harness_py::Kind::Agree || v.known.is_some()),
+                    "{backend} {shared_bytes}: {v:?}"
                 );
-                assert_eq!(v[0].kind, harness_py::Kind::Agree, "{shared_bytes}: {v:?}");
             }
         }
         assert_eq!(

@@ -322,6 +322,11 @@ def _arrays_in(request, payload):
 def _set_weights(model, request, arrays):
     """Sets each layer's weights listed in the request from `arrays` (what follows the
     inputs, in order); an error is a CaseError at the layer whose weights were being set."""
+    # The arrays are views of the shared region, which the next request overwrites: JAX on
+    # the CPU may adopt a float64 array's buffer as the variable's own (zero-copy), so other
+    # backends get copies. TensorFlow copies into its variables itself.
+    if _env["tensorflow"] is None:
+        arrays = [a.copy() for a in arrays]
     for name, count in request.get("weights", []):
         try:
             model.get_layer(name).set_weights(arrays[:count])
