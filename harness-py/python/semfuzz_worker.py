@@ -435,7 +435,8 @@ class _zero_initialized:
         if _env["backend"] == "tensorflow":
             return self
         np = _env["numpy"]
-        variable = type(_env["keras"].Variable(np.zeros((1,), "float32"), trainable=False))
+        from keras.src.backend import Variable as variable  # the backend's own class
+
         original = variable._initialize_with_initializer
 
         def zeros(var, _initializer):

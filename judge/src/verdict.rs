@@ -304,31 +304,6 @@ impl Judge {
             _ => None,
         };
         let analysis = oracle.as_ref().ok().or(prefix.as_ref());
-        // The reference's objection is one of TF's CPU kernels, which another backend does not
-        // run: that backend running the model is no missing validation. (The reference does
-        // not evaluate such a model yet, so its outputs go unjudged there.)
-        if let Err(CheckError::Invalid(v)) = oracle
-            && v.cpu_kernels()
-            && self.target.backend != crate::outcome::Backend::Tensorflow
-            && let TfOutcome::Ran { modes, .. } = tf
-            && let Some((mode, _)) = modes
-                .iter()
-                .find(|(_, o)| matches!(o, ModeOutcome::Outputs(_)))
-        {
-            return vec![
-                Verdict::new(
-                    Kind::Agree,
-                    &v.class,
-                    "",
-                    Some(&v.layer),
-                    format!(
-                        "inconclusive: the {} backend runs it; the reference's objection is one of TF's CPU kernels: {v}",
-                        self.target.backend
-                    ),
-                )
-                .in_mode(*mode),
-            ];
-        }
         let explain =
             |v: &Verdict, analysis: Option<&ModelAnalysis>| self.explain(case, dtype, v, analysis);
         let mut verdicts = judge_outcome(case, dtype, oracle, analysis, tf, &explain);
@@ -2120,8 +2095,8 @@ mod tests {
             "/../fuzzer/tests/data/conv2d_transpose_float64_channels_first.case.json"
         );
         let case = Case::read(path).unwrap();
-        let oracle = oracle::check::check(&case);
-        assert!(matches!(&oracle, Err(CheckError::Invalid(v)) if v.cpu_kernels()));
+        let on_tf = oracle::check::check(&case);
+        assert!(matches!(&on_tf, Err(CheckError::Invalid(v)) if v.cpu_kernels()));
         let tf = TfOutcome::Ran {
             modes: vec![(Mode::Eager, ModeOutcome::Outputs(LayerOutputs::new()))],
             reused: false,
@@ -2133,11 +2108,15 @@ mod tests {
                 crate::Suppressions::none(),
                 Target::on(backend, "3.15.1", "2.21.0"),
             );
-            judge
-                .judge(&case, case.dtype, &oracle, &tf)
-                .into_iter()
-                .map(|v| v.kind)
-                .collect::<Vec<_>>()
+            // The reference checked for the backend, as the binary's `--backend` makes it.
+            oracle::backend::with(backend, || {
+                let oracle = oracle::check::check(&case);
+                judge
+                    .judge(&case, case.dtype, &oracle, &tf)
+                    .into_iter()
+                    .map(|v| v.kind)
+                    .collect::<Vec<_>>()
+            })
         };
         assert_eq!(on(crate::Backend::Jax), [Kind::Agree]);
         assert_eq!(on(crate::Backend::Tensorflow), [Kind::MissingValidation]);
