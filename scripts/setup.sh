@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Set up semfuzz: the pinned Python environment (TensorFlow CPU and JAX, the Keras backends
-# it runs) and the release binary.
+# Set up semfuzz: the pinned Python environment (TensorFlow CPU, JAX and PyTorch, the Keras
+# backends it runs) and the release binary.
 #
 # Idempotent. The environment lives in a cache outside the clone, keyed by the hash of
-# python/requirements.lock and the base Python's version, and .venv links to it; a complete
-# cached environment is reused as it is, so a second run takes seconds.
+# python/requirements.lock, python/torch.lock and the base Python's version, and .venv links
+# to it; a complete cached environment is reused as it is, so a second run takes seconds.
+# PyTorch is installed last: where it cannot be, the set-up says so, TensorFlow and JAX still
+# work, and the next set-up tries again.
 #
 # Environment:
 #   PYTHON            base interpreter for the venv (default: python3); its minor version
@@ -23,6 +25,7 @@ cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 CACHE=${SEMFUZZ_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/semfuzz}
 LOCK=python/requirements.lock
+TORCH_LOCK=python/torch.lock
 
 say() { printf 'setup: %s\n' "$*" >&2; }
 
@@ -34,12 +37,20 @@ command -v "$PYTHON" >/dev/null || { say "no '$PYTHON' on PATH; set PYTHON=/path
 pyver=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 [ "$pyver" = "3.11" ] || say "warning: $PYTHON is Python $pyver; the lock was made for 3.11"
 
-key=$( { cat "$LOCK"; echo "$pyver"; } | sha256sum | cut -c1-16)
+key=$( { cat "$LOCK" "$TORCH_LOCK"; echo "$pyver"; } | sha256sum | cut -c1-16)
 venv="$CACHE/venv-py$pyver-$key"
 mkdir -p "$CACHE"
 
 exec 9>"$CACHE/.lock-$key"
 flock 9  # two set-ups at once (CI and a user) must not build the same venv twice
+
+pip_check() {
+    # torch.lock leaves out the CUDA packages a CPU run never loads (see its header); pip
+    # reports exactly those as missing, and nothing else may be.
+    { "$venv/bin/python" -m pip check --disable-pip-version-check || true; } \
+        | grep -v -E '^(torch [^ ]+ requires (cuda-bindings|cuda-toolkit|triton)|nvidia-nvshmem-cu13 [^ ]+ requires nvidia-cuda-cccl|nvidia-(cusparse|cufft) [^ ]+ requires nvidia-nvjitlink), which is not installed\.$' \
+        | grep -v -x 'No broken requirements found\.'
+}
 
 if [ -f "$venv/.semfuzz-complete" ]; then
     say "reusing $venv"
@@ -49,11 +60,24 @@ else
     "$PYTHON" -m venv "$venv"
     "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
         --require-hashes -r "$LOCK"
-    "$venv/bin/python" -m pip check --disable-pip-version-check >/dev/null \
-        || { "$venv/bin/python" -m pip check; say "inconsistent environment in $venv"; exit 1; }
     TF_CPP_MIN_LOG_LEVEL=3 "$venv/bin/python" -c 'import tensorflow, keras, jax' 2>/dev/null \
         || { say "TensorFlow, JAX or Keras does not import in $venv"; exit 1; }
     touch "$venv/.semfuzz-complete"
+fi
+if [ ! -f "$venv/.semfuzz-torch" ]; then
+    say "installing PyTorch into $venv (CPU use of the PyPI build, pinned; 2.3 GB to download)"
+    if "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
+        --require-hashes -r "$TORCH_LOCK" \
+        && "$venv/bin/python" -c 'import torch, numpy; torch.ones(1)' 2>/dev/null; then
+        touch "$venv/.semfuzz-torch"
+    else
+        say "warning: PyTorch could not be installed; the torch backend is unavailable until a later set-up installs it"
+    fi
+fi
+if problems=$(pip_check); then
+    printf '%s\n' "$problems" >&2
+    say "inconsistent environment in $venv"
+    exit 1
 fi
 exec 9>&-
 

@@ -140,6 +140,15 @@ pub struct FuzzArgs {
     /// Share of runs that add a second mode.
     #[arg(long, default_value_t = 0.2)]
     pub second_mode_share: f64,
+    /// Several backends in one campaign (overrides --backend): each case runs on one of them,
+    /// a share (--second-backend-share) on two, whose outputs are compared layer by layer
+    /// (`backend-mismatch`). Each backend runs its default modes, or those of --modes that
+    /// are its own.
+    #[arg(long, value_delimiter = ',', value_name = "BACKEND,...")]
+    pub backends: Option<Vec<harness_py::Backend>>,
+    /// With several backends, the share of runs that run the case on a second backend too.
+    #[arg(long, default_value_t = 0.2)]
+    pub second_backend_share: f64,
     /// The dtypes cases run in: a fresh model draws one; a mutated case keeps its own but for
     /// a fifth of the mutations, which change it.
     #[arg(long, value_delimiter = ',', value_parser = parse_dtype, default_value = "float32,float64")]
@@ -186,7 +195,8 @@ pub struct FuzzArgs {
     /// only a case that times out twice counts as a hang.
     #[arg(long, default_value_t = 10.0)]
     pub timeout: f64,
-    /// Worker memory (MiB) above which a case counts as a memory blow-up.
+    /// Worker memory (MiB) above which a case counts as a memory blow-up. With several
+    /// --backends, each backend's worker (and its spare) may grow to it.
     #[arg(long, default_value_t = 4096)]
     pub memory_mib: u64,
     /// No status line (findings and the summary are still printed).
@@ -197,9 +207,31 @@ pub struct FuzzArgs {
 impl FuzzArgs {
     /// The modes given, else the backend's default ones for fuzzing.
     pub fn modes(&self) -> Vec<harness_py::Mode> {
-        self.modes
+        self.modes_of(self.python.backend)
+    }
+
+    /// The backends the campaign runs cases on (--backends, else --backend), each once.
+    pub fn backends(&self) -> Vec<harness_py::Backend> {
+        let mut all = self
+            .backends
             .clone()
-            .unwrap_or_else(|| harness_py::Mode::fuzz_default(self.python.backend))
+            .unwrap_or_else(|| vec![self.python.backend]);
+        let mut seen = std::collections::HashSet::new();
+        all.retain(|b| seen.insert(*b));
+        all
+    }
+
+    /// The modes `backend` runs: those of --modes that are its own, else its defaults.
+    pub fn modes_of(&self, backend: harness_py::Backend) -> Vec<harness_py::Mode> {
+        match &self.modes {
+            Some(m) if self.backends.is_some() => m
+                .iter()
+                .copied()
+                .filter(|m| harness_py::Mode::of(backend).contains(m))
+                .collect(),
+            Some(m) => m.clone(),
+            None => harness_py::Mode::fuzz_default(backend),
+        }
     }
 }
 
@@ -343,6 +375,10 @@ pub struct TriageArgs {
     /// reproduces, unsupported. The report and minimisation follow the first.
     #[arg(long = "python", value_name = "PATH")]
     pub pythons: Vec<PathBuf>,
+    /// The Keras backend to replay on (default: the one the findings record, in their
+    /// `outcome.json`; findings of several backends need it said).
+    #[arg(long)]
+    pub backend: Option<harness_py::Backend>,
     #[command(flatten)]
     pub suppressions: SuppressionArgs,
 }

@@ -157,8 +157,14 @@ fn a_fault_in_the_jax_backend_is_found_there_alone() {
             )
         })
         .collect();
-    assert!(found.contains(&("mismatch/Dense", "eager")), "{found:?}");
-    assert!(found.contains(&("mismatch/Dense", "jit")), "{found:?}");
+    assert!(
+        found.contains(&("mismatch/Dense/on-jax", "eager")),
+        "{found:?}"
+    );
+    assert!(
+        found.contains(&("mismatch/Dense/on-jax", "jit")),
+        "{found:?}"
+    );
     let mut args = vec![
         "run",
         "--json",
@@ -271,4 +277,154 @@ fn a_jax_campaign_finds_a_fault_planted_in_the_jax_backend() {
             .starts_with("semfuzz run --backend jax "),
         "{relu:#}"
     );
+}
+
+/// `semfuzz version` on PyTorch names the backend and torch's release.
+#[test]
+fn version_names_the_torch_backend() {
+    let out = common::semfuzz(&["version", "--backend", "torch"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.lines().any(|l| l == "backend torch"), "{text}");
+    assert!(text.lines().any(|l| l == "torch 2.15.0"), "{text}");
+}
+
+/// One campaign on three backends, with the fault planted in Keras's JAX relu: every backend
+/// runs cases (half of them on a second backend too), `fuzzer_stats` says how many and for
+/// how long, `campaign.json` records each backend with its modes, and the planted fault is
+/// found on JAX alone, in folders that name the backend. A `backend-mismatch` the campaign
+/// saves pairs JAX with another backend on the planted error.
+#[test]
+fn a_campaign_on_three_backends_finds_the_fault_of_one() {
+    let out = tempfile::tempdir().unwrap();
+    let no_seeds = tempfile::tempdir().unwrap();
+    let plant = common::data("plant_jax_relu.py");
+    let status = Command::new(env!("CARGO_BIN_EXE_semfuzz"))
+        .args([
+            "fuzz",
+            "--no-status",
+            "--backends",
+            "tensorflow,jax,torch",
+            "--second-backend-share",
+            "0.5",
+            "--runs",
+            "60",
+            "--seed",
+            "4",
+            "--dtype",
+            "float32",
+            "--out",
+        ])
+        .arg(out.path())
+        .arg("--seeds")
+        .arg(no_seeds.path())
+        .env("SEMFUZZ_WORKER_PLANT", &plant)
+        .env_remove("SEMFUZZ_PYTHON")
+        .env_remove("RUST_LOG")
+        .stdin(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let stats = std::fs::read_to_string(out.path().join("fuzzer_stats")).unwrap();
+    let stat = |key: &str| -> f64 {
+        stats
+            .lines()
+            .filter_map(|l| l.split_once(':'))
+            .find(|(k, _)| k.trim() == key)
+            .and_then(|(_, v)| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {key} in {stats}"))
+    };
+    let runs: f64 = ["tensorflow", "jax", "torch"]
+        .iter()
+        .map(|b| {
+            assert!(stat(&format!("{b}_runs")) > 0.0, "{stats}");
+            assert!(stat(&format!("{b}_seconds")) > 0.0, "{stats}");
+            stat(&format!("{b}_runs"))
+        })
+        .sum();
+    // A share of the executions ran on two backends.
+    assert!(runs > stat("execs_done"), "{stats}");
+    let campaign: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("campaign.json")).unwrap())
+            .unwrap();
+    let backends = &campaign["runs"][0]["backends"];
+    assert_eq!(backends[1]["backend"], "jax", "{campaign:#}");
+    assert_eq!(backends[1]["modes"], serde_json::json!(["jit", "eager"]));
+    assert_eq!(backends[2]["modes"], serde_json::json!(["eager"]));
+    let mut outcomes = Vec::new();
+    for kind in std::fs::read_dir(out.path().join("findings")).unwrap() {
+        for dir in std::fs::read_dir(kind.unwrap().path()).unwrap() {
+            let dir = dir.unwrap().path();
+            let o: Value =
+                serde_json::from_str(&std::fs::read_to_string(dir.join("outcome.json")).unwrap())
+                    .unwrap();
+            let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+            if o["backend"] != "tensorflow" && o["verdict"] != "backend-mismatch" {
+                assert!(
+                    name.ends_with(&format!("-on-{}", o["backend"].as_str().unwrap())),
+                    "{name}"
+                );
+            }
+            outcomes.push((name, o));
+        }
+    }
+    let planted = |o: &Value| {
+        o["evidence"]["max_abs_error"]
+            .as_f64()
+            .is_some_and(|e| (e - 0.25).abs() < 0.01)
+    };
+    let found: Vec<&(String, Value)> = outcomes
+        .iter()
+        .filter(|(_, o)| o["verdict"] == "mismatch" && planted(o))
+        .collect();
+    assert!(!found.is_empty(), "{outcomes:#?}");
+    assert!(
+        found.iter().all(|(_, o)| o["backend"] == "jax"),
+        "{found:#?}"
+    );
+    for (name, o) in outcomes
+        .iter()
+        .filter(|(_, o)| o["verdict"] == "backend-mismatch")
+    {
+        let pair = [
+            o["backend"].as_str().unwrap(),
+            o["compared_with"].as_str().unwrap(),
+        ];
+        assert!(pair.contains(&"jax") && planted(o), "{name}: {o:#}");
+        assert!(
+            out.path()
+                .join("findings/backend-mismatch")
+                .join(name)
+                .join("repro-jax.py")
+                .is_file()
+        );
+    }
+}
+
+/// `triage` replays findings on the backend they were found on (their `outcome.json`): the
+/// kept JAX float64 `tanh` finding reproduces there, under its JAX signature; with a
+/// TensorFlow finding beside it, the backend must be said.
+#[test]
+fn triage_replays_a_finding_on_its_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    let crashes = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crashes");
+    let copy = |name: &str| {
+        let to = dir.path().join(name);
+        std::fs::create_dir(&to).unwrap();
+        for f in ["case.case.json", "outcome.json"] {
+            std::fs::copy(crashes.join(name).join(f), to.join(f)).unwrap();
+        }
+    };
+    copy("mismatch-Activation-jax-float64-computed-in-float32");
+    let folder = dir.path().to_str().unwrap();
+    let (code, _, out) = semfuzz(&["triage", "--no-builtin-suppressions", folder], &[]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("mismatch/Activation/on-jax: reproduces"),
+        "{out}"
+    );
+    copy("mismatch-RMSNormalization-axis-scale");
+    let (code, _, out) = semfuzz(&["triage", "--no-builtin-suppressions", folder], &[]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("pass --backend"), "{out}");
 }

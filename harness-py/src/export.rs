@@ -168,6 +168,71 @@ fn constructor(l: &Layer) -> String {
     format!("layers.{}({})", l.class_name, all.join(", "))
 }
 
+/// The repro of a `backend-mismatch`: runs `repro-<a>.py` and `repro-<b>.py` (the case's
+/// script for each backend, beside it) in a process each, since a process's Keras runs on
+/// one backend, and compares their outputs with the scripts' own tolerance. Exits 1 while
+/// the two backends differ, 0 when they agree, 2 when a script does not reach its outputs.
+pub fn backend_pair_script(source: &str, a: judge::Backend, b: judge::Backend) -> String {
+    format!(
+        r#""""Repro of a difference between the {a} and {b} backends on the semfuzz case {source}.
+
+Runs repro-{a}.py and repro-{b}.py (the same model, weights and inputs; one process each,
+as Keras picks its backend once per process), and compares their outputs with the
+tolerance the scripts carry. Exits 1 while the backends differ, 0 when they agree, 2
+when a backend's script does not get as far as its outputs. Needs Keras, NumPy and both
+backends' frameworks.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BACKENDS = ["{a}", "{b}"]
+
+# Runs one backend's script up to its outputs (it exits after comparing them with the
+# reference; that verdict is not this repro's) and saves them with its tolerance.
+RUNNER = """
+import sys
+import numpy as np
+script, out = sys.argv[1], sys.argv[2]
+g = {{"__name__": "__main__", "__file__": script}}
+try:
+    exec(compile(open(script).read(), script, "exec"), g)
+except SystemExit:
+    pass
+actual = [np.asarray(g["ops"].convert_to_numpy(a), dtype=np.float64) for a in g["actual"]]
+np.savez(out, *actual, tolerance=np.array([g["ATOL"], g["RTOL"]]))
+"""
+
+results = {{}}
+with tempfile.TemporaryDirectory() as tmp:
+    for backend in BACKENDS:
+        out = os.path.join(tmp, backend + ".npz")
+        script = os.path.join(HERE, "repro-" + backend + ".py")
+        ran = subprocess.run([sys.executable, "-c", RUNNER, script, out], stdout=subprocess.DEVNULL)
+        if ran.returncode != 0:
+            print(f"repro-{{backend}}.py did not run to its outputs (exit {{ran.returncode}})")
+            sys.exit(2)
+        with np.load(out) as f:
+            results[backend] = [f["arr_%d" % i] for i in range(len(f.files) - 1)], f["tolerance"]
+
+(xs, (atol, rtol)), (ys, _) = results[BACKENDS[0]], results[BACKENDS[1]]
+ok = True
+for i, (x, y) in enumerate(zip(xs, ys)):
+    print(f"output {{i}}: {{BACKENDS[0]}} {{x.tolist()}}")
+    print(f"output {{i}}: {{BACKENDS[1]}} {{y.tolist()}}")
+    if x.shape != y.shape or not np.allclose(y, x, rtol=rtol, atol=atol, equal_nan=True):
+        print(f"output {{i}} DIFFERS between {{BACKENDS[0]}} and {{BACKENDS[1]}}")
+        ok = False
+sys.exit(0 if ok else 1)
+"#
+    )
+}
+
 /// The script for a case.
 pub fn python_script(case: &Case, source: &str, backend: judge::Backend) -> String {
     oracle::backend::with(backend, || script_for(case, source, backend))
@@ -398,7 +463,7 @@ fn script_for(case: &Case, source: &str, backend: judge::Backend) -> String {
             );
             let _ = writeln!(
                 s,
-                "for i, (e, a) in enumerate(zip(expected, actual)):\n    a = np.asarray(a, dtype=np.float64)\n    print(f\"output {{i}}: {framework} {{a.tolist()}}\")\n    print(f\"output {{i}}: reference  {{e.tolist()}}\")\n    if a.shape != e.shape or not np.allclose(a, e, rtol=RTOL, atol=ATOL, equal_nan=True):\n        print(f\"output {{i}} DISAGREES\")\n        ok = False\nsys.exit(0 if ok else 1)"
+                "for i, (e, a) in enumerate(zip(expected, actual)):\n    a = np.asarray(ops.convert_to_numpy(a), dtype=np.float64)\n    print(f\"output {{i}}: {framework} {{a.tolist()}}\")\n    print(f\"output {{i}}: reference  {{e.tolist()}}\")\n    if a.shape != e.shape or not np.allclose(a, e, rtol=RTOL, atol=ATOL, equal_nan=True):\n        print(f\"output {{i}} DISAGREES\")\n        ok = False\nsys.exit(0 if ok else 1)"
             );
         }
         Ok((_, Err(e))) => {

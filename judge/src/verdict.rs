@@ -26,6 +26,7 @@ pub enum Kind {
     Agree,
     Mismatch,
     ModeMismatch,
+    BackendMismatch,
     Crash,
     Timeout,
     Oom,
@@ -42,6 +43,7 @@ impl Kind {
             Kind::Agree => "agree",
             Kind::Mismatch => "mismatch",
             Kind::ModeMismatch => "mode-mismatch",
+            Kind::BackendMismatch => "backend-mismatch",
             Kind::Crash => "crash",
             Kind::Timeout => "timeout",
             Kind::Oom => "oom",
@@ -107,7 +109,7 @@ impl Tier {
             Kind::UnclearError => Tier::Message,
             // A mode that refuses a model another mode runs refuses valid input.
             Kind::ModeMismatch if evidence.error.is_some() => Tier::Validation,
-            Kind::Mismatch | Kind::ModeMismatch | Kind::UnexpectedNan => {
+            Kind::Mismatch | Kind::ModeMismatch | Kind::BackendMismatch | Kind::UnexpectedNan => {
                 let nonfinite = evidence.nonfinite_inputs || evidence.nonfinite_weights;
                 let float32_rounding = dtype == DType::Float64
                     && !evidence.shape_differs
@@ -175,6 +177,16 @@ impl Verdict {
             evidence: Evidence::default(),
             tier: None,
             known: None,
+        }
+    }
+
+    /// A verdict of a backend other than TensorFlow names it at the end of its signature
+    /// (`mismatch/Dense/on-jax`), so that its folder is apart from TensorFlow's when one
+    /// campaign runs several backends. TensorFlow's signatures stay as they always were.
+    fn name_backend(&mut self, backend: Backend) {
+        if backend != Backend::Tensorflow && self.kind != Kind::Agree {
+            self.signature.push_str("/on-");
+            self.signature.push_str(backend.name());
         }
     }
 
@@ -312,8 +324,88 @@ impl Judge {
             if v.known.is_none() {
                 v.known = self.explain(case, dtype, v, analysis);
             }
+            v.name_backend(self.target.backend);
         }
         verdicts
+    }
+
+    /// Two backends' runs of one case compared layer by layer: a `backend-mismatch` at the
+    /// first layer whose inputs are identical in both runs (bit for bit) but whose outputs
+    /// differ beyond the layer's tolerance. Each side's first mode with outputs is compared.
+    /// A layer either side's judgement has a verdict at (a divergence from the reference, a
+    /// kept bug, an error) is not compared again: that verdict already says it. `a` and `b`
+    /// are (backend, what it did, its verdicts); the cases a reference cannot analyse are
+    /// not compared.
+    pub fn compare_backends(
+        case: &Case,
+        dtype: DType,
+        oracle: &Result<ModelAnalysis, CheckError>,
+        a: (Backend, &TfOutcome, &[Verdict]),
+        b: (Backend, &TfOutcome, &[Verdict]),
+    ) -> Option<Verdict> {
+        let analysis = oracle.as_ref().ok()?;
+        fn outputs(tf: &TfOutcome) -> Option<(Mode, &LayerOutputs)> {
+            match tf {
+                TfOutcome::Ran { modes, .. } => modes.iter().find_map(|(m, o)| match o {
+                    ModeOutcome::Outputs(out) => Some((*m, out)),
+                    _ => None,
+                }),
+                _ => None,
+            }
+        }
+        let ((mode_a, out_a), (mode_b, out_b)) = (outputs(a.1)?, outputs(b.1)?);
+        let values = AsFed::of(case, dtype);
+        // The masks each side's calls were given, worked out from its own arrays.
+        let masks = |backend: Backend, mode: Mode, out: &LayerOutputs| {
+            let mut masks = CallMasks::new();
+            oracle::backend::with(backend, || {
+                divergences(
+                    case,
+                    dtype,
+                    analysis,
+                    out,
+                    &values,
+                    mode,
+                    &|_| true,
+                    &mut masks,
+                )
+            });
+            masks
+        };
+        let (masks_a, masks_b) = (masks(a.0, mode_a, out_a), masks(b.0, mode_b, out_b));
+        let judged = |name: &str| {
+            a.2.iter()
+                .chain(b.2)
+                .any(|v| v.kind != Kind::Agree && v.layer.as_deref() == Some(name))
+        };
+        let (layer, nonfinite, evidence) = identical_input_divergence(
+            case,
+            dtype,
+            analysis,
+            (out_a, Some(&masks_a)),
+            (out_b, Some(&masks_b)),
+            &values,
+            // Each backend may be off the exact value by up to the tolerance, on either side.
+            2.0,
+            &judged,
+        )?;
+        let (fa, fb) = (Framework::of(a.0), Framework::of(b.0));
+        let mut v = Verdict::new(
+            Kind::BackendMismatch,
+            &layer.class_name,
+            &format!("{}-{}", a.0, b.0),
+            Some(&layer.name),
+            format!(
+                "'{}' differs between {fa} ({}) and {fb} ({}) on identical inputs{}",
+                layer.name,
+                mode_a.name(),
+                mode_b.name(),
+                if nonfinite { NONFINITE_INPUTS } else { "" }
+            ),
+        )
+        .with(evidence);
+        v.tier = Tier::of(v.kind, &v.evidence, dtype);
+        Some(v)
     }
 
     /// Calls `f` with the facts the entries match a verdict on (the analysis of the layers
@@ -362,15 +454,22 @@ impl Judge {
 }
 
 /// The framework a verdict's prose names: that of the backend the judgement is for.
-struct Framework;
+pub struct Framework;
 
-impl std::fmt::Display for Framework {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match oracle::backend::current() {
+impl Framework {
+    /// The framework of `backend`, as prose names it.
+    pub fn of(backend: Backend) -> &'static str {
+        match backend {
             Backend::Tensorflow => "TensorFlow",
             Backend::Jax => "JAX",
             Backend::Torch => "PyTorch",
-        })
+        }
+    }
+}
+
+impl std::fmt::Display for Framework {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(Framework::of(oracle::backend::current()))
     }
 }
 
@@ -1722,17 +1821,54 @@ fn mode_divergence(
     case: &Case,
     dtype: DType,
     analysis: &ModelAnalysis,
-    (eager, eager_masks): (&LayerOutputs, Option<&CallMasks>),
-    (other, other_masks): (&LayerOutputs, Option<&CallMasks>),
+    eager: (&LayerOutputs, Option<&CallMasks>),
+    other: (&LayerOutputs, Option<&CallMasks>),
     mode: Mode,
     values: &AsFed,
 ) -> Option<Verdict> {
+    let (layer, nonfinite, evidence) =
+        identical_input_divergence(case, dtype, analysis, eager, other, values, 1.0, &|_| false)?;
+    Some(
+        Verdict::new(
+            Kind::ModeMismatch,
+            &layer.class_name,
+            mode.name(),
+            Some(&layer.name),
+            format!(
+                "'{}' differs between eager and {} on identical inputs{}",
+                layer.name,
+                mode.name(),
+                if nonfinite { NONFINITE_INPUTS } else { "" }
+            ),
+        )
+        .with(evidence),
+    )
+}
+
+/// The first layer (in topological order, none of `skip`) whose inputs are identical in
+/// runs `a` and `b` (two modes, or two backends) but whose outputs differ beyond its
+/// tolerance times `slack`: the layer, whether its inputs hold NaN or an infinity, and the
+/// evidence (`b`'s value against `a`'s).
+#[allow(clippy::too_many_arguments)]
+fn identical_input_divergence<'c>(
+    case: &'c Case,
+    dtype: DType,
+    analysis: &ModelAnalysis,
+    (eager, eager_masks): (&LayerOutputs, Option<&CallMasks>),
+    (other, other_masks): (&LayerOutputs, Option<&CallMasks>),
+    values: &AsFed,
+    slack: f64,
+    skip: &dyn Fn(&str) -> bool,
+) -> Option<(&'c oracle::case::Layer, bool, Evidence)> {
     let AsFed { inputs, weights } = values;
     for call in &analysis.calls {
         let CallKind::Layer(spec) = &call.kind else {
             continue;
         };
         let layer = &case.model.layers[call.layer];
+        if skip(&layer.name) {
+            continue;
+        }
         let key = (layer.name.clone(), call.node);
         let (Some(a), Some(b)) = (eager.get(&key), other.get(&key)) else {
             continue;
@@ -1771,6 +1907,11 @@ fn mode_divergence(
         let tol = spec
             .tolerance_masked(dtype, &ia, &arg_masks, &w)
             .flushing(dtype);
+        let tol = Tolerance {
+            abs: tol.abs * slack,
+            rel: tol.rel * slack,
+            ..tol
+        };
         // Modes may sum in different orders (eager and XLA do): where some order overflows
         // and another does not, either mode may be the non-finite one.
         // Worked out only where an element would otherwise differ (see `divergences`).
@@ -1800,46 +1941,29 @@ fn mode_divergence(
                 // Whether the inputs hold NaN or an infinity says much of what a developer
                 // looks at first, and tells known mishandlings of them apart.
                 let nonfinite = ia.iter().any(|x| x.iter().any(|p| !p.is_finite()));
-                return Some(
-                    Verdict::new(
-                        Kind::ModeMismatch,
-                        &layer.class_name,
-                        mode.name(),
-                        Some(&layer.name),
-                        format!(
-                            "'{}' differs between eager and {} on identical inputs{}",
-                            layer.name,
-                            mode.name(),
-                            if nonfinite { NONFINITE_INPUTS } else { "" }
-                        ),
-                    )
-                    .with({
-                        let (max_abs_error, max_rel_error, normwise_rel_error) = if shape_differs {
-                            (None, None, None)
-                        } else {
-                            largest_errors(y.iter().zip(x.iter()))
-                        };
-                        let finite_error = !shape_differs
-                            && x.iter().zip(y.iter()).any(|(&p, &q)| {
-                                p.is_finite() && q.is_finite() && !tol.accepts(q, p)
-                            });
-                        Evidence {
-                            max_abs_error,
-                            max_rel_error,
-                            normwise_rel_error,
-                            finite_error,
-                            tf_value: at.map(|(_, q)| ValueClass::of(q)),
-                            reference_value: at.map(|(p, _)| ValueClass::of(p)),
-                            shape_differs,
-                            nonfinite_inputs: nonfinite,
-                            nonfinite_weights: w.iter().any(|a| a.iter().any(|x| !x.is_finite())),
-                            nonfinite_kernel: w
-                                .first()
-                                .is_some_and(|a| a.iter().any(|x| !x.is_finite())),
-                            ..Evidence::default()
-                        }
-                    }),
-                );
+                let (max_abs_error, max_rel_error, normwise_rel_error) = if shape_differs {
+                    (None, None, None)
+                } else {
+                    largest_errors(y.iter().zip(x.iter()))
+                };
+                let finite_error = !shape_differs
+                    && x.iter()
+                        .zip(y.iter())
+                        .any(|(&p, &q)| p.is_finite() && q.is_finite() && !tol.accepts(q, p));
+                let evidence = Evidence {
+                    max_abs_error,
+                    max_rel_error,
+                    normwise_rel_error,
+                    finite_error,
+                    tf_value: at.map(|(_, q)| ValueClass::of(q)),
+                    reference_value: at.map(|(p, _)| ValueClass::of(p)),
+                    shape_differs,
+                    nonfinite_inputs: nonfinite,
+                    nonfinite_weights: w.iter().any(|a| a.iter().any(|x| !x.is_finite())),
+                    nonfinite_kernel: w.first().is_some_and(|a| a.iter().any(|x| !x.is_finite())),
+                    ..Evidence::default()
+                };
+                return Some((layer, nonfinite, evidence));
             }
         }
     }
@@ -3041,6 +3165,78 @@ mod tests {
 
     fn kinds(v: &[Verdict]) -> Vec<Kind> {
         v.iter().map(|v| v.kind).collect()
+    }
+
+    /// Two backends compared: a layer whose inputs are the same on both (the model's input)
+    /// but whose outputs differ beyond twice its tolerance is a `backend-mismatch` naming
+    /// both; a difference within twice the tolerance (each backend may be off the exact value
+    /// by one tolerance) is not; and a layer a backend's own judgement already has a verdict
+    /// at is not compared again.
+    #[test]
+    fn backends_are_compared_on_identical_inputs() {
+        let text = serde_json::json!({
+            "format": "semfuzz-case/1", "dtype": "float32",
+            "model": {"name": "m", "trainable": true, "layers": [
+                {"module": "keras.layers", "class_name": "InputLayer", "name": "x",
+                 "config": {"batch_shape": [null, 2], "dtype": "float32", "name": "x"}, "inbound_nodes": []},
+                {"module": "keras.layers", "class_name": "Dense", "name": "d",
+                 "config": {"name": "d", "units": 1},
+                 "inbound_nodes": [{"args": [{"class_name": "__keras_tensor__",
+                    "config": {"keras_history": ["x", 0, 0]}}], "kwargs": {}}]}
+            ], "input_layers": [["x", 0, 0]], "output_layers": [["d", 0, 0]]},
+            "weights": {"d": [{"shape": [2, 1], "data": [1.0, 2.0]}, {"shape": [1], "data": [0.5]}]},
+            "inputs": [{"shape": [1, 2], "data": [1.0, 1.0]}]
+        });
+        let case = Case::from_json_str(&text.to_string(), "dense.case.json").unwrap();
+        let oracle = oracle::check::check_in(&case, DType::Float32);
+        let analysis = oracle.as_ref().unwrap();
+        let ran = |y: f64| {
+            let mut outs = LayerOutputs::new();
+            outs.insert(
+                ("d".to_owned(), 0),
+                vec![ArrayD::from_shape_vec(vec![1, 1], vec![y]).unwrap()],
+            );
+            TfOutcome::Ran {
+                modes: vec![(Mode::Eager, ModeOutcome::Outputs(outs))],
+                reused: false,
+                tf_seconds: 0.0,
+                worker_seconds: 0.0,
+            }
+        };
+        let spec_tol = {
+            let x = ArrayD::from_shape_vec(vec![1, 2], vec![1.0, 1.0]).unwrap();
+            let w = ArrayD::from_shape_vec(vec![2, 1], vec![1.0, 2.0]).unwrap();
+            let b = ArrayD::from_shape_vec(vec![1], vec![0.5]).unwrap();
+            let CallKind::Layer(spec) = &analysis.calls[1].kind else {
+                panic!("the Dense call has a spec")
+            };
+            spec.tolerance_masked(DType::Float32, &[&x], &[None], &[&w, &b])
+        };
+        let off = |k: f64| 3.5 + k * (spec_tol.abs + spec_tol.rel * 3.5);
+        let compare = |a: f64, b: f64, verdicts_b: &[Verdict]| {
+            Judge::compare_backends(
+                &case,
+                DType::Float32,
+                &oracle,
+                (Backend::Jax, &ran(a), &[]),
+                (Backend::Torch, &ran(b), verdicts_b),
+            )
+        };
+        let v = compare(off(-0.9), off(3.0), &[]).expect("a backend-mismatch");
+        assert_eq!(v.kind, Kind::BackendMismatch);
+        assert_eq!(v.signature, "backend-mismatch/Dense/jax-torch");
+        assert_eq!(v.layer.as_deref(), Some("d"));
+        assert_eq!(v.tier, Some(Tier::WrongResult));
+        assert!(
+            v.detail.contains("JAX") && v.detail.contains("PyTorch"),
+            "{}",
+            v.detail
+        );
+        // Both within the tolerance of the exact 3.5, on either side of it.
+        assert!(compare(off(-0.9), off(0.9), &[]).is_none());
+        // Torch's own judgement has a verdict at 'd' already.
+        let judged = Verdict::new(Kind::Mismatch, "Dense", "", Some("d"), String::new());
+        assert!(compare(off(-0.9), off(3.0), &[judged]).is_none());
     }
 
     /// Eager and XLA compared on a masked recurrent layer take its masks: an `Embedding`

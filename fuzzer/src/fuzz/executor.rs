@@ -1,5 +1,6 @@
-//! The executor: runs a case in TensorFlow through the client's worker, judges it against the
-//! reference, fills the coverage map and hands the verdicts to the objective.
+//! The executor: runs a case on one of the campaign's backends through the client's worker
+//! for it (a share of cases on a second backend too, to compare the two), judges it against
+//! the reference, fills the coverage map and hands the verdicts to the objective.
 
 use std::borrow::Cow;
 use std::marker::PhantomData;
@@ -7,7 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use harness_py::{
-    Harness, Kind, Mode, PATIENCE, RunOptions, TfOutcome, TimeoutCheck, Verdict, WorkerError,
+    Backend, Harness, Kind, Mode, PATIENCE, RunOptions, TfOutcome, TimeoutCheck, Verdict,
+    WorkerError,
 };
 use libafl::Error;
 use libafl::events::{Event, EventFirer, EventWithStats};
@@ -19,7 +21,6 @@ use libafl_bolts::Named;
 use libafl_bolts::rands::Rand;
 use libafl_bolts::tuples::{RefIndexable, tuple_list_type};
 use oracle::check::{CheckError, check_in};
-use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -27,17 +28,23 @@ use super::features::{Features, Observed, collect};
 use super::findings::KnownCounts;
 use super::input::CaseInput;
 
-/// What the last execution found, for the objective. It is not sent to other clients with
-/// the observers (`serde(skip)`): each finding is recorded once, by the client that ran it.
+/// What the last execution found, for the objective: one entry per backend that ran the case
+/// and had a finding. It is not sent to other clients with the observers (`serde(skip)`):
+/// each finding is recorded once, by the client that ran it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct VerdictObserver {
     #[serde(skip)]
-    pub last: Option<Execution>,
+    pub last: Vec<Execution>,
 }
 
-/// One execution's verdicts and what TF did.
+/// One execution's verdicts on one backend, and what the backend did.
 #[derive(Debug, Clone)]
 pub struct Execution {
+    /// The backend that ran it, and the versions its worker reported.
+    pub backend: Backend,
+    pub versions: Value,
+    /// For a `backend-mismatch`, the other backend that ran the case.
+    pub compared_with: Option<Backend>,
     pub verdicts: Vec<Verdict>,
     pub modes: Vec<Mode>,
     /// What TF did, as JSON for the finding's outcome.
@@ -58,7 +65,7 @@ impl Named for VerdictObserver {
 
 impl<I, S> Observer<I, S> for VerdictObserver {
     fn pre_exec(&mut self, _state: &mut S, _input: &I) -> Result<(), Error> {
-        self.last = None;
+        self.last.clear();
         Ok(())
     }
 }
@@ -71,13 +78,14 @@ pub type Observers = tuple_list_type!(FeatureMap, VerdictObserver);
 /// How often the counts of known bugs and limitations are written.
 const KNOWN_FLUSH: Duration = Duration::from_secs(60);
 
-/// How executions sample modes.
+/// How executions sample backends and modes.
 #[derive(Debug, Clone)]
 pub struct ExecOptions {
-    /// The modes a run may use; the first is always run.
-    pub modes: Vec<Mode>,
-    /// Share of runs that add one more mode from `modes`, for mode-mismatch verdicts.
+    /// Share of runs that add one more mode from the backend's, for mode-mismatch verdicts.
     pub second_mode_share: f64,
+    /// With several backends, the share of runs that run the case on a second backend too,
+    /// for backend-mismatch verdicts.
+    pub second_backend_share: f64,
     pub run: RunOptions,
     /// Once set, no further case runs: the executor answers [`Error::ShuttingDown`]. (The
     /// case in flight is abandoned only through `run.limits.cancel`.)
@@ -125,9 +133,13 @@ pub struct Counters {
     /// Executions of cases the target cannot express (a class or an argument value it
     /// lacks): neither run nor judged.
     pub unsupported: u64,
+    /// Runs and microseconds (the worker's round trips) per backend, in [`Backend::ALL`]'s
+    /// order; a case run on two backends counts on each.
+    pub backend_runs: [u64; 3],
+    pub backend_us: [u64; 3],
 }
 
-pub const STAT_NAMES: [&str; 17] = [
+pub const STAT_NAMES: [&str; 23] = [
     "valid",
     "invalid",
     "tf_us",
@@ -145,10 +157,16 @@ pub const STAT_NAMES: [&str; 17] = [
     "outgrown",
     "held",
     "unsupported",
+    "tensorflow_runs",
+    "jax_runs",
+    "torch_runs",
+    "tensorflow_us",
+    "jax_us",
+    "torch_us",
 ];
 
 impl Counters {
-    fn values(&self) -> [u64; 17] {
+    fn values(&self) -> [u64; 23] {
         [
             self.valid,
             self.invalid,
@@ -167,13 +185,30 @@ impl Counters {
             self.outgrown,
             self.held,
             self.unsupported,
+            self.backend_runs[0],
+            self.backend_runs[1],
+            self.backend_runs[2],
+            self.backend_us[0],
+            self.backend_us[1],
+            self.backend_us[2],
         ]
     }
 }
 
+/// One backend a client runs cases on: its worker, its judge (the suppressions scoped to its
+/// target) and its modes.
+pub struct Lane {
+    pub harness: Harness,
+    pub judge: judge::Judge,
+    pub backend: Backend,
+    /// The modes a run may use; the first is always run.
+    pub modes: Vec<Mode>,
+    /// What its worker reported (Python, Keras, the framework), for findings.
+    pub versions: Value,
+}
+
 pub struct CaseExecutor {
-    harness: Harness,
-    judge: judge::Judge,
+    lanes: Vec<Lane>,
     observers: Observers,
     opts: ExecOptions,
     pub counters: Counters,
@@ -192,16 +227,15 @@ pub struct CaseExecutor {
 }
 
 impl CaseExecutor {
-    /// `target`: what the harness's worker runs (its releases scope the suppressions).
-    pub fn new(
-        harness: Harness,
-        observers: Observers,
-        opts: ExecOptions,
-        target: judge::Target,
-    ) -> Self {
+    /// `lanes`: the backends cases run on (at least one), the first one's reference is the
+    /// one generation used.
+    pub fn new(lanes: Vec<Lane>, observers: Observers, opts: ExecOptions) -> Self {
+        assert!(
+            !lanes.is_empty(),
+            "a client runs cases on at least one backend"
+        );
         CaseExecutor {
-            judge: judge::Judge::new(opts.suppressions.clone(), target),
-            harness,
+            lanes,
             observers,
             opts,
             counters: Counters::default(),
@@ -231,16 +265,27 @@ impl CaseExecutor {
         }
     }
 
-    fn sample_modes<S: HasRand>(&self, state: &mut S) -> Vec<Mode> {
-        let mut modes = vec![self.opts.modes[0]];
-        let others = &self.opts.modes[1..];
-        if !others.is_empty() {
-            let mut rng = generators::rng(state.rand_mut().next());
-            if rng.random_bool(self.opts.second_mode_share.clamp(0.0, 1.0)) {
-                modes.push(others[rng.random_range(0..others.len())]);
-            }
+    fn sample_modes(&self, lane: usize, rng: &mut impl rand::Rng) -> Vec<Mode> {
+        let lane_modes = &self.lanes[lane].modes;
+        let mut modes = vec![lane_modes[0]];
+        let others = &lane_modes[1..];
+        if !others.is_empty() && rng.random_bool(self.opts.second_mode_share.clamp(0.0, 1.0)) {
+            modes.push(others[rng.random_range(0..others.len())]);
         }
         modes
+    }
+
+    /// The backend a run uses, and the second one where it is compared with another.
+    fn sample_lanes(&self, rng: &mut impl rand::Rng) -> (usize, Option<usize>) {
+        let n = self.lanes.len();
+        if n == 1 {
+            return (0, None);
+        }
+        let first = rng.random_range(0..n);
+        let second = rng
+            .random_bool(self.opts.second_backend_share.clamp(0.0, 1.0))
+            .then(|| (first + rng.random_range(1..n)) % n);
+        (first, second)
     }
 
     /// Sends the counters to the monitor, at most every two seconds (or when `force`).
@@ -268,9 +313,10 @@ impl CaseExecutor {
                 tracing::warn!("cannot update the counts of known bugs and limitations: {e}");
             }
         }
-        self.counters.worker_starts = self.harness.starts as u64;
-        self.counters.recycled = self.harness.recycled as u64;
-        self.counters.outgrown = self.harness.outgrown as u64;
+        let sum = |f: fn(&Harness) -> usize| self.lanes.iter().map(|l| f(&l.harness) as u64).sum();
+        self.counters.worker_starts = sum(|h| h.starts);
+        self.counters.recycled = sum(|h| h.recycled);
+        self.counters.outgrown = sum(|h| h.outgrown);
         for (name, value) in STAT_NAMES.iter().zip(self.counters.values()) {
             mgr.fire(
                 state,
@@ -325,6 +371,118 @@ impl HasObservers for CaseExecutor {
     }
 }
 
+/// What one backend did with a case.
+struct LaneRun {
+    tf: TfOutcome,
+    verdicts: Vec<Verdict>,
+    modes: Vec<Mode>,
+    /// The case as the target ran it, where it was adapted.
+    adapted: Option<oracle::Case>,
+}
+
+impl CaseExecutor {
+    /// Runs `case` on lane `lane` in `modes` and judges it; `None` where the target cannot
+    /// express the case (neither run nor judged).
+    fn run_on(
+        &mut self,
+        lane: usize,
+        case: &oracle::Case,
+        oracle: &Result<oracle::check::ModelAnalysis, CheckError>,
+        modes: Vec<Mode>,
+    ) -> Result<Option<LaneRun>, Error> {
+        let opts = RunOptions {
+            modes: modes.clone(),
+            ..self.opts.run.clone()
+        };
+        let started = Instant::now();
+        let l = &mut self.lanes[lane];
+        let framework = judge::verdict::Framework::of(l.backend);
+        // A case written for another Keras release runs as the target can express it.
+        let adapted = match l.harness.adapt(case) {
+            Ok(Ok(c)) => c,
+            Ok(Err(why)) => {
+                tracing::debug!("unsupported on this target: {why}");
+                return Ok(None);
+            }
+            Err(WorkerError::Cancelled) => return Err(Error::ShuttingDown),
+            Err(e) => {
+                return Err(Error::unknown(format!(
+                    "cannot ask the {framework} worker about its target: {e}"
+                )));
+            }
+        };
+        let (tf, timeout) = match l.harness.run_confirming_timeouts(&adapted, &opts) {
+            Ok(tf) => tf,
+            // Abandoned by a signal: no verdict, and no further case.
+            Err(WorkerError::Cancelled) => return Err(Error::ShuttingDown),
+            Err(e) => {
+                // The worker could not be started or the protocol broke: once is noise (the
+                // machine was short of memory), twice in a row is a failure of semfuzz.
+                tracing::warn!("the {framework} worker failed ({e}); starting a new one");
+                l.harness
+                    .run_confirming_timeouts(&adapted, &opts)
+                    .map_err(|e| match e {
+                        WorkerError::Cancelled => Error::ShuttingDown,
+                        e => Error::unknown(format!("the {framework} worker failed twice: {e}")),
+                    })?
+            }
+        };
+        let adapted = match adapted {
+            Cow::Owned(c) => Some(c),
+            Cow::Borrowed(_) => None,
+        };
+        let round_trip = started.elapsed().as_micros() as u64;
+        let b = l.backend as usize;
+        self.counters.backend_runs[b] += 1;
+        self.counters.backend_us[b] += round_trip;
+        // Until a limit, the worker was inside Keras on this case: the framework alone would
+        // have spent at least as long on it.
+        let limit = opts.time_limit().as_micros() as u64;
+        let timed_out = match timeout {
+            TimeoutCheck::None => 0,
+            TimeoutCheck::Slow => {
+                self.counters.slow += 1;
+                limit
+            }
+            TimeoutCheck::Confirmed => limit * (1 + u64::from(PATIENCE)),
+        };
+        self.counters.tf_us += timed_out;
+        self.counters.handle_us += timed_out;
+        match &tf {
+            TfOutcome::Ran {
+                tf_seconds,
+                worker_seconds,
+                reused,
+                ..
+            } => {
+                self.counters.held += u64::from(*reused);
+                self.counters.tf_us += (tf_seconds * 1e6) as u64;
+                self.counters.handle_us += (worker_seconds * 1e6) as u64;
+            }
+            // Until the framework refused the case, died or was killed for its memory, the
+            // worker was inside it (a worker is started on the next request, not here): it
+            // alone would have spent that long too. These answers carry no timing, so the
+            // round trip counts, the pipe's fraction of a millisecond included.
+            TfOutcome::Rejected(_) | TfOutcome::Crash { .. } | TfOutcome::OutOfMemory { .. } => {
+                self.counters.tf_us += round_trip;
+                self.counters.handle_us += round_trip;
+            }
+            _ => {}
+        }
+        let verdicts = self
+            .guarded(case, "judging", || {
+                self.lanes[lane].judge.judge(case, case.dtype, oracle, &tf)
+            })
+            .unwrap_or_default();
+        Ok(Some(LaneRun {
+            tf,
+            verdicts,
+            modes,
+            adapted,
+        }))
+    }
+}
+
 impl<EM, S, Z> Executor<EM, CaseInput, S, Z> for CaseExecutor
 where
     EM: EventFirer<CaseInput, S>,
@@ -345,11 +503,9 @@ where
         let Some(case) = readable(input, self.internal_errors.as_deref()) else {
             return Ok(ExitKind::Ok);
         };
-        let modes = self.sample_modes(state);
-        let opts = RunOptions {
-            modes: modes.clone(),
-            ..self.opts.run.clone()
-        };
+        let mut rng = generators::rng(state.rand_mut().next());
+        let (first, second) = self.sample_lanes(&mut rng);
+        let modes = self.sample_modes(first, &mut rng);
         let checked = self.guarded(&case, "checking", || Box::new(check_in(&case, case.dtype)));
         let Some(checked) = checked else {
             return Ok(ExitKind::Ok);
@@ -364,67 +520,54 @@ where
                 j.display()
             );
         }
-        // A case written for another Keras release runs as the target can express it.
-        let adapted = match self.harness.adapt(&case) {
-            Ok(Ok(c)) => c,
-            Ok(Err(why)) => {
-                tracing::debug!("unsupported on this target: {why}");
-                super::drawn::record(&case, &modes, &oracle, None, &[]);
-                self.counters.execs += 1;
-                self.counters.unsupported += 1;
-                self.report(mgr, state, false)?;
-                return Ok(ExitKind::Ok);
-            }
-            Err(WorkerError::Cancelled) => return Err(Error::ShuttingDown),
-            Err(e) => {
-                return Err(Error::unknown(format!(
-                    "cannot ask the worker about its target: {e}"
-                )));
-            }
+        let Some(LaneRun {
+            tf,
+            mut verdicts,
+            modes,
+            adapted,
+        }) = self.run_on(first, &case, &oracle, modes.clone())?
+        else {
+            super::drawn::record(&case, &modes, &oracle, None, &[]);
+            self.counters.execs += 1;
+            self.counters.unsupported += 1;
+            self.report(mgr, state, false)?;
+            return Ok(ExitKind::Ok);
         };
-        let (tf, timeout) = match self.harness.run_confirming_timeouts(&adapted, &opts) {
-            Ok(tf) => tf,
-            // Abandoned by a signal: no verdict, and no further case.
-            Err(WorkerError::Cancelled) => return Err(Error::ShuttingDown),
-            Err(e) => {
-                // The worker could not be started or the protocol broke: once is noise (the
-                // machine was short of memory), twice in a row is a failure of semfuzz.
-                tracing::warn!("the TensorFlow worker failed ({e}); starting a new one");
-                self.harness
-                    .run_confirming_timeouts(&adapted, &opts)
-                    .map_err(|e| match e {
-                        WorkerError::Cancelled => Error::ShuttingDown,
-                        e => Error::unknown(format!("the TensorFlow worker failed twice: {e}")),
-                    })?
+        // The same case on a second backend, in its first mode, compared with the first.
+        let mut other = None;
+        if let Some(second) = second {
+            let modes = vec![self.lanes[second].modes[0]];
+            if let Some(LaneRun {
+                tf: tf2,
+                verdicts: verdicts2,
+                modes: modes2,
+                adapted: adapted2,
+            }) = self.run_on(second, &case, &oracle, modes)?
+            {
+                let (a, b) = (self.lanes[first].backend, self.lanes[second].backend);
+                let mismatch = self
+                    .guarded(&case, "comparing backends on", || {
+                        let (x, y) = ((a, &tf, &verdicts[..]), (b, &tf2, &verdicts2[..]));
+                        // Named in the backends' fixed order, whichever ran first.
+                        let (x, y) = if a <= b { (x, y) } else { (y, x) };
+                        judge::Judge::compare_backends(&case, case.dtype, &oracle, x, y)
+                    })
+                    .flatten();
+                other = Some((second, tf2, verdicts2, modes2, adapted2, mismatch));
             }
-        };
+        }
         let ran_at = Instant::now();
-        // Until a limit, the worker was inside Keras/TF on this case: TF alone would have
-        // spent at least as long on it.
-        let limit = opts.time_limit().as_micros() as u64;
-        let timed_out = match timeout {
-            TimeoutCheck::None => 0,
-            TimeoutCheck::Slow => {
-                self.counters.slow += 1;
-                limit
-            }
-            TimeoutCheck::Confirmed => limit * (1 + u64::from(PATIENCE)),
-        };
-        self.counters.tf_us += timed_out;
-        self.counters.handle_us += timed_out;
-        let verdicts = self
-            .guarded(&case, "judging", || {
-                self.judge.judge(&case, case.dtype, &oracle, &tf)
-            })
-            .unwrap_or_default();
         super::drawn::record(&case, &modes, &oracle, Some(&tf), &verdicts);
-        let modes_name: Vec<&str> = modes.iter().map(|m| m.name()).collect();
-        let mut features = Features::new(self.observers.0.as_mut());
-        for &line in &self.harness.python_lines {
-            features.add_hash(u64::from(line));
-            self.python_lines.insert(line);
+        let backend = self.lanes[first].backend;
+        let mut features = Features::for_backend(self.observers.0.as_mut(), backend);
+        for lane in &self.lanes {
+            for &line in &lane.harness.python_lines {
+                features.add_hash(u64::from(line));
+                self.python_lines.insert(line);
+            }
         }
         self.counters.python_lines = self.python_lines.len() as u64;
+        let modes_name: Vec<&str> = modes.iter().map(|m| m.name()).collect();
         collect(
             &mut features,
             &Observed {
@@ -435,60 +578,81 @@ where
                 modes: &modes_name.join(","),
             },
         );
+        let mut mismatch_of = None;
+        if let Some((second, tf2, verdicts2, modes2, _, mismatch)) = &other {
+            let mut features =
+                Features::for_backend(self.observers.0.as_mut(), self.lanes[*second].backend);
+            let names: Vec<&str> = modes2.iter().map(|m| m.name()).collect();
+            collect(
+                &mut features,
+                &Observed {
+                    case: &case,
+                    oracle: &oracle,
+                    tf: tf2,
+                    verdicts: verdicts2,
+                    modes: &names.join(","),
+                },
+            );
+            if let Some(v) = mismatch {
+                features.add(&v.signature);
+                mismatch_of = Some(v.clone());
+            }
+        }
         self.counters.execs += 1;
-        self.counters.crashes += u64::from(matches!(tf, TfOutcome::Crash { .. }));
-        self.counters.known += u64::from(verdicts.iter().any(|v| v.known.is_some()));
+        let all = || verdicts.iter().chain(other.iter().flat_map(|o| o.2.iter()));
+        self.counters.crashes += u64::from(
+            matches!(tf, TfOutcome::Crash { .. })
+                || other
+                    .as_ref()
+                    .is_some_and(|o| matches!(o.1, TfOutcome::Crash { .. })),
+        );
+        self.counters.known += u64::from(all().any(|v| v.known.is_some()));
         if let Some(known) = &mut self.known_counts {
             known.record(&verdicts);
+            if let Some(o) = &other {
+                known.record(&o.2);
+            }
         }
         match &oracle {
             Ok(_) => self.counters.valid += 1,
             Err(CheckError::Invalid(_)) => self.counters.invalid += 1,
             Err(CheckError::Unsupported(_)) => {}
         }
-        match &tf {
-            TfOutcome::Ran {
-                tf_seconds,
-                worker_seconds,
-                reused,
-                ..
-            } => {
-                self.counters.held += u64::from(*reused);
-                self.counters.tf_us += (tf_seconds * 1e6) as u64;
-                self.counters.handle_us += (worker_seconds * 1e6) as u64;
-            }
-            // Until TF refused the case, died or was killed for its memory, the worker was
-            // inside Keras/TF on it (a worker is started on the next request, not here): TF
-            // alone would have spent that long too. These answers carry no timing, so the
-            // round trip counts, the pipe's fraction of a millisecond included.
-            TfOutcome::Rejected(_) | TfOutcome::Crash { .. } | TfOutcome::OutOfMemory { .. } => {
-                let died = (ran_at - checked_at).as_micros() as u64;
-                self.counters.tf_us += died;
-                self.counters.handle_us += died;
-            }
-            _ => {}
-        }
-        let exit = if verdicts.iter().any(|v| v.kind == Kind::Crash) {
+        let exit = if all().any(|v| v.kind == Kind::Crash) {
             ExitKind::Crash
-        } else if verdicts.iter().any(|v| v.kind == Kind::Timeout) {
+        } else if all().any(|v| v.kind == Kind::Timeout) {
             ExitKind::Timeout
-        } else if verdicts.iter().any(|v| v.kind == Kind::Oom) {
+        } else if all().any(|v| v.kind == Kind::Oom) {
             ExitKind::Oom
         } else {
             ExitKind::Ok
         };
-        if verdicts.iter().any(Verdict::is_finding) {
-            self.observers.1.0.last = Some(Execution {
-                tensorflow: crate::commands::run::tf_report(&case, &tf, &modes),
-                outcome: tf,
-                verdicts,
-                modes,
-                adapted: match adapted {
-                    Cow::Owned(c) => Some(c),
-                    Cow::Borrowed(_) => None,
-                },
-            });
+        let mut executions = Vec::new();
+        // A backend-mismatch is saved with the first backend's run, naming the other.
+        let compared_with = mismatch_of
+            .as_ref()
+            .and(other.as_ref())
+            .map(|o| self.lanes[o.0].backend);
+        verdicts.extend(mismatch_of);
+        for (lane, tf, verdicts, modes, adapted) in [(first, tf, verdicts, modes, adapted)]
+            .into_iter()
+            .chain(other.map(|(l, tf, v, m, a, _)| (l, tf, v, m, a)))
+        {
+            if verdicts.iter().any(Verdict::is_finding) {
+                let l = &self.lanes[lane];
+                executions.push(Execution {
+                    backend: l.backend,
+                    versions: l.versions.clone(),
+                    compared_with: if lane == first { compared_with } else { None },
+                    tensorflow: crate::commands::run::tf_report(&case, &tf, &modes),
+                    outcome: tf,
+                    verdicts,
+                    modes,
+                    adapted,
+                });
+            }
         }
+        self.observers.1.0.last = executions;
         let micros = |d: Duration| d.as_micros() as u64;
         self.counters.exec_us += micros(started.elapsed());
         self.counters.oracle_us += micros(checked_at - started);

@@ -29,11 +29,20 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
 /// Collects features into a map.
 pub struct Features<'m> {
     map: &'m mut [u8],
+    /// Mixed into every feature: the backend that ran the case is part of each (none for
+    /// TensorFlow, whose features stay where they always were).
+    salt: u64,
 }
 
 impl<'m> Features<'m> {
-    pub fn new(map: &'m mut [u8]) -> Self {
-        Features { map }
+    /// The features of a run on `backend`: a layer argument first run on JAX is new coverage
+    /// even where TensorFlow ran it before.
+    pub fn for_backend(map: &'m mut [u8], backend: harness_py::Backend) -> Self {
+        let salt = match backend {
+            harness_py::Backend::Tensorflow => 0,
+            b => fnv1a64(b.name().as_bytes()),
+        };
+        Features { map, salt }
     }
 
     pub fn add(&mut self, feature: &str) {
@@ -42,6 +51,11 @@ impl<'m> Features<'m> {
 
     /// A feature already hashed (a Python line of Keras or TF, say).
     pub fn add_hash(&mut self, hash: u64) {
+        let hash = if self.salt == 0 {
+            hash
+        } else {
+            fnv1a64(&(hash ^ self.salt).to_le_bytes())
+        };
         let i = (hash as usize) & (self.map.len() - 1);
         self.map[i] = self.map[i].saturating_add(1);
     }
@@ -234,7 +248,7 @@ mod tests {
     #[test]
     fn features_are_stable_and_counted() {
         let mut map = vec![0u8; MAP_SIZE];
-        let mut f = Features::new(&mut map);
+        let mut f = Features::for_backend(&mut map, harness_py::Backend::Tensorflow);
         f.add("class|Dense|float32");
         f.add("class|Dense|float32");
         f.add("class|Conv2D|float32");

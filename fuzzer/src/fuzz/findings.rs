@@ -36,6 +36,8 @@ pub struct Hit<'a> {
     pub versions: &'a Value,
     /// The backend the case ran on.
     pub backend: harness_py::Backend,
+    /// For a `backend-mismatch`, the other backend it was compared with.
+    pub compared_with: Option<harness_py::Backend>,
 }
 
 /// A new finding, for the caller to announce.
@@ -141,7 +143,20 @@ fn size_of(hit: &Hit) -> (usize, usize) {
 }
 
 /// The command that replays a finding (modes beyond eager must be asked for).
-fn reproduce_command(case_path: &Path, modes: &[Mode], backend: harness_py::Backend) -> String {
+fn reproduce_command(
+    case_path: &Path,
+    modes: &[Mode],
+    backend: harness_py::Backend,
+    compared_with: Option<harness_py::Backend>,
+) -> String {
+    if let Some(other) = compared_with {
+        // `run` judges one backend against the reference; the pair's repro compares the two.
+        let dir = case_path.parent().unwrap_or(Path::new("."));
+        return format!(
+            "python3 {} (runs {backend} and {other}, one process each)",
+            dir.join("repro.py").display()
+        );
+    }
     let modes: Vec<&str> = modes.iter().map(|m| m.name()).collect();
     let mut flags = String::new();
     if backend != harness_py::Backend::Tensorflow {
@@ -198,6 +213,7 @@ impl FindingsStore {
                         &dir.join("case.case.json"),
                         hit.modes,
                         hit.backend,
+                        hit.compared_with,
                     ),
                     dir,
                 }))
@@ -277,7 +293,7 @@ impl FindingsStore {
             )
             .map_err(|e| io::Error::other(e.to_string()))?;
         let (layers, bytes) = size_of(hit);
-        let reproduce = reproduce_command(&case_path, hit.modes, hit.backend);
+        let reproduce = reproduce_command(&case_path, hit.modes, hit.backend, hit.compared_with);
         let outcome = json!({
             "verdict": v.kind.name(),
             "tier": v.tier.map(|t| t.name()),
@@ -287,6 +303,7 @@ impl FindingsStore {
             "mode": v.mode.map(|m| m.name()),
             "modes": hit.modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
             "backend": hit.backend,
+            "compared_with": hit.compared_with,
             "dtype": hit.case.dtype.name(),
             "detail": v.detail,
             "evidence": v.evidence,
@@ -305,6 +322,36 @@ impl FindingsStore {
         let script = |case: &Case, path: &Path| {
             harness_py::export::python_script(case, &path.display().to_string(), hit.backend)
         };
+        if let Some(other) = hit.compared_with {
+            // Each backend's script of the layer (or the model), and a driver that runs both
+            // and compares their outputs.
+            let (case, path) = match hit.isolated {
+                Some(layer_case) => {
+                    let layer_path = dir.join("layer.case.json");
+                    layer_case
+                        .write(
+                            &layer_path,
+                            &CheckedShapes::of(layer_case),
+                            WriteOptions::DURABLE,
+                        )
+                        .map_err(|e| io::Error::other(e.to_string()))?;
+                    (layer_case, layer_path)
+                }
+                None => (hit.case, case_path.clone()),
+            };
+            let source = path.display().to_string();
+            for b in [hit.backend, other] {
+                write_durable(
+                    &dir.join(format!("repro-{b}.py")),
+                    &harness_py::export::python_script(case, &source, b),
+                )?;
+            }
+            write_durable(
+                &dir.join("repro.py"),
+                &harness_py::export::backend_pair_script(&source, hit.backend, other),
+            )?;
+            return write_durable(&dir.join("report.md"), &report(hit, &reproduce, dir));
+        }
         match hit.isolated {
             Some(layer_case) => {
                 let layer_path = dir.join("layer.case.json");
@@ -504,5 +551,110 @@ mod tests {
         assert_eq!(folder_of("odd name"), Path::new("odd_name"));
         assert_eq!(folder_of("a/../b"), Path::new("a/..-b"));
         assert_eq!(folder_of("../.."), Path::new("_../_.."));
+    }
+}
+
+#[cfg(test)]
+mod backend_pair_tests {
+    use super::*;
+    use harness_py::{Backend, Kind};
+    use judge::Tier;
+
+    fn python() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python")
+    }
+
+    /// A `backend-mismatch` is saved with the case's script for each backend and a `repro.py`
+    /// that runs both, one process each, and compares their outputs: on a case the two
+    /// backends agree on it exits 0; with one backend's outputs changed it exits 1 and says
+    /// which output differs. The reproduce command names that script.
+    #[test]
+    fn a_backend_mismatch_repro_runs_both_backends_and_compares_them() {
+        let mut case = Case::read(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../oracle/tests/fixtures/keras/dense_chain.case.json"),
+        )
+        .unwrap();
+        case.dtype = oracle::DType::Float32;
+        let verdict = Verdict {
+            kind: Kind::BackendMismatch,
+            signature: "backend-mismatch/Dense/jax-torch".into(),
+            layer: Some("dense".into()),
+            mode: None,
+            detail: "'dense' differs between JAX (eager) and PyTorch (eager)".into(),
+            evidence: Default::default(),
+            tier: Some(Tier::WrongResult),
+            known: None,
+        };
+        let out = tempfile::tempdir().unwrap();
+        let mut store = FindingsStore::new(out.path()).unwrap();
+        let hit = Hit {
+            verdict: &verdict,
+            case: &case,
+            bytes: 1,
+            isolated: None,
+            modes: &[Mode::Eager],
+            tensorflow: json!({}),
+            versions: &json!({}),
+            backend: Backend::Jax,
+            compared_with: Some(Backend::Torch),
+        };
+        let found = store.record(&hit).unwrap().expect("a new finding");
+        assert_eq!(
+            found.dir,
+            out.path().join("findings/backend-mismatch/Dense-jax-torch")
+        );
+        assert!(
+            found.reproduce.starts_with("python3 "),
+            "{}",
+            found.reproduce
+        );
+        assert!(found.reproduce.contains("repro.py"), "{}", found.reproduce);
+        let outcome: Value =
+            serde_json::from_str(&fs::read_to_string(found.dir.join("outcome.json")).unwrap())
+                .unwrap();
+        assert_eq!(outcome["backend"], "jax");
+        assert_eq!(outcome["compared_with"], "torch");
+        let torch_script = fs::read_to_string(found.dir.join("repro-torch.py")).unwrap();
+        assert!(torch_script.contains("os.environ[\"KERAS_BACKEND\"] = \"torch\""));
+        assert!(
+            fs::read_to_string(found.dir.join("repro-jax.py"))
+                .unwrap()
+                .contains("\"jax\"")
+        );
+        let run = || {
+            std::process::Command::new(python())
+                .arg(found.dir.join("repro.py"))
+                .output()
+                .unwrap()
+        };
+        let agree = run();
+        let text = String::from_utf8_lossy(&agree.stdout);
+        assert_eq!(
+            agree.status.code(),
+            Some(0),
+            "{text}{}",
+            String::from_utf8_lossy(&agree.stderr)
+        );
+        assert!(
+            text.contains("output 0: jax [") && text.contains("output 0: torch ["),
+            "{text}"
+        );
+        // PyTorch's outputs scaled after the model ran: the backends now differ.
+        fs::write(
+            found.dir.join("repro-torch.py"),
+            torch_script.replace(
+                "ok = True\n",
+                "ok = True\nactual = [ops.convert_to_numpy(a) * 1.5 for a in actual]\n",
+            ),
+        )
+        .unwrap();
+        let differ = run();
+        let text = String::from_utf8_lossy(&differ.stdout);
+        assert_eq!(differ.status.code(), Some(1), "{text}");
+        assert!(
+            text.contains("output 0 DIFFERS between jax and torch"),
+            "{text}"
+        );
     }
 }

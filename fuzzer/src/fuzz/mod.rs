@@ -45,7 +45,7 @@ use serde_json::json;
 
 use crate::cli::FuzzArgs;
 use crate::exit::{Failure, Outcome};
-use executor::{CaseExecutor, ExecOptions, VerdictObserver};
+use executor::{CaseExecutor, ExecOptions, Lane, VerdictObserver};
 use features::MAP_SIZE;
 use findings::FindingsStore;
 use input::CaseInput;
@@ -153,7 +153,8 @@ struct Campaign {
     /// Value-only runs per corpus entry (see [`ValueMutator`]); 0 for none.
     value_burst: usize,
     scheduler: SchedulerKind,
-    command: WorkerCommand,
+    /// Per backend, how to start its worker and the modes it runs.
+    lanes: Vec<(WorkerCommand, Vec<harness_py::Mode>)>,
     env: PythonEnv,
 }
 
@@ -189,11 +190,26 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
     if args.jobs == 0 {
         return Err(Failure::usage("--jobs 0: expected at least one client"));
     }
-    crate::commands::check_modes(args.python.backend, &args.modes())?;
-    if args.modes().is_empty() || args.dtype.is_empty() {
-        return Err(Failure::usage(
-            "--modes and --dtype need at least one value each",
-        ));
+    share("second-backend-share", args.second_backend_share)?;
+    let backends = args.backends();
+    if backends.is_empty() {
+        return Err(Failure::usage("--backends needs at least one backend"));
+    }
+    if args.backends.is_none() {
+        crate::commands::check_modes(args.python.backend, &args.modes())?;
+    }
+    if let Some(b) = backends.iter().find(|b| args.modes_of(**b).is_empty()) {
+        return Err(Failure::usage(format!(
+            "--modes names none of the {b} backend's modes ({})",
+            harness_py::Mode::of(*b)
+                .iter()
+                .map(|m| m.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    if args.dtype.is_empty() {
+        return Err(Failure::usage("--dtype needs at least one value"));
     }
     if let Some(d) = args
         .dtype
@@ -249,8 +265,27 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
 
     let env = crate::commands::python_env(&args.python)?;
     let suppressions = crate::commands::suppressions(&args.suppressions)?;
-    let command = crate::commands::worker_command(&args.python)?;
+    // The first backend's reference is the one generation and repair use.
+    let command = crate::commands::worker_command(&crate::cli::PythonArgs {
+        backend: backends[0],
+        ..args.python.clone()
+    })?;
     let target = crate::commands::target_info(&command, &env)?;
+    let lanes: Vec<(WorkerCommand, Vec<harness_py::Mode>)> = backends
+        .iter()
+        .map(|&b| {
+            let mut c = command.clone();
+            c.backend = b;
+            (c, args.modes_of(b))
+        })
+        .collect();
+    // Each backend other than the first must be installed: asked now, not in a client.
+    let mut lane_record =
+        vec![json!({"backend": backends[0], "modes": lanes[0].1, "target": target.id()})];
+    for (c, modes) in &lanes[1..] {
+        let t = crate::commands::target_info(c, &env)?;
+        lane_record.push(json!({"backend": c.backend, "modes": modes, "target": t.id()}));
+    }
     if args.resume {
         check_same_target(out, &target.id())?;
     }
@@ -283,8 +318,8 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
         deadline: limit.map(|l| Instant::now() + l),
         runs: args.runs,
         exec: ExecOptions {
-            modes: args.modes(),
             second_mode_share: args.second_mode_share,
+            second_backend_share: args.second_backend_share,
             run,
             stop: Some(&STOP),
             suppressions: suppressions.clone(),
@@ -309,11 +344,11 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
         sync_every: Duration::from_secs_f64(args.sync_every.max(0.0)),
         value_burst: args.value_burst,
         scheduler: args.scheduler,
-        command,
+        lanes,
         env,
     };
     let installed = installed(&campaign.env);
-    record_run(out, args, seed, &target.id(), &installed).map_err(|e| {
+    record_run(out, args, seed, &target.id(), &installed, &lane_record).map_err(|e| {
         Failure::failed(format!(
             "cannot write {}: {e}",
             out.join("campaign.json").display()
@@ -428,6 +463,7 @@ fn record_run(
     seed: u64,
     target: &TargetId,
     installed: &[String],
+    backends: &[serde_json::Value],
 ) -> std::io::Result<()> {
     let path = out.join("campaign.json");
     let mut campaign: serde_json::Value = findings::read_record(&path)
@@ -442,6 +478,7 @@ fn record_run(
             "layers": args.layers, "keep_known_bugs": args.keep_known_bugs,
             "value_burst": args.value_burst, "scheduler": args.scheduler,
             "semfuzz": env!("CARGO_PKG_VERSION"), "target": target, "installed": installed,
+            "backends": backends, "second_backend_share": args.second_backend_share,
         }));
     }
     std::fs::write(
@@ -525,20 +562,32 @@ where
         + SendExiting,
 {
     let corpus_dir = c.out.join("corpus");
-    let mut harness = Harness::new(c.command.clone(), c.env.clone());
-    harness.keep_spare = true;
-    let v = harness
-        .versions()
-        .map_err(|e| Error::unknown(format!("cannot start the TensorFlow worker: {e}")))?;
-    let versions = json!({"python": v.python, "tensorflow": v.tensorflow, "keras": v.keras,
-                          "numpy": v.numpy, "backend": v.backend, "onednn": v.onednn});
+    let mut lanes = Vec::new();
+    for (command, modes) in &c.lanes {
+        let mut harness = Harness::new(command.clone(), c.env.clone());
+        harness.keep_spare = true;
+        let framework = judge::verdict::Framework::of(command.backend);
+        let v = harness
+            .versions()
+            .map_err(|e| Error::unknown(format!("cannot start the {framework} worker: {e}")))?;
+        let versions = json!({"python": v.python, "tensorflow": v.tensorflow, "keras": v.keras,
+                              "numpy": v.numpy, "backend": v.backend, "onednn": v.onednn,
+                              "jax": v.jax, "torch": v.torch});
+        lanes.push(Lane {
+            judge: judge::Judge::new(c.exec.suppressions.clone(), crate::commands::target(&v)),
+            harness,
+            backend: command.backend,
+            modes: modes.clone(),
+            versions,
+        });
+    }
 
     let map_observer = OwnedMapObserver::new("features", vec![0u8; MAP_SIZE]).track_indices();
     let verdict_observer = VerdictObserver::default();
     let mut feedback = MaxMapFeedback::new(&map_observer);
     let store = FindingsStore::new(&c.out)
         .map_err(|e| Error::os_error(e, "cannot create the findings folder"))?;
-    let mut objective = FindingFeedback::new(&verdict_observer, store, versions, v.backend, true);
+    let mut objective = FindingFeedback::new(&verdict_observer, store, true);
     let resumed = restored.is_some();
     let mut state = match restored {
         Some(s) => s,
@@ -553,10 +602,9 @@ where
     let scheduler = CaseScheduler::new(c.scheduler, &map_observer);
     let mut fuzzer = StdFuzzer::new(scheduler, feedback, objective);
     let mut executor = CaseExecutor::new(
-        harness,
+        lanes,
         tuple_list!(map_observer, verdict_observer),
         c.exec.clone(),
-        crate::commands::target(&v),
     );
     executor.internal_errors = Some(c.out.join("internal-errors"));
     executor.known_counts = Some(findings::KnownCounts::new(&c.out));

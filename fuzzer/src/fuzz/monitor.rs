@@ -47,6 +47,10 @@ pub struct Totals {
     pub held: u64,
     /// Executions of cases the target cannot express.
     pub unsupported: u64,
+    /// Runs and microseconds (the worker's round trips) per backend, in
+    /// [`harness_py::Backend::ALL`]'s order.
+    pub backend_runs: [u64; 3],
+    pub backend_us: [u64; 3],
     pub clients: usize,
     pub execs_per_sec: f64,
     pub corpus: usize,
@@ -87,6 +91,9 @@ impl Totals {
             known: get("known_execs") as u64,
             held: get("held_model_execs") as u64,
             unsupported: get("unsupported_execs") as u64,
+            backend_runs: harness_py::Backend::ALL.map(|b| get(&format!("{b}_runs")) as u64),
+            backend_us: harness_py::Backend::ALL
+                .map(|b| (get(&format!("{b}_seconds")) * 1e6) as u64),
             clients: get("clients") as usize,
             execs_per_sec: get("execs_per_sec"),
             ..Totals::default()
@@ -258,6 +265,14 @@ fn write_stats(out: &Path, t: &Totals, plot: bool) -> std::io::Result<()> {
     kv("known_execs", t.known.to_string());
     kv("held_model_execs", t.held.to_string());
     kv("unsupported_execs", t.unsupported.to_string());
+    // Per backend that ran cases: runs (a case compared on two backends counts on each) and
+    // the seconds its worker took for them.
+    for (i, b) in harness_py::Backend::ALL.iter().enumerate() {
+        if t.backend_runs[i] > 0 {
+            kv(&format!("{b}_runs"), t.backend_runs[i].to_string());
+            kv(&format!("{b}_seconds"), seconds(t.backend_us[i]));
+        }
+    }
     kv(
         "held_model_percent",
         format!("{:.1}", Totals::percent(t.held, t.execs)),
@@ -368,7 +383,24 @@ impl StatusMonitor {
             outgrown,
             held,
             unsupported,
+            tensorflow_runs,
+            jax_runs,
+            torch_runs,
+            tensorflow_us,
+            jax_us,
+            torch_us,
         ] = sums;
+        for (i, (runs, us)) in [
+            (tensorflow_runs, tensorflow_us),
+            (jax_runs, jax_us),
+            (torch_runs, torch_us),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            t.backend_runs[i] += runs;
+            t.backend_us[i] += us;
+        }
         t.held += held;
         t.unsupported += unsupported;
         t.recycled += recycled;

@@ -18,26 +18,15 @@ use crate::isolated::isolated_case;
 pub struct FindingFeedback {
     handle: Handle<VerdictObserver>,
     pub store: FindingsStore,
-    versions: serde_json::Value,
-    /// The backend the cases run on (a finding's reproduce command names it).
-    backend: harness_py::Backend,
     /// Print new findings (the user's view); tests of the library keep quiet.
     announce: bool,
 }
 
 impl FindingFeedback {
-    pub fn new(
-        observer: &VerdictObserver,
-        store: FindingsStore,
-        versions: serde_json::Value,
-        backend: harness_py::Backend,
-        announce: bool,
-    ) -> Self {
+    pub fn new(observer: &VerdictObserver, store: FindingsStore, announce: bool) -> Self {
         FindingFeedback {
             handle: observer.handle(),
             store,
-            versions,
-            backend,
             announce,
         }
     }
@@ -64,46 +53,46 @@ impl<EM, OT: MatchNameRef, S> Feedback<EM, CaseInput, OT, S> for FindingFeedback
         let Some(observer) = observers.get(&self.handle) else {
             return Err(Error::key_not_found("the verdict observer is missing"));
         };
-        let Some(execution) = &observer.last else {
-            return Ok(false);
-        };
-        // The case as the target ran it (adapted to another Keras release), so that the
-        // finding's repro runs there.
-        let case = match &execution.adapted {
-            Some(c) => c.clone(),
-            None => input
-                .case()
-                .map_err(|e| Error::illegal_state(format!("a test case does not parse: {e}")))?,
-        };
         let mut new = false;
-        for verdict in execution.verdicts.iter().filter(|v| v.is_finding()) {
-            let isolated = isolated_case(&case, verdict, &execution.outcome);
-            let hit = Hit {
-                verdict,
-                case: &case,
-                bytes: input.bytes(),
-                isolated: isolated.as_ref(),
-                modes: &execution.modes,
-                tensorflow: execution.tensorflow.clone(),
-                versions: &self.versions,
-                backend: self.backend,
+        for execution in &observer.last {
+            // The case as the target ran it (adapted to another Keras release), so that the
+            // finding's repro runs there.
+            let case = match &execution.adapted {
+                Some(c) => c.clone(),
+                None => input.case().map_err(|e| {
+                    Error::illegal_state(format!("a test case does not parse: {e}"))
+                })?,
             };
-            let recorded = self.store.record(&hit).map_err(|e| {
-                Error::os_error(
-                    e,
-                    format!("cannot record the finding {}", verdict.signature),
-                )
-            })?;
-            if let Some(finding) = recorded {
-                new = true;
-                tracing::info!(dir = %finding.dir.display(), "{}", finding.line);
-                if self.announce {
-                    println!("[semfuzz] {}", finding.line);
-                    println!("  Reproduce with: {}", finding.reproduce);
-                    println!(
-                        "  Minimize with: semfuzz triage --minimize {}",
-                        finding.dir.display()
-                    );
+            for verdict in execution.verdicts.iter().filter(|v| v.is_finding()) {
+                let isolated = isolated_case(&case, verdict, &execution.outcome);
+                let hit = Hit {
+                    verdict,
+                    case: &case,
+                    bytes: input.bytes(),
+                    isolated: isolated.as_ref(),
+                    modes: &execution.modes,
+                    tensorflow: execution.tensorflow.clone(),
+                    versions: &execution.versions,
+                    backend: execution.backend,
+                    compared_with: execution.compared_with,
+                };
+                let recorded = self.store.record(&hit).map_err(|e| {
+                    Error::os_error(
+                        e,
+                        format!("cannot record the finding {}", verdict.signature),
+                    )
+                })?;
+                if let Some(finding) = recorded {
+                    new = true;
+                    tracing::info!(dir = %finding.dir.display(), "{}", finding.line);
+                    if self.announce {
+                        println!("[semfuzz] {}", finding.line);
+                        println!("  Reproduce with: {}", finding.reproduce);
+                        println!(
+                            "  Minimize with: semfuzz triage --minimize {}",
+                            finding.dir.display()
+                        );
+                    }
                 }
             }
         }

@@ -537,14 +537,21 @@ pub fn run(args: &TriageArgs) -> Result<Outcome, Failure> {
             "--time-per-finding must be a number of seconds",
         ));
     }
+    let backend = match args.backend {
+        Some(b) => b,
+        None => recorded_backend(&sources)?,
+    };
     let envs: Vec<PythonArgs> = if args.pythons.is_empty() {
-        vec![PythonArgs::default()]
+        vec![PythonArgs {
+            backend,
+            ..Default::default()
+        }]
     } else {
         args.pythons
             .iter()
             .map(|p| PythonArgs {
                 python: Some(p.clone()),
-                ..Default::default()
+                backend,
             })
             .collect()
     };
@@ -587,6 +594,30 @@ pub fn run(args: &TriageArgs) -> Result<Outcome, Failure> {
     } else {
         Outcome::Clean
     })
+}
+
+/// The backend the findings folders among `sources` were found on (their `outcome.json`;
+/// TensorFlow where it says none, as before backends were recorded): a usage error where they
+/// name several, since one replay runs on one backend.
+fn recorded_backend(sources: &[Source]) -> Result<harness_py::Backend, Failure> {
+    let mut seen = std::collections::BTreeSet::new();
+    for source in sources {
+        if let Source::Finding(dir) = source {
+            let backend = fs::read_to_string(dir.join("outcome.json"))
+                .ok()
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                .and_then(|o| serde_json::from_value(o["backend"].clone()).ok())
+                .unwrap_or_default();
+            seen.insert(backend);
+        }
+    }
+    match seen.len() {
+        0 | 1 => Ok(seen.into_iter().next().unwrap_or_default()),
+        _ => Err(Failure::usage(format!(
+            "the findings were found on several backends ({}): pass --backend to replay them on one",
+            seen.iter().map(|b| b.name()).collect::<Vec<_>>().join(", ")
+        ))),
+    }
 }
 
 /// How the findings are replayed in each environment.
