@@ -260,3 +260,92 @@ fn every_kept_example_outside_the_ieee_tier_holds_finite_values() {
     }
     assert!(checked >= 30, "only {checked} kept examples read");
 }
+
+/// A kept bug whose entry names backends besides the one its example was found on shows on
+/// each of them too, explained by its own entry alone: an entry is only as wide as the
+/// backends its example reproduces on. The example runs there in the backend's counterpart of
+/// its recorded modes (TensorFlow's graph and XLA are JAX's `jit` and PyTorch's eager).
+#[test]
+fn every_kept_finding_shows_on_each_backend_its_entry_names() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crashes");
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let dir = entry.unwrap().path();
+        let Ok(kept) = std::fs::read_to_string(dir.join("kept.json")) else {
+            continue;
+        };
+        let kept: Value = serde_json::from_str(&kept).unwrap();
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let outcome: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("outcome.json")).unwrap())
+                .unwrap();
+        if !keras_range_holds(&kept, &release_parts(&keras_version(None))) {
+            continue;
+        }
+        let recorded = outcome["backend"].as_str().unwrap_or("tensorflow");
+        let backends: Vec<&str> = kept["backends"]
+            .as_array()
+            .map(|b| b.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_else(|| vec!["tensorflow"]);
+        let class = outcome["class"]
+            .as_str()
+            .or_else(|| outcome["signature"].as_str()?.split('/').nth(1))
+            .unwrap()
+            .to_owned();
+        let want = format!("{}/{class}", outcome["verdict"].as_str().unwrap());
+        for backend in backends.into_iter().filter(|b| *b != recorded) {
+            let counterpart = |m: &str| -> String {
+                match (backend, m) {
+                    ("jax", "graph" | "xla" | "jit") => "jit".into(),
+                    ("jax", _) | ("torch", _) => "eager".into(),
+                    (_, m) => m.into(),
+                }
+            };
+            let mut modes: Vec<String> = outcome["modes"]
+                .as_array()
+                .map(|m| {
+                    m.iter()
+                        .filter_map(Value::as_str)
+                        .map(counterpart)
+                        .collect()
+                })
+                .unwrap_or_else(|| vec!["eager".into()]);
+            modes.dedup();
+            let mut cmd = semfuzz(None);
+            cmd.args(["known", "explain", "--json", "--backend", backend]);
+            if let Some(dtype) = outcome["dtype"].as_str() {
+                cmd.args(["--dtype", dtype]);
+            }
+            cmd.args(["--modes", &modes.join(",")]);
+            let out = cmd.arg(dir.join("case.case.json")).output().unwrap();
+            let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+            let verdicts = report["verdicts"].as_array().cloned().unwrap_or_default();
+            let explained = verdicts.iter().any(|v| {
+                let by: Vec<&str> = v["explanation"]["explained_by"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|x| x["entry"].as_str())
+                    .collect();
+                v["signature"]
+                    .as_str()
+                    .is_some_and(|s| s.starts_with(&want) && s.ends_with(&format!("/on-{backend}")))
+                    && by == [name.as_str()]
+            });
+            if !explained {
+                failures.push(format!(
+                    "{name} on {backend}: {:#}",
+                    Value::Array(verdicts.iter().map(json_brief).collect())
+                ));
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "only {checked} replays on other backends");
+    assert!(
+        failures.is_empty(),
+        "kept findings that do not show, explained by their own entry, on a backend it names:\n{}",
+        failures.join("\n")
+    );
+}

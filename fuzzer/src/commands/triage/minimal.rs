@@ -161,11 +161,8 @@ fn write_minimized(
     fs::create_dir_all(dir).map_err(io_error(dir))?;
     let case_path = dir.join("case.case.json");
     case.write(&case_path, &CheckedShapes::of(case), WriteOptions::DURABLE)?;
-    let repro = harness_py::export::python_script(
-        case,
-        &case_path.display().to_string(),
-        harness_py::Backend::Tensorflow,
-    );
+    let repro =
+        harness_py::export::python_script(case, &case_path.display().to_string(), versions.backend);
     let write = |name: &str, text: &str| {
         let p = dir.join(name);
         fs::write(&p, text).map_err(io_error(&p))
@@ -183,8 +180,10 @@ fn write_minimized(
         "class": class,
         "mode": verdict.and_then(|v| v.mode).map(|m| m.name()),
         "modes": modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
+        "backend": versions.backend,
         "dtype": case.dtype.name(),
         "detail": verdict.map(|v| v.detail.clone()),
+        "tier": verdict.and_then(|v| v.tier).map(|t| t.name()),
         "minimized_from": entry.source.case_path().display().to_string(),
         "layers_before": inner_layers(&entry.case),
         "layers": layers,
@@ -317,11 +316,21 @@ fn issue(
         "# {}\n\n",
         title(kind, class, verdict.and_then(|v| v.mode), case.dtype.name())
     );
-    let _ = writeln!(
-        s,
-        "**Versions:** TensorFlow {}, Keras {}, NumPy {}, Python {}\n",
-        versions.tensorflow, versions.keras, versions.numpy, versions.python
-    );
+    let framework = judge::verdict::Framework::of(versions.backend);
+    let _ = match (versions.backend, &versions.jax, &versions.torch) {
+        (harness_py::Backend::Jax, Some(v), _) | (harness_py::Backend::Torch, _, Some(v)) => {
+            writeln!(
+                s,
+                "**Versions:** {framework} {v}, Keras {} (backend {}), NumPy {}, Python {}\n",
+                versions.keras, versions.backend, versions.numpy, versions.python
+            )
+        }
+        _ => writeln!(
+            s,
+            "**Versions:** TensorFlow {}, Keras {}, NumPy {}, Python {}\n",
+            versions.tensorflow, versions.keras, versions.numpy, versions.python
+        ),
+    };
     let modes: Vec<&str> = modes.iter().map(|m| m.name()).collect();
     let _ = writeln!(
         s,
@@ -337,7 +346,9 @@ fn issue(
         modes.join(", "),
         case.dtype.name()
     );
-    s += "## Minimal reproduction\n\nNeeds only TensorFlow, Keras and NumPy; exits 1 when the bug shows.\n\n```python\n";
+    s += &format!(
+        "## Minimal reproduction\n\nNeeds only {framework}, Keras and NumPy; exits 1 when the bug shows.\n\n```python\n"
+    );
     s += repro.trim_end();
     s += "\n```\n\n## Expected vs actual\n\n```\n";
     s += verdict.map_or("(no verdict)", |v| v.detail.trim_end());
