@@ -147,13 +147,7 @@ fn check_every_kept_finding(python: Option<&Path>) {
         // While it reproduces, the bug is known: its verdict is explained by this folder's
         // entry and by no other, so campaigns count it instead of reporting it again.
         let explained_by_this_alone = showing.iter().any(|v| {
-            let by: Vec<&str> = v["explanation"]["explained_by"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|x| x["entry"].as_str())
-                .collect();
-            v["known"].as_str() == Some(name.as_str()) && by == [name.as_str()]
+            v["known"].as_str() == Some(name.as_str()) && explained_by(v) == [name.as_str()]
         });
         // The tier its record gives is the one the judge gives now.
         let tier = &outcome["tier"];
@@ -206,6 +200,16 @@ fn check_every_kept_finding(python: Option<&Path>) {
         "kept findings no longer behave as their entries say (update the release range):\n{}",
         changed.join("\n")
     );
+}
+
+/// The entries that explain a verdict of `known explain --json`.
+fn explained_by(v: &Value) -> Vec<&str> {
+    v["explanation"]["explained_by"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|x| x["entry"].as_str())
+        .collect()
 }
 
 /// A verdict's kind, layer, known entry, evidence and explanation.
@@ -322,16 +326,10 @@ fn every_kept_finding_shows_on_each_backend_its_entry_names() {
             let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
             let verdicts = report["verdicts"].as_array().cloned().unwrap_or_default();
             let explained = verdicts.iter().any(|v| {
-                let by: Vec<&str> = v["explanation"]["explained_by"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|x| x["entry"].as_str())
-                    .collect();
                 v["signature"]
                     .as_str()
                     .is_some_and(|s| s.starts_with(&want) && s.ends_with(&format!("/on-{backend}")))
-                    && by == [name.as_str()]
+                    && explained_by(v) == [name.as_str()]
             });
             if !explained {
                 failures.push(format!(

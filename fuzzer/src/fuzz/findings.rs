@@ -322,21 +322,23 @@ impl FindingsStore {
         let script = |case: &Case, path: &Path| {
             harness_py::export::python_script(case, &path.display().to_string(), hit.backend)
         };
+        // The diverging layer alone, beside the model.
+        let write_layer_case = |layer_case: &Case| -> io::Result<PathBuf> {
+            let layer_path = dir.join("layer.case.json");
+            layer_case
+                .write(
+                    &layer_path,
+                    &CheckedShapes::of(layer_case),
+                    WriteOptions::DURABLE,
+                )
+                .map_err(|e| io::Error::other(e.to_string()))?;
+            Ok(layer_path)
+        };
         if let Some(other) = hit.compared_with {
             // Each backend's script of the layer (or the model), and a driver that runs both
             // and compares their outputs.
             let (case, path) = match hit.isolated {
-                Some(layer_case) => {
-                    let layer_path = dir.join("layer.case.json");
-                    layer_case
-                        .write(
-                            &layer_path,
-                            &CheckedShapes::of(layer_case),
-                            WriteOptions::DURABLE,
-                        )
-                        .map_err(|e| io::Error::other(e.to_string()))?;
-                    (layer_case, layer_path)
-                }
+                Some(layer_case) => (layer_case, write_layer_case(layer_case)?),
                 None => (hit.case, case_path.clone()),
             };
             let source = path.display().to_string();
@@ -354,14 +356,7 @@ impl FindingsStore {
         }
         match hit.isolated {
             Some(layer_case) => {
-                let layer_path = dir.join("layer.case.json");
-                layer_case
-                    .write(
-                        &layer_path,
-                        &CheckedShapes::of(layer_case),
-                        WriteOptions::DURABLE,
-                    )
-                    .map_err(|e| io::Error::other(e.to_string()))?;
+                let layer_path = write_layer_case(layer_case)?;
                 write_durable(&dir.join("repro.py"), &script(layer_case, &layer_path))?;
                 write_durable(&dir.join("model-repro.py"), &script(hit.case, &case_path))?;
             }
