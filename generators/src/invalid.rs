@@ -15,6 +15,7 @@ use crate::balance::ClassBalance;
 use crate::edit::Skipped;
 use crate::mutate::{change_args_of, change_input_shape, rewire_input_of, rewire_to_new_input};
 use crate::sample::sample_param;
+use crate::values::fill_inputs;
 
 /// Candidates tried at most; twice as many when a Keras-enforced violation is preferred.
 const TRIES: usize = 50;
@@ -119,6 +120,9 @@ fn candidate(case: &Case, balance: &ClassBalance, rng: &mut Rng) -> Option<Case>
     if kind.params().is_empty() || rng.random_bool(REWIRE) {
         if rng.random_bool(NEW_INPUT) {
             rewire_to_new_input(&mut c, li, rng).ok()?;
+            // The new model input (and the others: adding one drops the arrays) gets its
+            // array, or the model could be built but never called.
+            fill_inputs(&mut c, NEW_INPUT_BATCH).ok()?;
         } else {
             rewire_input_of(&mut c, li, rng).ok()?;
         }
@@ -138,6 +142,9 @@ fn candidate(case: &Case, balance: &ClassBalance, rng: &mut Rng) -> Option<Case>
 
 /// How often a layer with arguments gets another input rather than another argument.
 const REWIRE: f64 = 0.3;
+
+/// The batch of the arrays a rewired case's inputs get where it had none.
+const NEW_INPUT_BATCH: usize = 2;
 
 /// How often that input is a new model input of another rank rather than an earlier tensor
 /// (a model whose tensors all have one rank could never break a layer's rank check).

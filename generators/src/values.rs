@@ -375,6 +375,43 @@ fn index_rows(
 
 /// A declared shape made concrete: the existing array's dimensions where the declaration
 /// leaves them open, else `batch` for the batch and a small size for the others.
+/// Gives a case whose model is not valid (a minimally-invalid one) an input array for every
+/// model input that has none of its declared shape: values spread over [0, 1), which every
+/// input takes (an `Embedding` reads them as row 0), since the reference checks no values of
+/// an invalid model. The arrays of the right shape stay; the batch of a new one is that of the
+/// first array, else `batch`. Without them an invalid model could be built but never called.
+/// The values are a fixed sequence, not drawn, so the draws of a seeded campaign stay as they
+/// were.
+pub fn fill_inputs(case: &mut Case, batch: usize) -> Result<(), NotValid> {
+    let declared = declared_inputs(&case.model).map_err(|e| NotValid(Box::new(e)))?;
+    let batch = case
+        .inputs
+        .first()
+        .and_then(|t| t.shape().first().copied())
+        .unwrap_or(batch);
+    let inputs = declared
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let existing = case.inputs.get(i).map(Tensor::shape);
+            let shape = concrete_shape(d, existing, batch);
+            match case.inputs.get(i) {
+                Some(t) if t.shape() == shape.as_slice() => t.clone(),
+                _ => {
+                    let n: usize = shape.iter().product();
+                    // The fractional parts of k times the golden ratio: spread, never repeating.
+                    let data = (0..n).map(|k| (k as f64 * 0.618_033_988_749_895 + 0.1).fract());
+                    Tensor::new(
+                        ArrayD::from_shape_vec(shape, data.collect()).expect("length matches"),
+                    )
+                }
+            }
+        })
+        .collect();
+    case.inputs = inputs;
+    Ok(())
+}
+
 fn concrete_shape(declared: &Dims, existing: Option<&[usize]>, batch: usize) -> Vec<usize> {
     declared
         .iter()

@@ -225,6 +225,7 @@ fn minimally_invalid_cases_break_exactly_one_precondition() {
         assert!(!invalid.model.layers.is_empty());
         assert_ne!(json(&invalid), json(case), "case {k}: nothing changed");
         assert_well_formed(&invalid, &format!("invalid case {k}"));
+        assert_inputs_fit(&invalid, &format!("invalid case {k}"));
         if v.tag == oracle::Tag::KerasEnforced {
             keras_enforced += 1;
         }
@@ -285,6 +286,26 @@ fn the_layer_a_minimally_invalid_case_breaks_is_drawn_by_the_balance() {
     );
 }
 
+/// The case holds one input array per model input, of its declared shape.
+fn assert_inputs_fit(case: &oracle::Case, what: &str) {
+    let declared = oracle::check::declared_inputs(&case.model).expect("declared inputs");
+    assert_eq!(
+        case.inputs.len(),
+        declared.len(),
+        "{what}: an array per model input"
+    );
+    for (t, d) in case.inputs.iter().zip(&declared) {
+        assert!(
+            t.shape().len() == d.len()
+                && d.iter()
+                    .zip(t.shape())
+                    .all(|(d, s)| d.is_none_or(|d| d == *s)),
+            "{what}: an array of shape {:?} for an input declared {d:?}",
+            t.shape()
+        );
+    }
+}
+
 /// A layer's own check of its input's rank is broken even where every tensor of the model has
 /// the rank it takes: in `x (rank 3) → Conv1D → SpatialDropout1D` a new input shape breaks the
 /// `Conv1D` first, and no earlier tensor has another rank.
@@ -307,7 +328,14 @@ fn a_minimally_invalid_case_breaks_a_rank_check_no_tensor_of_the_model_breaks() 
     let mut r = rng(3);
     let made: Vec<oracle::Violation> = (0..200)
         .filter_map(|_| make_minimally_invalid(&case, &ClassBalance::default(), &mut r).ok())
-        .map(|(_, v)| v)
+        .map(|(c, v)| {
+            // A new model input comes with its array (and the input the case had gets one):
+            // the model can be called, not only built.
+            if oracle::check::declared_inputs(&c.model).unwrap().len() > 1 {
+                assert_inputs_fit(&c, &v.to_string());
+            }
+            v
+        })
         .collect();
     let at_rank = made
         .iter()
