@@ -226,36 +226,34 @@ fn an_exported_script_runs_on_its_backend() {
     }
 }
 
-/// A campaign on JAX: it records its backend and JAX's default modes (jit first), and finds
-/// the fault planted in Keras's JAX relu as a mismatch, whose reproduce command and repro
-/// name the backend.
-#[test]
-fn a_jax_campaign_finds_a_fault_planted_in_the_jax_backend() {
+/// A float32 campaign of seed 4 with no seeds, `args` added, and the fault planted in Keras's
+/// JAX relu (`plant_jax_relu.py`); its output folder, once it has ended well.
+fn planted_campaign(args: &[&str]) -> tempfile::TempDir {
     let out = tempfile::tempdir().unwrap();
     let no_seeds = tempfile::tempdir().unwrap();
-    let plant = common::data("plant_jax_relu.py");
     let status = Command::new(env!("CARGO_BIN_EXE_semfuzz"))
-        .args([
-            "fuzz",
-            "--no-status",
-            "--backend",
-            "jax",
-            "--runs",
-            "40",
-            "--seed",
-            "4",
-        ])
-        .args(["--dtype", "float32", "--out"])
+        .args(["fuzz", "--no-status", "--seed", "4", "--dtype", "float32"])
+        .args(args)
+        .arg("--out")
         .arg(out.path())
         .arg("--seeds")
         .arg(no_seeds.path())
-        .env("SEMFUZZ_WORKER_PLANT", &plant)
+        .env("SEMFUZZ_WORKER_PLANT", common::data("plant_jax_relu.py"))
         .env_remove("SEMFUZZ_PYTHON")
         .env_remove("RUST_LOG")
         .stdin(std::process::Stdio::null())
         .status()
         .unwrap();
     assert!(status.success());
+    out
+}
+
+/// A campaign on JAX: it records its backend and JAX's default modes (jit first), and finds
+/// the fault planted in Keras's JAX relu as a mismatch, whose reproduce command and repro
+/// name the backend.
+#[test]
+fn a_jax_campaign_finds_a_fault_planted_in_the_jax_backend() {
+    let out = planted_campaign(&["--backend", "jax", "--runs", "40"]);
     let campaign: Value =
         serde_json::from_str(&std::fs::read_to_string(out.path().join("campaign.json")).unwrap())
             .unwrap();
@@ -291,35 +289,14 @@ fn a_jax_campaign_finds_a_fault_planted_in_the_jax_backend() {
 /// saves pairs JAX with another backend on the planted error.
 #[test]
 fn a_campaign_on_three_backends_finds_the_fault_of_one() {
-    let out = tempfile::tempdir().unwrap();
-    let no_seeds = tempfile::tempdir().unwrap();
-    let plant = common::data("plant_jax_relu.py");
-    let status = Command::new(env!("CARGO_BIN_EXE_semfuzz"))
-        .args([
-            "fuzz",
-            "--no-status",
-            "--backends",
-            "tensorflow,jax,torch",
-            "--second-backend-share",
-            "0.5",
-            "--runs",
-            "60",
-            "--seed",
-            "4",
-            "--dtype",
-            "float32",
-            "--out",
-        ])
-        .arg(out.path())
-        .arg("--seeds")
-        .arg(no_seeds.path())
-        .env("SEMFUZZ_WORKER_PLANT", &plant)
-        .env_remove("SEMFUZZ_PYTHON")
-        .env_remove("RUST_LOG")
-        .stdin(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let out = planted_campaign(&[
+        "--backends",
+        "tensorflow,jax,torch",
+        "--second-backend-share",
+        "0.5",
+        "--runs",
+        "60",
+    ]);
     let stats = std::fs::read_to_string(out.path().join("fuzzer_stats")).unwrap();
     let stat = |key: &str| -> f64 {
         stats

@@ -272,8 +272,11 @@ fn every_kept_example_outside_the_ieee_tier_holds_finite_values() {
 #[test]
 fn every_kept_finding_shows_on_each_backend_its_entry_names() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crashes");
-    let mut checked = 0;
-    let mut failures = Vec::new();
+    let keras = release_parts(&keras_version(None));
+    // The replays, by (backend, modes, dtype): each group runs in one `known explain`, one
+    // worker for all its cases. Per case: (folder, the verdict and class it must show).
+    type Group = (String, String, Option<String>);
+    let mut groups: std::collections::BTreeMap<Group, Vec<(String, String)>> = Default::default();
     for entry in std::fs::read_dir(&root).unwrap() {
         let dir = entry.unwrap().path();
         let Ok(kept) = std::fs::read_to_string(dir.join("kept.json")) else {
@@ -284,7 +287,7 @@ fn every_kept_finding_shows_on_each_backend_its_entry_names() {
         let outcome: Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("outcome.json")).unwrap())
                 .unwrap();
-        if !keras_range_holds(&kept, &release_parts(&keras_version(None))) {
+        if !keras_range_holds(&kept, &keras) {
             continue;
         }
         let recorded = outcome["backend"].as_str().unwrap_or("tensorflow");
@@ -316,19 +319,49 @@ fn every_kept_finding_shows_on_each_backend_its_entry_names() {
                 })
                 .unwrap_or_else(|| vec!["eager".into()]);
             modes.dedup();
-            let mut cmd = semfuzz(None);
-            cmd.args(["known", "explain", "--json", "--backend", backend]);
-            if let Some(dtype) = outcome["dtype"].as_str() {
-                cmd.args(["--dtype", dtype]);
-            }
-            cmd.args(["--modes", &modes.join(",")]);
-            let out = cmd.arg(dir.join("case.case.json")).output().unwrap();
-            let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+            let dtype = outcome["dtype"].as_str().map(str::to_owned);
+            groups
+                .entry((backend.to_owned(), modes.join(","), dtype))
+                .or_default()
+                .push((name.clone(), want.clone()));
+        }
+    }
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for ((backend, modes, dtype), cases) in &groups {
+        let mut cmd = semfuzz(None);
+        cmd.args([
+            "known",
+            "explain",
+            "--json",
+            "--backend",
+            backend,
+            "--modes",
+            modes,
+        ]);
+        if let Some(dtype) = dtype {
+            cmd.args(["--dtype", dtype]);
+        }
+        for (name, _) in cases {
+            cmd.arg(root.join(name).join("case.case.json"));
+        }
+        let out = cmd.output().unwrap();
+        let reports: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        for (name, want) in cases {
+            let path = root.join(name).join("case.case.json");
+            let report = reports
+                .iter()
+                .find(|r| r["case"].as_str() == path.to_str())
+                .cloned()
+                .unwrap_or(Value::Null);
             let verdicts = report["verdicts"].as_array().cloned().unwrap_or_default();
             let explained = verdicts.iter().any(|v| {
                 v["signature"]
                     .as_str()
-                    .is_some_and(|s| s.starts_with(&want) && s.ends_with(&format!("/on-{backend}")))
+                    .is_some_and(|s| s.starts_with(want) && s.ends_with(&format!("/on-{backend}")))
                     && explained_by(v) == [name.as_str()]
             });
             if !explained {

@@ -560,8 +560,11 @@ where
         super::drawn::record(&case, &modes, &oracle, Some(&tf), &verdicts);
         let backend = self.lanes[first].backend;
         let mut features = Features::for_backend(self.observers.0.as_mut(), backend);
-        for lane in &self.lanes {
-            for &line in &lane.harness.python_lines {
+        // The Python lines of the backends that ran this case (another backend's are those
+        // of the last case it ran).
+        let ran = std::iter::once(first).chain(other.as_ref().map(|o| o.0));
+        for lane in ran {
+            for &line in &self.lanes[lane].harness.python_lines {
                 features.add_hash(u64::from(line));
                 self.python_lines.insert(line);
             }
