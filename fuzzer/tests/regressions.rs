@@ -84,14 +84,31 @@ fn missing_cpu_flags(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// One kept folder to replay: what its record says it must show.
+struct Kept {
+    name: String,
+    /// The entry's Keras range, as written.
+    range: Value,
+    in_range: bool,
+    /// The signature (prefix) its verdict must have.
+    want: String,
+    tier: Value,
+}
+
 fn check_every_kept_finding(python: Option<&Path>) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crashes");
     let keras = release_parts(&keras_version(python));
-    let mut checked = 0;
-    let mut changed = Vec::new();
-    let mut unexplained = Vec::new();
     let mut without_entry = Vec::new();
-    let mut retiered = Vec::new();
+    // The replays, by what the worker runs them with (backend, modes, dtype, the machine's
+    // environment): each group is one `known explain`, one worker for all its cases, as a
+    // campaign runs them.
+    type Group = (
+        String,
+        Option<String>,
+        Option<String>,
+        Vec<(String, String)>,
+    );
+    let mut groups: std::collections::BTreeMap<Group, Vec<Kept>> = Default::default();
     for entry in std::fs::read_dir(&root).unwrap() {
         let dir = entry.unwrap().path();
         if !dir.join("case.case.json").exists() {
@@ -110,75 +127,119 @@ fn check_every_kept_finding(python: Option<&Path>) {
             eprintln!("{name}: not replayed: this CPU lacks {missing:?}");
             continue;
         }
-        // While the installed release is in the entry's range, the bug must show.
-        let range = &kept["releases"]["keras"];
-        let in_range = keras_range_holds(&kept, &keras);
         let outcome: Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("outcome.json")).unwrap())
                 .unwrap();
-        let want = outcome["signature"].as_str().unwrap();
-        let dtype = outcome["dtype"].as_str().unwrap_or("");
         // A bug of another backend is replayed on it; the older release's environment has
         // TensorFlow alone.
-        let backend = outcome["backend"].as_str().unwrap_or("tensorflow");
+        let backend = outcome["backend"]
+            .as_str()
+            .unwrap_or("tensorflow")
+            .to_owned();
         if backend != "tensorflow" && python.is_some() {
             eprintln!("{name}: not replayed: the older release's environment has no {backend}");
             continue;
         }
+        // A bug of one execution mode (XLA, graph) is replayed in the modes it was found in.
+        let modes = outcome["modes"].as_array().map(|m| {
+            m.iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(",")
+        });
+        let dtype = outcome["dtype"]
+            .as_str()
+            .filter(|d| !d.is_empty())
+            .map(str::to_owned);
+        groups
+            .entry((backend, modes, dtype, machine_env(&dir)))
+            .or_default()
+            .push(Kept {
+                // While the installed release is in the entry's range, the bug must show.
+                range: kept["releases"]["keras"].clone(),
+                in_range: keras_range_holds(&kept, &keras),
+                want: outcome["signature"].as_str().unwrap().to_owned(),
+                tier: outcome["tier"].clone(),
+                name,
+            });
+    }
+    let mut checked = 0;
+    let mut changed = Vec::new();
+    let mut unexplained = Vec::new();
+    let mut retiered = Vec::new();
+    for ((backend, modes, dtype, env), folders) in &groups {
         let mut cmd = semfuzz(python);
-        cmd.envs(machine_env(&dir));
+        cmd.envs(env.iter().cloned());
         cmd.args(["known", "explain", "--json", "--backend", backend]);
-        if !dtype.is_empty() {
+        if let Some(dtype) = dtype {
             cmd.args(["--dtype", dtype]);
         }
-        // A bug of one execution mode (XLA, graph) is replayed in the modes it was found in.
-        if let Some(modes) = outcome["modes"].as_array() {
-            let modes: Vec<&str> = modes.iter().filter_map(Value::as_str).collect();
-            cmd.args(["--modes", &modes.join(",")]);
+        if let Some(modes) = modes {
+            cmd.args(["--modes", modes]);
         }
-        let out = cmd.arg(dir.join("case.case.json")).output().unwrap();
-        let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-        let verdicts = report["verdicts"].as_array().cloned().unwrap_or_default();
-        let showing: Vec<&Value> = verdicts
-            .iter()
-            .filter(|v| v["signature"].as_str().is_some_and(|s| s.starts_with(want)))
+        for k in folders {
+            cmd.arg(root.join(&k.name).join("case.case.json"));
+        }
+        let out = cmd.output().unwrap();
+        let reports: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
             .collect();
-        let reproduces = !showing.is_empty();
-        // While it reproduces, the bug is known: its verdict is explained by this folder's
-        // entry and by no other, so campaigns count it instead of reporting it again.
-        let explained_by_this_alone = showing.iter().any(|v| {
-            v["known"].as_str() == Some(name.as_str()) && explained_by(v) == [name.as_str()]
-        });
-        // The tier its record gives is the one the judge gives now.
-        let tier = &outcome["tier"];
-        if reproduces && !tier.is_null() && !showing.iter().any(|v| v["tier"] == *tier) {
-            retiered.push(format!(
-                "{name}: recorded {tier}, now {:?}",
-                showing.iter().map(|v| &v["tier"]).collect::<Vec<_>>()
-            ));
+        for k in folders {
+            let path = root.join(&k.name).join("case.case.json");
+            let name = k.name.as_str();
+            let report = reports
+                .iter()
+                .find(|r| r["case"].as_str() == path.to_str())
+                .cloned()
+                .unwrap_or(Value::Null);
+            let verdicts = report["verdicts"].as_array().cloned().unwrap_or_default();
+            let showing: Vec<&Value> = verdicts
+                .iter()
+                .filter(|v| {
+                    v["signature"]
+                        .as_str()
+                        .is_some_and(|s| s.starts_with(&k.want))
+                })
+                .collect();
+            let reproduces = !showing.is_empty();
+            // While it reproduces, the bug is known: its verdict is explained by this folder's
+            // entry and by no other, so campaigns count it instead of reporting it again.
+            let explained_by_this_alone = showing
+                .iter()
+                .any(|v| v["known"].as_str() == Some(name) && explained_by(v) == [name]);
+            // The tier its record gives is the one the judge gives now.
+            if reproduces && !k.tier.is_null() && !showing.iter().any(|v| v["tier"] == k.tier) {
+                retiered.push(format!(
+                    "{name}: recorded {}, now {:?}",
+                    k.tier,
+                    showing.iter().map(|v| &v["tier"]).collect::<Vec<_>>()
+                ));
+            }
+            if reproduces && !explained_by_this_alone {
+                unexplained.push(format!(
+                    "{name}: {:#}",
+                    Value::Array(showing.iter().map(|v| json_brief(v)).collect())
+                ));
+            }
+            if reproduces != k.in_range {
+                changed.push(format!(
+                    "{name}: its entry's Keras range {} {} the installed Keras, but it {}: {:?}",
+                    k.range,
+                    if k.in_range { "holds for" } else { "excludes" },
+                    if reproduces {
+                        "reproduces"
+                    } else {
+                        "no longer reproduces"
+                    },
+                    verdicts
+                        .iter()
+                        .filter_map(|v| v["signature"].as_str())
+                        .collect::<Vec<_>>()
+                ));
+            }
+            checked += 1;
         }
-        if reproduces && !explained_by_this_alone {
-            unexplained.push(format!(
-                "{name}: {:#}",
-                Value::Array(showing.iter().map(|v| json_brief(v)).collect())
-            ));
-        }
-        if reproduces != in_range {
-            changed.push(format!(
-                "{name}: its entry's Keras range {range} {} the installed Keras, but it {}: {:?}",
-                if in_range { "holds for" } else { "excludes" },
-                if reproduces {
-                    "reproduces"
-                } else {
-                    "no longer reproduces"
-                },
-                verdicts
-                    .iter()
-                    .filter_map(|v| v["signature"].as_str())
-                    .collect::<Vec<_>>()
-            ));
-        }
-        checked += 1;
     }
     assert!(checked >= 2, "only {checked} kept findings");
     assert!(
