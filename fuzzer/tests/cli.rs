@@ -375,8 +375,15 @@ fn exported_scripts_run_standalone_and_report_agreement() {
     ]
     .map(|n| (n, fixture(&format!("{n}.case.json"))))
     .into_iter()
-    .chain(["rnn_stacked_cells", "graph_recomputed_layer_norm"].map(|n| (n, data(n))))
-    {
+    .chain(
+        // An operation whose automatic name would be a layer's.
+        [
+            "rnn_stacked_cells",
+            "graph_recomputed_layer_norm",
+            "op_named_after_a_layer",
+        ]
+        .map(|n| (n, data(n))),
+    ) {
         let script = dir.path().join(format!("{name}.py"));
         let out = semfuzz(&[
             "export",

@@ -105,18 +105,6 @@ fn array(a: &ArrayD<f64>, dtype: &str) -> String {
     )
 }
 
-/// `CamelCase` to `snake_case`, for operation nodes (`TrueDivide` -> `true_divide`).
-fn snake(s: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if c.is_ascii_uppercase() && i > 0 {
-            out.push('_');
-        }
-        out.push(c.to_ascii_lowercase());
-    }
-    out
-}
-
 /// A constructor argument as Python: a serialized Keras object (a wrapper's `layer`, an
 /// `RNN`'s `cell`, each of a list of cells) is deserialized into the object the constructor
 /// wants; anything else is a literal.
@@ -359,18 +347,21 @@ fn script_for(case: &Case, source: &str, backend: judge::Backend) -> String {
                 .as_deref()
                 .is_some_and(|m| m.starts_with("keras.src.ops"))
             {
-                let extra: Vec<String> = l
+                // The operation's class, made from its config as `from_config` makes it:
+                // `ops.add(...)` would name it anew, and an automatic name can clash with a
+                // layer's ("The name \"add\" is used 2 times").
+                let config: Vec<String> = l
                     .config
                     .iter()
-                    .filter(|(k, _)| k.as_str() != "name")
                     .map(|(k, v)| format!("{k}={}", py(v)))
                     .collect();
-                let all: Vec<String> = args.into_iter().chain(extra).collect();
                 let _ = writeln!(
                     s,
-                    "{var}{n} = ops.{}({})",
-                    snake(&l.class_name),
-                    all.join(", ")
+                    "{var}{n} = {}.{}({})({})",
+                    l.module.as_deref().unwrap_or_default(),
+                    l.class_name,
+                    config.join(", "),
+                    args.join(", ")
                 );
                 continue;
             }
