@@ -130,3 +130,33 @@ fn layer_names_taken_by_mask_operations_are_refused() {
     );
     assert!(check(&Case::read(unconsumed).unwrap()).is_ok());
 }
+
+/// Weights that misfit a layer whose input changed are listed beside a later layer's
+/// violation: Keras refuses them at `set_weights`, before the later layer is reached, so a
+/// case with both breaks two preconditions.
+#[test]
+fn misfitting_weights_are_listed_beside_a_later_violation() {
+    let c = case(
+        vec![
+            layer("Dense", "d", json!({"units": 3}), &["x"]),
+            layer("Dense", "bad_units", json!({"units": 0}), &["d"]),
+        ],
+        &["bad_units"],
+    );
+    // The kernel of a Dense on 7 features, not on the 4 the input has.
+    let mut v = c.to_json(&DeclaredInputShapes);
+    v["weights"] = json!({"d": [
+        {"shape": [7, 3], "data": vec![0.0; 21]},
+        {"shape": [3], "data": [0.0, 0.0, 0.0]}
+    ]});
+    let c = Case::from_json_str(&v.to_string(), "t.case.json").unwrap();
+    let all = check_all(&c).unwrap();
+    let names: Vec<(&str, Category)> = all.iter().map(|v| (v.layer.as_str(), v.category)).collect();
+    assert_eq!(
+        names,
+        vec![
+            ("bad_units", Category::IllegalArgument),
+            ("d", Category::WeightShape)
+        ]
+    );
+}
