@@ -269,6 +269,9 @@ pub struct EvidenceCond {
     /// The framework agrees with the reference once the layer's bias is added along the last
     /// axis instead of the channels axis.
     pub bias_on_last_axis: Option<bool>,
+    /// A float64 run whose layer inputs or reference output hold a finite value beyond
+    /// float32's range.
+    pub beyond_float32: Option<bool>,
 }
 
 /// Conditions on the framework's exception: its type, and words of the framework's own
@@ -813,6 +816,10 @@ impl EvidenceCond {
         need(
             flag(self.bias_on_last_axis, e.bias_on_last_axis),
             "evidence.bias_on_last_axis",
+        )?;
+        need(
+            flag(self.beyond_float32, e.beyond_float32),
+            "evidence.beyond_float32",
         )?;
         need(
             self.nonfinite_case

@@ -132,6 +132,10 @@ pub struct Evidence {
     /// the whole divergence is `ops.add`'s bias shortcut, and nothing else is wrong.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub bias_on_last_axis: bool,
+    /// In a float64 run, the layer's inputs or the reference's output hold a finite value
+    /// beyond float32's range: computed in float32, it overflows.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub beyond_float32: bool,
     /// The framework's output has another shape than the reference's.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shape_differs: bool,

@@ -247,6 +247,19 @@ fn internal_when_deserialized(message: &str) -> Option<&str> {
 /// How a mode mismatch's detail ends when the layer's inputs hold NaN or an infinity.
 const NONFINITE_INPUTS: &str = " (which hold non-finite values)";
 
+/// Whether an error of type `kind` comes from inside one of `backend`'s kernels rather than
+/// from Keras's checks: TensorFlow's kernel errors; PyTorch's `RuntimeError` (what its C++
+/// operators raise; Keras's layers check with `ValueError`); JAX's runtime errors. JAX's
+/// shape rules raise `TypeError` and `ValueError`, as Keras's checks do: by type they cannot
+/// be told apart, so they are judged as Keras's.
+fn kernel_error(backend: Backend, kind: &str) -> bool {
+    match backend {
+        Backend::Tensorflow => KERNEL_ERRORS.contains(&kind),
+        Backend::Torch => kind == "RuntimeError",
+        Backend::Jax => matches!(kind, "XlaRuntimeError" | "JaxRuntimeError"),
+    }
+}
+
 /// TF error types that come from inside a kernel rather than from Keras's checks.
 const KERNEL_ERRORS: [&str; 9] = [
     "InvalidArgumentError",
@@ -759,7 +772,16 @@ fn judge_refusal(case: &Case, v: &Violation, mode: Option<Mode>, e: &PyError) ->
     } else if v.category == oracle::Category::InputValue {
         // Only the kernel sees values: any error is the expected refusal.
         (Kind::Agree, "", format!("rejected when it ran: {said}"))
-    } else if KERNEL_ERRORS.contains(&e.kind.as_str()) {
+    } else if kernel_error(oracle::backend::current(), &e.kind)
+        && v.refused == oracle::violation::Refused::UnknownAtBuild
+    {
+        // Sizes the model leaves unknown: only the run can refuse it, and the kernel did.
+        (
+            Kind::Agree,
+            "",
+            format!("rejected when it ran, where the sizes became known: {said}"),
+        )
+    } else if kernel_error(oracle::backend::current(), &e.kind) {
         (
             Kind::LateError,
             e.kind.as_str(),
@@ -1656,6 +1678,9 @@ fn divergences(
                     let bias_on_last_axis = bias_on_last_axis_explains(
                         layer, call.node, dtype, &args, &arg_masks, &w, tf_out, &accepts,
                     );
+                    let beyond = |x: &f64| x.is_finite() && x.abs() > f64::from(f32::MAX);
+                    let beyond_float32 = dtype == DType::Float64
+                        && (args.iter().any(|a| a.iter().any(beyond)) || r.iter().any(beyond));
                     Evidence {
                         max_abs_error,
                         max_rel_error,
@@ -1663,6 +1688,7 @@ fn divergences(
                         finite_error,
                         float32_constants,
                         bias_on_last_axis,
+                        beyond_float32,
                         tf_value: Some(ValueClass::of(got)),
                         reference_value: Some(ValueClass::of(want)),
                         ..given.clone()
@@ -2696,6 +2722,41 @@ mod tests {
         assert!(consumes(&case.model, "conv1d_transpose", "input_layer"));
         assert!(!consumes(&case.model, "up_sampling2d", "up_sampling2d_1"));
         assert!(!consumes(&case.model, "cropping2d", "cropping2d"));
+    }
+
+    /// A kernel's refusal is told by the backend's own error types: PyTorch's operators raise
+    /// `RuntimeError`, which on TensorFlow is no kernel's. Where the violated sizes are unknown
+    /// until the model runs (declared `None`), the kernel's refusal is the one to expect.
+    #[test]
+    fn a_kernel_error_is_the_backends_and_expected_where_sizes_were_unknown_at_build() {
+        let case = resample_case();
+        let mut v = Violation::new(
+            oracle::violation::Category::EmptyOutput,
+            oracle::violation::Tag::KerasEnforced,
+        );
+        v.layer = "up_sampling2d_1".into();
+        v.class = "UpSampling2D".into();
+        v.parameter = "size".into();
+        let refused = |v: &Violation, backend: Backend| {
+            let e = PyError {
+                kind: "RuntimeError".into(),
+                message: wrapped("UpSampling2D", "Invalid computed output size: 0"),
+                phase: "call".into(),
+                traceback: String::new(),
+                layer: None,
+            };
+            oracle::backend::with(backend, || {
+                judge_invalid(&case, v, &TfOutcome::Rejected(e), None).remove(0)
+            })
+        };
+        let on_torch = refused(&v, Backend::Torch);
+        assert_eq!(on_torch.kind, Kind::LateError, "{on_torch:?}");
+        assert!(on_torch.signature.contains("RuntimeError"), "{on_torch:?}");
+        let on_tf = refused(&v, Backend::Tensorflow);
+        assert_eq!(on_tf.kind, Kind::Agree, "{on_tf:?}");
+        v.refused = oracle::violation::Refused::UnknownAtBuild;
+        let unknown = refused(&v, Backend::Torch);
+        assert_eq!(unknown.kind, Kind::Agree, "{unknown:?}");
     }
 
     /// Where eager ran the invalid model and XLA raised at a layer on another branch, the

@@ -12,7 +12,7 @@ use crate::case::{Arg, Case, DerivedShapes, Dims, Layer, Model, ModelKind, Tenso
 use crate::layers::util::show;
 use crate::layers::{CallSite, Mask, Spec, WeightDomain, lookup};
 use crate::params::ParamError;
-use crate::violation::{Category, Tag, Unsupported, Violation, badness};
+use crate::violation::{Category, Refused, Tag, Unsupported, Violation, badness};
 
 /// Why a case could not be checked: it is invalid, or the reference cannot model it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -162,6 +162,7 @@ pub fn check_in(case: &Case, dtype: DType) -> Result<ModelAnalysis, CheckError> 
     // Keras builds a functional model on its declared input shapes (batch unknown) before it
     // sees any data, so the model is first checked on those, then on the arrays' shapes.
     let declared = declared_inputs(&case.model);
+    let built_on_declared = declared.is_ok();
     if let Ok(declared) = &declared {
         let symbolic = check_model(&case.model, declared, dtype)?;
         crate::operation_names::check(&case.model, &symbolic).map_err(CheckError::Invalid)?;
@@ -174,7 +175,17 @@ pub fn check_in(case: &Case, dtype: DType) -> Result<ModelAnalysis, CheckError> 
         Ok(declared) if case.inputs.is_empty() => declared,
         _ => input_shapes(case)?,
     };
-    let analysis = check_model(&case.model, &shapes, dtype)?;
+    // A violation the declared shapes did not show depends on sizes known only when the
+    // model runs.
+    let analysis = check_model(&case.model, &shapes, dtype).map_err(|e| match e {
+        CheckError::Invalid(mut v)
+            if built_on_declared && v.refused == Refused::AtBuild && v.class != "InputLayer" =>
+        {
+            v.refused = Refused::UnknownAtBuild;
+            CheckError::Invalid(v)
+        }
+        e => e,
+    })?;
     crate::operation_names::check(&case.model, &analysis).map_err(CheckError::Invalid)?;
     check_weights(case, &analysis)?;
     Ok(analysis)

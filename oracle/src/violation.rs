@@ -146,6 +146,10 @@ pub enum Refused {
     /// Only when the layer runs, by TF's kernels or by Keras's own code in `call` (an
     /// attention mask, which Keras meets only then).
     AtRun,
+    /// Only when the layer runs, because the sizes it depends on are unknown until then (the
+    /// model declares them `None`): no check at build could see it, so a kernel's refusal is
+    /// the one to expect.
+    UnknownAtBuild,
     /// Only when TF's CPU kernels run the layer, for a dtype or data format they lack. Keras
     /// builds it as it would for a device that has the kernel (so its output shape is what
     /// that device computes), and XLA compiles kernels of its own, which may run it: a run
@@ -154,8 +158,8 @@ pub enum Refused {
 }
 
 impl Violation {
-    /// Whether TF refuses it only when the layer runs ([`Refused::AtRun`] or
-    /// [`Refused::ByCpuKernels`]), not when Keras builds it.
+    /// Whether TF refuses it only when the layer runs ([`Refused::AtRun`],
+    /// [`Refused::UnknownAtBuild`] or [`Refused::ByCpuKernels`]), not when Keras builds it.
     pub fn at_run(&self) -> bool {
         self.refused != Refused::AtBuild
     }

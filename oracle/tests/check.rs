@@ -160,3 +160,26 @@ fn misfitting_weights_are_listed_beside_a_later_violation() {
         ]
     );
 }
+
+/// A violation that only the input arrays' sizes show (the model declares them `None`) is one
+/// no check at build could see; one the declared shapes show is refused at build.
+#[test]
+fn a_violation_of_sizes_unknown_at_build_is_marked_so() {
+    use oracle::violation::Refused;
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../crashes/crash-MaxPooling1D-sigfpe/case.case.json"
+    );
+    let mut c = Case::read(path).unwrap();
+    let Err(CheckError::Invalid(v)) = check(&c) else {
+        panic!("a pool longer than the input")
+    };
+    assert_eq!(v.refused, Refused::UnknownAtBuild, "{v:?}");
+    let mut v_json = c.to_json(&DeclaredInputShapes);
+    v_json["model"]["layers"][0]["config"]["batch_shape"] = json!([null, 5, 1]);
+    c = Case::from_json_str(&v_json.to_string(), "t.case.json").unwrap();
+    let Err(CheckError::Invalid(v)) = check(&c) else {
+        panic!("a pool longer than the declared input")
+    };
+    assert_eq!(v.refused, Refused::AtBuild, "{v:?}");
+}
