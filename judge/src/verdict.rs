@@ -210,7 +210,7 @@ impl Verdict {
 /// zero), never as the answer of a check: a refusal with one is an internal error, however
 /// clearly its wrapper names the layer. Not `KeyError`: `from_config` refuses a config that
 /// lacks a key it needs with one, naming the key.
-const INTERNAL_ERRORS: [&str; 5] = [
+pub const INTERNAL_ERRORS: [&str; 5] = [
     "ZeroDivisionError",
     "IndexError",
     "AttributeError",
@@ -221,7 +221,7 @@ const INTERNAL_ERRORS: [&str; 5] = [
 /// What Python says for the accidents of [`INTERNAL_ERRORS`], and for a `math` function
 /// outside its domain (a `ValueError`, `math.sqrt(-1)`): how they read inside the `TypeError`
 /// that `from_config` wraps a layer's failing constructor in, which keeps only the message.
-const INTERNAL_MESSAGES: [&str; 6] = [
+pub const INTERNAL_MESSAGES: [&str; 6] = [
     "division by zero",
     "modulo by zero",
     "math domain error",
@@ -253,10 +253,15 @@ const NONFINITE_INPUTS: &str = " (which hold non-finite values)";
 /// shape rules raise `TypeError` and `ValueError`, as Keras's checks do: by type they cannot
 /// be told apart, so they are judged as Keras's.
 fn kernel_error(backend: Backend, kind: &str) -> bool {
+    kernel_error_types(backend).contains(&kind)
+}
+
+/// The error types of [`kernel_error`] on `backend`.
+pub fn kernel_error_types(backend: Backend) -> &'static [&'static str] {
     match backend {
-        Backend::Tensorflow => KERNEL_ERRORS.contains(&kind),
-        Backend::Torch => kind == "RuntimeError",
-        Backend::Jax => matches!(kind, "XlaRuntimeError" | "JaxRuntimeError"),
+        Backend::Tensorflow => &KERNEL_ERRORS,
+        Backend::Torch => &["RuntimeError"],
+        Backend::Jax => &["XlaRuntimeError", "JaxRuntimeError"],
     }
 }
 
@@ -1650,6 +1655,15 @@ fn divergences(
                 } else {
                     Kind::Mismatch
                 };
+                // The masks of the call with the float32-rounded constants the framework
+                // agrees with (`None`: it agrees with none).
+                let rounded_masks = (dtype == DType::Float64)
+                    .then(|| {
+                        float32_constants_explain(
+                            layer, call.node, dtype, &args, &arg_masks, &w, tf_out, &accepts,
+                        )
+                    })
+                    .flatten();
                 {
                     let v = Verdict::new(
                     kind,
@@ -1671,10 +1685,7 @@ fn divergences(
                         .iter()
                         .zip(r.iter())
                         .any(|(&g, &w)| g.is_finite() && w.is_finite() && !accepts(g, w));
-                    let float32_constants = dtype == DType::Float64
-                        && float32_constants_explain(
-                            layer, call.node, dtype, &args, &arg_masks, &w, tf_out, &accepts,
-                        );
+                    let float32_constants = rounded_masks.is_some();
                     let bias_on_last_axis = bias_on_last_axis_explains(
                         layer, call.node, dtype, &args, &arg_masks, &w, tf_out, &accepts,
                     );
@@ -1699,6 +1710,16 @@ fn divergences(
                     if !explained(&v) {
                         return found;
                     }
+                    // Explained by the rounding: the masks the framework hands on are those
+                    // of the rounded constants (a float64 Masking's float32 `mask_value`).
+                    if let Some(m) = rounded_masks {
+                        let key = (layer.name.as_str(), call.node);
+                        if m.iter().any(Option::is_some) {
+                            masks.insert(key, m);
+                        } else {
+                            masks.remove(&key);
+                        }
+                    }
                     continue 'calls;
                 }
             }
@@ -1711,7 +1732,8 @@ fn divergences(
 /// constants that float32 cannot hold rounded to float32, all pass `agree` against the
 /// framework's: Keras turns some such constants (not always all of a layer's) into float32
 /// tensors before they meet float64 data, so each subset of the rounded arguments is tried
-/// (of at most six of them). False where there is none, or the class has no reference.
+/// (of at most six of them). The masks that call hands on where some subset agrees; `None`
+/// where none does, or the class has no reference.
 #[allow(clippy::too_many_arguments)]
 fn float32_constants_explain(
     layer: &oracle::case::Layer,
@@ -1722,7 +1744,7 @@ fn float32_constants_explain(
     w: &[&ArrayD<f64>],
     tf_out: &[ArrayD<f64>],
     agree: &dyn Fn(f64, f64) -> bool,
-) -> bool {
+) -> Option<Vec<Option<Mask>>> {
     fn round(v: &mut serde_json::Value) -> bool {
         match v {
             serde_json::Value::Number(n) => match n.as_f64() {
@@ -1745,7 +1767,7 @@ fn float32_constants_explain(
         })
         .take(6)
         .collect();
-    (1u32..1 << rounded.len()).any(|subset| {
+    (1u32..1 << rounded.len()).find_map(|subset| {
         let mut config = layer.config.clone();
         for (i, (k, r)) in rounded.iter().enumerate() {
             if subset & (1 << i) != 0 {
@@ -1753,12 +1775,14 @@ fn float32_constants_explain(
             }
         }
         reference_with(layer, node, dtype, &config, args, masks, w)
-            .is_some_and(|alt| all_agree(&alt, tf_out, agree))
+            .filter(|(alt, _)| all_agree(alt, tf_out, agree))
+            .map(|(_, out_masks)| out_masks)
     })
 }
 
 /// The reference's outputs of a call of `layer` with `config` in place of its own (and these
-/// weights); None where the class has no reference or refuses the config.
+/// weights), with the masks they carry; None where the class has no reference or refuses the
+/// config.
 fn reference_with(
     layer: &oracle::case::Layer,
     node: usize,
@@ -1767,7 +1791,7 @@ fn reference_with(
     args: &[&ArrayD<f64>],
     masks: &[Option<&Mask>],
     w: &[&ArrayD<f64>],
-) -> Option<Vec<ArrayD<f64>>> {
+) -> Option<oracle::check::MaskedOutputs> {
     let kind = oracle::layers::lookup(&layer.class_name, layer.module.as_deref())?;
     let default_node = Default::default();
     let spec = kind
@@ -1777,7 +1801,7 @@ fn reference_with(
             dtype,
         })
         .ok()?;
-    Some(oracle::check::eval_call(spec.as_ref(), args, masks, w).0)
+    Some(oracle::check::eval_call(spec.as_ref(), args, masks, w))
 }
 
 /// Whether every output has the framework's shape and each element passes `agree`
@@ -1831,7 +1855,7 @@ fn bias_on_last_axis_explains(
     let mut bare = config.clone();
     bare.insert("use_bias".into(), serde_json::json!(false));
     bare.insert("activation".into(), serde_json::json!("linear"));
-    let Some(alt) = reference_with(layer, node, dtype, &bare, args, masks, kernels) else {
+    let Some((alt, _)) = reference_with(layer, node, dtype, &bare, args, masks, kernels) else {
         return false;
     };
     let [pre] = alt.as_slice() else {
