@@ -424,10 +424,25 @@ pub struct ExportArgs {
     /// Where to write it (a `.keras` file's inputs go beside it, `NAME.npz`).
     #[arg(long, short)]
     pub output: PathBuf,
+    /// For `--format py`, the verdict of the finding the script reproduces
+    /// (`missing-validation`, `late-error`, `unclear-error`, ...): for a model the reference
+    /// calls invalid, the script exits 1 exactly while the framework still does what that
+    /// verdict says (takes the model; refuses it only with a kernel's or an internal error;
+    /// refuses it with a message naming neither the layer nor the argument), 0 once not.
+    /// Default: the `verdict` of the `outcome.json` beside the case (a findings or crashes/
+    /// folder), else `missing-validation`'s rule. No effect on a valid model's script.
+    #[arg(long, value_name = "KIND", value_parser = parse_verdict)]
+    pub verdict: Option<judge::Kind>,
     /// For `--format keras`: the environment whose Keras saves the file; for `--format py`,
     /// `--backend` is the backend the script sets before Keras is imported.
     #[command(flatten)]
     pub python: PythonArgs,
+}
+
+/// A verdict by its name (`late-error`), as findings folders and `outcome.json` name it.
+pub fn parse_verdict(s: &str) -> Result<judge::Kind, String> {
+    serde_json::from_value(serde_json::Value::String(s.to_owned()))
+        .map_err(|_| format!("`{s}`: expected a verdict, e.g. missing-validation, late-error, unclear-error, mismatch"))
 }
 
 fn parse_dtype(s: &str) -> Result<oracle::DType, String> {

@@ -478,6 +478,72 @@ fn exported_scripts_run_standalone_and_report_agreement() {
     );
 }
 
+/// For a model the reference calls invalid, the script's exit status follows the finding's
+/// verdict (`--verdict`, else the `outcome.json` beside the case): 1 while TensorFlow still
+/// does what the verdict says, 0 once Keras refuses the model itself.
+#[test]
+fn exported_scripts_of_invalid_models_exit_by_the_findings_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let python = root.join(".venv/bin/python");
+    let status = |case: &Path, verdict: Option<&str>, name: &str| {
+        let script = dir.path().join(format!("{name}.py"));
+        let mut args = vec![
+            "export",
+            case.to_str().unwrap(),
+            "-o",
+            script.to_str().unwrap(),
+        ];
+        args.extend(verdict.map(|v| ["--verdict", v]).into_iter().flatten());
+        let out = semfuzz(&args);
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        let run = Command::new(&python)
+            .arg("-I")
+            .arg(&script)
+            .output()
+            .unwrap();
+        assert!(
+            text(&run.stdout).contains("TensorFlow refuses it"),
+            "{name}: {}\n{}",
+            text(&run.stdout),
+            text(&run.stderr)
+        );
+        run.status.code()
+    };
+    // A kept late error (its verdict from the outcome.json beside it): a repeated axis
+    // refused only by TF's reduction kernel.
+    let late = root.join("crashes/late-error-UnitNormalization-duplicate-axes/case.case.json");
+    assert_eq!(status(&late, None, "late"), Some(1));
+    // Fixed: an axis out of range, which Keras refuses with a ValueError naming the layer's
+    // class and its axis, is neither a late error, an unclear one nor a missing validation.
+    let mut case: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&late).unwrap()).unwrap();
+    case["model"]["layers"][1]["config"]["axis"] = serde_json::json!([5]);
+    let fixed = dir.path().join("fixed.case.json");
+    std::fs::write(&fixed, case.to_string()).unwrap();
+    for verdict in ["late-error", "unclear-error", "missing-validation"] {
+        assert_eq!(status(&fixed, Some(verdict), verdict), Some(0), "{verdict}");
+    }
+    // A missing validation refused downstream: Keras builds the EinsumDense on an input of
+    // the wrong rank, and only the GroupNormalization after it refuses, while it is built.
+    let downstream = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/einsum_dense_rank_then_unnamed_build_error.case.json");
+    assert_eq!(
+        status(&downstream, Some("missing-validation"), "downstream"),
+        Some(1)
+    );
+    // An unknown verdict is bad usage.
+    let out = semfuzz(&[
+        "export",
+        late.to_str().unwrap(),
+        "--verdict",
+        "late",
+        "-o",
+        dir.path().join("x.py").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
 #[test]
 fn check_reads_keras_files_and_model_json_without_python() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,10 +1,15 @@
 //! A case as a standalone Python script: plain Keras constructor calls, the weights and inputs
 //! inline, the backend's outputs printed next to the reference's, and an exit status that
-//! says whether they agree (0) or not (1). It needs only the backend's framework, Keras and
-//! NumPy.
+//! says whether they agree (0) or not (1). For a case the reference calls invalid, the
+//! status follows the finding's verdict instead: 1 while the framework still does what the
+//! verdict describes (takes the model, refuses it only inside a kernel, or with a message that
+//! names neither the layer nor the argument), 0 once it does not. It needs only the
+//! backend's framework, Keras and NumPy.
 
 use std::fmt::Write as _;
 
+use judge::Kind;
+use judge::verdict::INTERNAL_MESSAGES;
 use ndarray::ArrayD;
 use oracle::case::{Arg, Layer, ModelKind, TensorRef};
 use oracle::check::{CheckError, check, eval};
@@ -156,6 +161,148 @@ fn constructor(l: &Layer) -> String {
     format!("layers.{}({})", l.class_name, all.join(", "))
 }
 
+/// The error types semfuzz's judge takes, on `backend`, for a refusal from inside a kernel or
+/// by an accident of Keras's code: a `late-error`.
+fn late_error_types(backend: judge::Backend) -> Vec<&'static str> {
+    judge::verdict::kernel_error_types(backend)
+        .iter()
+        .chain(&judge::verdict::INTERNAL_ERRORS)
+        .copied()
+        .collect()
+}
+
+/// What names a violation's problem in an error message, by the rule of `names_the_problem`
+/// in `judge::verdict`: the layer's name quoted or as a variable path, its class (and the
+/// Python class Keras names for it), or the argument, in any case (`None` where the violation
+/// is about the inputs).
+fn problem_names(v: &oracle::Violation) -> (Vec<String>, Option<&str>) {
+    let layer = &v.layer;
+    let mut names = vec![
+        format!("'{layer}'"),
+        format!("\"{layer}\""),
+        format!("Layer {layer} "),
+        format!("'{layer}/"),
+        v.class.clone(),
+    ];
+    if v.class == "GroupQueryAttention" {
+        names.push("GroupedQueryAttention".to_owned());
+    }
+    let param = v.parameter.split('[').next().unwrap_or("");
+    let param = (!param.is_empty() && param != "inputs").then_some(param);
+    (names, param)
+}
+
+/// How the script of a case the reference calls invalid ends.
+struct InvalidEnding {
+    /// The reference's objection, on one line.
+    violation: String,
+    /// What the docstring says of the exit status.
+    doc: String,
+    /// The Python that exits, given `error` (what building or running the model raised, or
+    /// `None`) and `message` (its text, as semfuzz's worker keeps it).
+    code: String,
+}
+
+/// The exit status of an invalid case's script, by the finding's verdict (`None`, or a verdict
+/// about a valid model: as for `missing-validation`). Each is 1 exactly while the framework
+/// still does what the verdict says, by the judge's rules where the script can apply them:
+/// - `late-error`: the error is of a type the judge calls a kernel's or an accident
+///   ([`late_error_types`]), or its innermost message is an accident's
+///   ([`INTERNAL_MESSAGES`], wrapped or not);
+/// - `unclear-error`: the message names neither the layer (quoted, as a variable path, or by
+///   its class) nor the argument, as `names_the_problem` in `judge::verdict` reads it;
+/// - `missing-validation`: the model builds and runs, or a layer built after the invalid
+///   one refuses while the model is built (every call of the invalid layer was made: Keras
+///   builds layers in order, so it took the violation). A refusal while the model runs is
+///   taken as the invalid layer's (the script cannot locate it as the worker does).
+fn invalid_ending(
+    case: &Case,
+    v: &oracle::Violation,
+    verdict: Option<Kind>,
+    backend: judge::Backend,
+) -> InvalidEnding {
+    let framework = judge::verdict::Framework::of(backend);
+    let list = |xs: &[String]| {
+        let quoted: Vec<String> = xs.iter().map(|x| py(&Value::String(x.clone()))).collect();
+        format!("[{}]", quoted.join(", "))
+    };
+    let message = "message = \"\" if error is None else str(error)[:2000]  # as semfuzz keeps it\n";
+    let (doc, code) = match verdict {
+        Some(Kind::LateError) => {
+            let types: Vec<String> = late_error_types(backend)
+                .into_iter()
+                .map(str::to_owned)
+                .collect();
+            let internal: Vec<String> = INTERNAL_MESSAGES.iter().map(|m| m.to_string()).collect();
+            (
+                format!(
+                    "The reference calls the model invalid and the finding is a late error: exits 1 while\n{framework} refuses it only with an error of its kernels or an internal Python error (one of\nLATE_ERRORS), 0 once Keras refuses it with its own error or the model runs."
+                ),
+                format!(
+                    "# late-error: the error types semfuzz takes for a kernel's refusal or an accident of\n# Keras's code, and what Python says for such an accident (or a math function outside its\n# domain). semfuzz builds models from their config, where Keras wraps a failing\n# constructor's error (\"... Exception encountered: <message>\"); this script calls the\n# constructors, which raise it unwrapped.\nLATE_ERRORS = {}\nINTERNAL_MESSAGES = {}\n{message}inner = message.rsplit(\"Exception encountered: \", 1)[-1]\nlate = error is not None and (\n    type(error).__name__ in LATE_ERRORS or any(m in inner for m in INTERNAL_MESSAGES)\n)\nsys.exit(1 if late else 0)",
+                    list(&types),
+                    list(&internal)
+                ),
+            )
+        }
+        Some(Kind::UnclearError) => {
+            let layer = &v.layer;
+            let (names, param) = problem_names(v);
+            let argument = param.map_or("None".to_owned(), |p| py(&Value::String(p.to_owned())));
+            let param = param.unwrap_or(&v.parameter);
+            (
+                format!(
+                    "The reference calls the model invalid and the finding is an unclear error: prints the\nerror's message and exits 1 while it names neither layer '{layer}' (quoted, or by its\nclass) nor the argument `{param}`, 0 once it names either or the model runs."
+                ),
+                format!(
+                    "# unclear-error: what names the problem in a message (semfuzz's rule): the layer's name\n# quoted or as a variable path, its class, or the argument's name in any case.\nNAMES = {}\nARGUMENT = {argument}\n{message}named = any(n in message for n in NAMES) or (\n    ARGUMENT is not None and ARGUMENT.lower() in message.lower()\n)\nsys.exit(1 if error is not None and not named else 0)",
+                    list(&names)
+                ),
+            )
+        }
+        _ => {
+            // The variables the invalid layer's calls assign, in a functional model it is a
+            // layer of.
+            let calls: Vec<String> = match (&case.model.kind, case.model.layer(&v.layer)) {
+                (ModelKind::Functional { .. }, Some(l)) => (0..l.nodes.len())
+                    .map(|n| format!("{}{n}", ident(&l.name)))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let layer = &v.layer;
+            let (doc, past) = if calls.is_empty() {
+                (
+                    format!(
+                        "The reference calls the model invalid: exits 1 while {framework} runs it, 0 once building\nor running it refuses it."
+                    ),
+                    "False".to_owned(),
+                )
+            } else {
+                (
+                    format!(
+                        "The reference calls the model invalid: exits 1 while {framework} takes it (runs it, or\nbuilds '{layer}' and only a later layer refuses while the model is built), 0 once it\nis refused at '{layer}' (or before), built or run."
+                    ),
+                    format!(
+                        "\"model\" not in globals() and all(c in globals() for c in {})",
+                        list(&calls)
+                    ),
+                )
+            };
+            (
+                doc,
+                format!(
+                    "# missing-validation: whether every call of the invalid layer was made when a later layer\n# refused, while the model was built.\npast = {past}\nsys.exit(1 if error is None or past else 0)"
+                ),
+            )
+        }
+    };
+    InvalidEnding {
+        violation: v.to_string().replace('\n', " "),
+        doc,
+        code,
+    }
+}
+
 /// The repro of a `backend-mismatch`: runs `repro-<a>.py` and `repro-<b>.py` (the case's
 /// script for each backend, beside it) in a process each, since a process's Keras runs on
 /// one backend, and compares their outputs with the scripts' own tolerance. Exits 1 while
@@ -221,13 +368,26 @@ sys.exit(0 if ok else 1)
     )
 }
 
-/// The script for a case.
+/// The script for a case (for an invalid one: exit 1 while the framework takes the model, as
+/// for a `missing-validation`).
 pub fn python_script(case: &Case, source: &str, backend: judge::Backend) -> String {
-    oracle::backend::with(backend, || script_for(case, source, backend))
+    finding_script(case, source, backend, None)
 }
 
-/// [`python_script`], the reference evaluated for `backend`.
-fn script_for(case: &Case, source: &str, backend: judge::Backend) -> String {
+/// The script for a case whose finding has the verdict `verdict`: for a case the reference
+/// calls invalid, it exits 1 exactly while the framework still does what that verdict
+/// describes (see [`invalid_ending`]); for a valid one the verdict changes nothing.
+pub fn finding_script(
+    case: &Case,
+    source: &str,
+    backend: judge::Backend,
+    verdict: Option<Kind>,
+) -> String {
+    oracle::backend::with(backend, || script_for(case, source, backend, verdict))
+}
+
+/// [`finding_script`], the reference evaluated for `backend`.
+fn script_for(case: &Case, source: &str, backend: judge::Backend, verdict: Option<Kind>) -> String {
     let dtype = case.dtype.name();
     let oracle = check(case);
     let multi_outputs: std::collections::HashSet<String> = match &oracle {
@@ -242,27 +402,27 @@ fn script_for(case: &Case, source: &str, backend: judge::Backend) -> String {
     let multi = |name: &str| multi_outputs.contains(name);
     let mut s = String::new();
     let _ = writeln!(s, "\"\"\"Standalone repro of the semfuzz case {source}.\n");
-    let _ = writeln!(
-        s,
-        "Builds the model with plain Keras calls, sets the case's weights and inputs, runs it in"
-    );
-    let framework = match backend {
-        judge::Backend::Tensorflow => "TensorFlow",
-        judge::Backend::Jax => "JAX",
-        judge::Backend::Torch => "PyTorch",
+    let framework = judge::verdict::Framework::of(backend);
+    let invalid = match &oracle {
+        Err(CheckError::Invalid(v)) => Some(invalid_ending(case, v, verdict, backend)),
+        _ => None,
     };
-    let _ = writeln!(
-        s,
-        "{framework} (eager) and prints each model output next to semfuzz's reference output."
-    );
-    let _ = writeln!(
-        s,
-        "Exits 1 when they disagree (or when {framework} accepts a model the reference calls invalid),"
-    );
-    let _ = writeln!(
-        s,
-        "0 when they agree. Needs only {framework}, Keras and NumPy.\n\"\"\"\n"
-    );
+    match &invalid {
+        Some(ending) => {
+            let _ = writeln!(
+                s,
+                "Builds the model with plain Keras calls, sets the case's weights and inputs, and runs it in\n{framework} (eager).\n\n{}\n",
+                ending.doc
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "Builds the model with plain Keras calls, sets the case's weights and inputs, runs it in\n{framework} (eager) and prints each model output next to semfuzz's reference output.\nExits 1 when they disagree, 0 when they agree."
+            );
+        }
+    }
+    let _ = writeln!(s, "Needs only {framework}, Keras and NumPy.\n\"\"\"\n");
     if backend != judge::Backend::Tensorflow {
         let _ = writeln!(
             s,
@@ -284,25 +444,28 @@ fn script_for(case: &Case, source: &str, backend: judge::Backend) -> String {
         "keras.config.set_floatx(\"{dtype}\")\nkeras.config.set_dtype_policy(\"{dtype}\")\n"
     );
 
+    // The model, its weights and its inputs: at the top level, or inside a `try` where the
+    // reference calls the model invalid (building it may be where the framework refuses it).
+    let mut b = String::new();
     let model = &case.model;
     let input_refs = model.input_refs();
     if matches!(model.kind, ModelKind::Sequential) {
-        let _ = writeln!(s, "model = keras.Sequential([");
+        let _ = writeln!(b, "model = keras.Sequential([");
         for l in &model.layers {
             if l.is_input() {
                 let shape = l.input_batch_shape().unwrap_or_default();
                 let _ = writeln!(
-                    s,
+                    b,
                     "    keras.Input(batch_shape={}),",
                     py(&serde_json::json!(shape))
                         .replace('[', "(")
                         .replace(']', ",)")
                 );
             } else {
-                let _ = writeln!(s, "    {},", constructor(l));
+                let _ = writeln!(b, "    {},", constructor(l));
             }
         }
-        let _ = writeln!(s, "])");
+        let _ = writeln!(b, "])");
     } else {
         let order = oracle::case::graph::topological_order(model).unwrap_or_default();
         let mut declared = std::collections::HashSet::new();
@@ -326,7 +489,7 @@ fn script_for(case: &Case, source: &str, backend: judge::Backend) -> String {
                         .join(", ")
                 );
                 let _ = writeln!(
-                    s,
+                    b,
                     "{var}0 = keras.Input(batch_shape={shape_py}, dtype=\"{in_dtype}\", name={})",
                     Value::String(l.name.clone())
                 );
@@ -356,7 +519,7 @@ fn script_for(case: &Case, source: &str, backend: judge::Backend) -> String {
                     .map(|(k, v)| format!("{k}={}", py(v)))
                     .collect();
                 let _ = writeln!(
-                    s,
+                    b,
                     "{var}{n} = {}.{}({})({})",
                     l.module.as_deref().unwrap_or_default(),
                     l.class_name,
@@ -366,9 +529,9 @@ fn script_for(case: &Case, source: &str, backend: judge::Backend) -> String {
                 continue;
             }
             if declared.insert(l.name.clone()) {
-                let _ = writeln!(s, "{var} = {}", constructor(l));
+                let _ = writeln!(b, "{var} = {}", constructor(l));
             }
-            let _ = writeln!(s, "{var}{n} = {var}({})", args.join(", "));
+            let _ = writeln!(b, "{var}{n} = {var}({})", args.join(", "));
         }
         let ModelKind::Functional { inputs, outputs } = &model.kind else {
             unreachable!()
@@ -383,20 +546,20 @@ fn script_for(case: &Case, source: &str, backend: judge::Backend) -> String {
             }
         };
         let _ = writeln!(
-            s,
+            b,
             "model = keras.Model({}, {})",
             ends(inputs),
             ends(outputs)
         );
     }
-    let _ = writeln!(s);
+    let _ = writeln!(b);
     for (name, ts) in &case.weights {
         let arrays: Vec<String> = ts
             .iter()
             .map(|t| array(&t.data, t.dtype_or(case.dtype).name()))
             .collect();
         let _ = writeln!(
-            s,
+            b,
             "model.get_layer({}).set_weights([{}])",
             Value::String(name.clone()),
             arrays.join(", ")
@@ -407,9 +570,31 @@ fn script_for(case: &Case, source: &str, backend: judge::Backend) -> String {
         .iter()
         .map(|t| array(&t.data, t.dtype_or(case.dtype).name()))
         .collect();
-    let _ = writeln!(s, "inputs = [{}]", inputs.join(", "));
-    let _ = writeln!(s, "feed = inputs[0] if len(inputs) == 1 else inputs\n");
+    let _ = writeln!(b, "inputs = [{}]", inputs.join(", "));
+    let _ = writeln!(b, "feed = inputs[0] if len(inputs) == 1 else inputs\n");
 
+    if let Some(ending) = invalid {
+        let indented: Vec<String> = b
+            .trim_end()
+            .lines()
+            .map(|l| {
+                if l.is_empty() {
+                    String::new()
+                } else {
+                    format!("    {l}")
+                }
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "# The reference calls this model invalid: {}\nerror = None\ntry:\n{}\n    out = model(feed, training=False)\nexcept Exception as e:  # noqa: BLE001\n    error = e\nif error is None:\n    print(\"{framework} runs it:\", out)\nelse:\n    print(\"{framework} refuses it:\", type(error).__name__, error)\n{}",
+            ending.violation,
+            indented.join("\n"),
+            ending.code
+        );
+        return s;
+    }
+    s.push_str(&b);
     match oracle.as_ref().map(|a| (a, eval(case, a))) {
         Ok((analysis, Ok(ev))) => {
             let expected: Vec<String> = ev
@@ -463,13 +648,7 @@ fn script_for(case: &Case, source: &str, backend: judge::Backend) -> String {
                 "# The reference could not evaluate this case: {e}\nprint(model(feed, training=False))\nsys.exit(0)"
             );
         }
-        Err(CheckError::Invalid(v)) => {
-            let _ = writeln!(
-                s,
-                "# The reference calls this model invalid: {}\ntry:\n    out = model(feed, training=False)\nexcept Exception as e:\n    print(\"{framework} refuses it:\", type(e).__name__, e)\n    sys.exit(0)\nprint(\"{framework} runs it:\", out)\nsys.exit(1)",
-                v.to_string().replace('\n', " ")
-            );
-        }
+        Err(CheckError::Invalid(_)) => unreachable!("an invalid case's script ends above"),
         Err(CheckError::Unsupported(u)) => {
             let _ = writeln!(
                 s,
@@ -479,4 +658,90 @@ fn script_for(case: &Case, source: &str, backend: judge::Backend) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use judge::{Judge, PyError, Suppressions, Target, TfOutcome};
+
+    /// A model the reference calls invalid (a repeated axis) that Keras builds.
+    const INVALID: &str = r#"{"format": "semfuzz-case/1", "dtype": "float64",
+      "model": {"name": "m", "layers": [
+        {"module": "keras.layers", "class_name": "InputLayer", "name": "input_layer",
+         "config": {"batch_shape": [null, 2, 3], "name": "input_layer"}, "inbound_nodes": []},
+        {"module": "keras.layers", "class_name": "UnitNormalization", "name": "unit_normalization",
+         "config": {"name": "unit_normalization", "axis": [2, -1]},
+         "inbound_nodes": [{"args": [{"class_name": "__keras_tensor__",
+           "config": {"shape": [null, 2, 3], "keras_history": ["input_layer", 0, 0]}}], "kwargs": {}}]}],
+        "input_layers": ["input_layer", 0, 0], "output_layers": ["unit_normalization", 0, 0]},
+      "weights": {}, "inputs": [{"shape": [1, 2, 3], "data": [1, 1, 1, 1, 1, 1]}]}"#;
+
+    /// The judge's verdicts on `backend` refusing [`INVALID`] with an error `kind: message`.
+    fn judged(backend: judge::Backend, kind: &str, message: &str) -> Vec<Kind> {
+        let case = Case::from_json_str(INVALID, "invalid.case.json").unwrap();
+        let oracle = oracle::backend::with(backend, || check(&case));
+        let mut target = Target::unknown_tensorflow();
+        target.backend = backend;
+        let error = PyError {
+            kind: kind.to_owned(),
+            message: message.to_owned(),
+            phase: "call".to_owned(),
+            traceback: String::new(),
+            layer: None,
+        };
+        Judge::new(Suppressions::none(), target)
+            .judge(&case, case.dtype, &oracle, &TfOutcome::Rejected(error))
+            .iter()
+            .map(|v| v.kind)
+            .collect()
+    }
+
+    /// The scripts' rules are the judge's: each error type they take for a late error is
+    /// one, and Keras's own errors are not; each name they look for names the problem.
+    #[test]
+    fn invalid_case_scripts_judge_errors_as_the_judge_does() {
+        let case = Case::from_json_str(INVALID, "invalid.case.json").unwrap();
+        let Err(CheckError::Invalid(v)) = check(&case) else {
+            panic!("the case is invalid")
+        };
+        for backend in [
+            judge::Backend::Tensorflow,
+            judge::Backend::Torch,
+            judge::Backend::Jax,
+        ] {
+            for kind in late_error_types(backend) {
+                assert_eq!(
+                    judged(backend, kind, "went wrong"),
+                    [Kind::LateError],
+                    "{backend} {kind}"
+                );
+            }
+            for message in INTERNAL_MESSAGES {
+                let wrapped = format!(
+                    "<class 'X'> could not be deserialized properly. Exception encountered: {message}"
+                );
+                assert_eq!(
+                    judged(backend, "TypeError", &wrapped),
+                    [Kind::LateError],
+                    "{message}"
+                );
+            }
+            assert_eq!(
+                judged(backend, "ValueError", "went wrong"),
+                [Kind::UnclearError]
+            );
+            let (names, param) = problem_names(&v);
+            // The argument is named in any case.
+            let argument = param.map(str::to_uppercase);
+            for name in names.iter().chain(&argument) {
+                let message = format!("went wrong with {name}");
+                assert_eq!(
+                    judged(backend, "ValueError", &message),
+                    [Kind::Agree],
+                    "{message}"
+                );
+            }
+        }
+    }
 }

@@ -320,7 +320,12 @@ impl FindingsStore {
             &serde_json::to_string_pretty(&outcome).expect("JSON values serialize"),
         )?;
         let script = |case: &Case, path: &Path| {
-            harness_py::export::python_script(case, &path.display().to_string(), hit.backend)
+            harness_py::export::finding_script(
+                case,
+                &path.display().to_string(),
+                hit.backend,
+                Some(v.kind),
+            )
         };
         // The diverging layer alone, beside the model.
         let write_layer_case = |layer_case: &Case| -> io::Result<PathBuf> {

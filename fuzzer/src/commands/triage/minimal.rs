@@ -161,8 +161,12 @@ fn write_minimized(
     fs::create_dir_all(dir).map_err(io_error(dir))?;
     let case_path = dir.join("case.case.json");
     case.write(&case_path, &CheckedShapes::of(case), WriteOptions::DURABLE)?;
-    let repro =
-        harness_py::export::python_script(case, &case_path.display().to_string(), versions.backend);
+    let repro = harness_py::export::finding_script(
+        case,
+        &case_path.display().to_string(),
+        versions.backend,
+        verdict.map(|v| v.kind),
+    );
     let write = |name: &str, text: &str| {
         let p = dir.join(name);
         fs::write(&p, text).map_err(io_error(&p))
