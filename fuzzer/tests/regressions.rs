@@ -177,23 +177,9 @@ fn check_every_kept_finding(python: Option<&Path>) {
         if let Some(modes) = modes {
             cmd.args(["--modes", modes]);
         }
-        for k in folders {
-            cmd.arg(root.join(&k.name).join("case.case.json"));
-        }
-        let out = cmd.output().unwrap();
-        let reports: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect();
-        for k in folders {
-            let path = root.join(&k.name).join("case.case.json");
+        let names: Vec<&str> = folders.iter().map(|k| k.name.as_str()).collect();
+        for (k, verdicts) in folders.iter().zip(verdicts_of(cmd, &root, &names)) {
             let name = k.name.as_str();
-            let report = reports
-                .iter()
-                .find(|r| r["case"].as_str() == path.to_str())
-                .cloned()
-                .unwrap_or(Value::Null);
-            let verdicts = report["verdicts"].as_array().cloned().unwrap_or_default();
             let showing: Vec<&Value> = verdicts
                 .iter()
                 .filter(|v| {
@@ -261,6 +247,31 @@ fn check_every_kept_finding(python: Option<&Path>) {
         "kept findings no longer behave as their entries say (update the release range):\n{}",
         changed.join("\n")
     );
+}
+
+/// The verdicts of each kept folder's case, in order, from one `known explain --json` (`cmd`,
+/// its options given) run over all of them: one worker for the lot.
+fn verdicts_of(mut cmd: Command, root: &Path, names: &[&str]) -> Vec<Vec<Value>> {
+    let paths: Vec<_> = names
+        .iter()
+        .map(|n| root.join(n).join("case.case.json"))
+        .collect();
+    cmd.args(&paths);
+    let out = cmd.output().unwrap();
+    let reports: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    paths
+        .iter()
+        .map(|path| {
+            reports
+                .iter()
+                .find(|r| r["case"].as_str() == path.to_str())
+                .and_then(|r| r["verdicts"].as_array().cloned())
+                .unwrap_or_default()
+        })
+        .collect()
 }
 
 /// The entries that explain a verdict of `known explain --json`.
@@ -406,22 +417,8 @@ fn every_kept_finding_shows_on_each_backend_its_entry_names() {
         if let Some(dtype) = dtype {
             cmd.args(["--dtype", dtype]);
         }
-        for (name, _) in cases {
-            cmd.arg(root.join(name).join("case.case.json"));
-        }
-        let out = cmd.output().unwrap();
-        let reports: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect();
-        for (name, want) in cases {
-            let path = root.join(name).join("case.case.json");
-            let report = reports
-                .iter()
-                .find(|r| r["case"].as_str() == path.to_str())
-                .cloned()
-                .unwrap_or(Value::Null);
-            let verdicts = report["verdicts"].as_array().cloned().unwrap_or_default();
+        let names: Vec<&str> = cases.iter().map(|(n, _)| n.as_str()).collect();
+        for ((name, want), verdicts) in cases.iter().zip(verdicts_of(cmd, &root, &names)) {
             let explained = verdicts.iter().any(|v| {
                 v["signature"].as_str().is_some_and(|s| {
                     s.split('/').nth(1) == Some(want.as_str())
