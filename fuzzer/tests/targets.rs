@@ -370,3 +370,45 @@ fn the_setup_installs_the_tensorflow_of_each_minor_in_the_table() {
         );
     }
 }
+
+/// Where the older release computes a layer otherwise, the reference models that release:
+/// Keras before 3.7 had no fused attention path (which ignores `attention_axes`) and scaled
+/// GroupQueryAttention by `1/√head_dim` computed in the inputs' dtype. Each case (found by a
+/// 3.3.3 campaign) agrees on both releases.
+#[test]
+fn attention_is_judged_as_each_release_computes_it() {
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let cases: Vec<String> = [
+        "keras-3.3.3-gqa-exact-scale",
+        "keras-3.3.3-mha-no-fused-path",
+    ]
+    .iter()
+    .map(|n| {
+        data.join(format!("{n}.case.json"))
+            .to_string_lossy()
+            .into_owned()
+    })
+    .collect();
+    let older = older();
+    for python in [None, Some(older.as_str())] {
+        let mut args = vec!["run", "--json", "--modes", "eager", "--dtype", "float64"];
+        if let Some(p) = python {
+            args.extend(["--python", p]);
+        }
+        args.extend(cases.iter().map(String::as_str));
+        let out = semfuzz(&args);
+        let reports = reports(&out.stdout);
+        assert_eq!(
+            reports.len(),
+            cases.len(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for r in &reports {
+            assert!(r["unsupported_on_target"].is_null(), "{r}");
+            for v in r["verdicts"].as_array().unwrap() {
+                assert_eq!(v["kind"], "agree", "{python:?} {}: {v}", r["case"]);
+            }
+        }
+    }
+}

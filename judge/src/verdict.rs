@@ -313,12 +313,17 @@ impl Judge {
         oracle: &Result<ModelAnalysis, CheckError>,
         tf: &TfOutcome,
     ) -> Vec<Verdict> {
+        let release = self
+            .target
+            .keras
+            .as_deref()
+            .and_then(oracle::release::Release::parse);
         oracle::backend::with(self.target.backend, || {
-            self.judge_here(case, dtype, oracle, tf)
+            oracle::release::with(release, || self.judge_here(case, dtype, oracle, tf))
         })
     }
 
-    /// [`Judge::judge`], the reference evaluated for the target's backend.
+    /// [`Judge::judge`], the reference evaluated for the target's backend and release.
     fn judge_here(
         &self,
         case: &Case,

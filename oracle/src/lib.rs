@@ -20,6 +20,7 @@ pub mod interval;
 pub mod layers;
 mod operation_names;
 pub mod params;
+pub mod release;
 pub mod tolerance;
 pub mod triggers;
 pub mod violation;

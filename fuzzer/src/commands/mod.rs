@@ -145,6 +145,8 @@ pub fn suppressions(args: &crate::cli::SuppressionArgs) -> Result<Suppressions, 
 /// The target a worker runs: its Keras and TensorFlow releases, its backend, with TF's oneDNN
 /// kernels on or off.
 pub fn target(versions: &harness_py::Versions) -> Target {
+    // The reference is evaluated for the target's release from now on (validity included).
+    oracle::release::set_default(oracle::release::Release::parse(&versions.keras));
     Target {
         onednn: versions.onednn,
         ..Target::on(versions.backend, &versions.keras, &versions.tensorflow)

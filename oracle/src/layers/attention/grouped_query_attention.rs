@@ -178,11 +178,18 @@ impl LayerKind for GroupedQueryAttention {
 
 impl GqaSpec {
     fn core(&self) -> Core {
+        // Before 3.7 Keras had no fused path here, and scaled by `1 / sqrt(head_dim)`
+        // computed in the inputs' dtype (exact in float64).
+        let before_fused = crate::release::before(3, 7);
         Core {
-            fused: self.dropout <= 0.0 && !self.call.return_attention_scores,
+            fused: !before_fused && self.dropout <= 0.0 && !self.call.return_attention_scores,
             axes: vec![1],
             n_axes: 1,
-            scale: scale(self.head_dim),
+            scale: if before_fused {
+                1.0 / (self.head_dim as f64).sqrt()
+            } else {
+                scale(self.head_dim)
+            },
             causal: self.call.use_causal_mask,
             sliding: self.sliding_window,
             heads_at_axis1: None,

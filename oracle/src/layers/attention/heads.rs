@@ -68,13 +68,19 @@ pub struct Core {
     pub dtype: DType,
 }
 
-/// The attention scale `1/√dim` as Keras 3.15 applies it on TF: it passes the Python float
-/// to `tf.cast` (`ops.cast`), which first makes a float32 tensor of it, so even in float64 the
-/// scale is the float32 rounding of `1/√dim` (`1/√3` = 0.5773502691896258 becomes
-/// 0.5773502588272095, a relative error of 1.8e-8 on every score). A Keras precision bug,
-/// reproduced here: `float(tf.cast(1/math.sqrt(3), tf.float64))`.
+/// The attention scale `1/√dim` as Keras 3.15 applies it: it passes the Python float to
+/// `ops.cast`, which on TF first makes a float32 tensor of it, so even in float64 the scale is
+/// the float32 rounding of `1/√dim` (`1/√3` = 0.5773502691896258 becomes 0.5773502588272095,
+/// a relative error of 1.8e-8 on every score). A Keras precision bug, reproduced here:
+/// `float(tf.cast(1/math.sqrt(3), tf.float64))`. JAX and PyTorch convert the float to the
+/// tensor's dtype directly: the scale is exact there.
 pub fn scale(dim: usize) -> f64 {
-    (1.0 / (dim as f64).sqrt()) as f32 as f64
+    let exact = 1.0 / (dim as f64).sqrt();
+    if crate::backend::current().tf_kernels() {
+        exact as f32 as f64
+    } else {
+        exact
+    }
 }
 
 /// Keras's einsum equations for the explicit path over projected tensors of rank `rank`
@@ -635,5 +641,22 @@ mod tests {
         let (a, _) = c.attend(&q, &q, &v, &[], (2, 2));
         assert_eq!(a[[0, 0, 0, 0]], 3.0);
         assert!((a[[0, 1, 0, 0]] - b[[0, 1, 0, 0]]).abs() < 1e-14);
+    }
+}
+
+#[cfg(test)]
+mod scale_tests {
+    use crate::backend::{Backend, with};
+
+    /// TF's cast goes through float32; JAX's and PyTorch's convert the float directly.
+    #[test]
+    fn the_scale_is_float32_rounded_on_tensorflow_only() {
+        let exact = 1.0 / 3f64.sqrt();
+        assert_eq!(
+            with(Backend::Tensorflow, || super::scale(3)),
+            exact as f32 as f64
+        );
+        assert_eq!(with(Backend::Jax, || super::scale(3)), exact);
+        assert_eq!(with(Backend::Torch, || super::scale(3)), exact);
     }
 }

@@ -305,8 +305,13 @@ impl MhaSpec {
         }
     }
 
+    /// Whether Keras computes the attention through `ops.dot_product_attention` (from 3.7,
+    /// which added that path; it ignores `attention_axes`), not its einsums.
     fn fused(&self, rank: usize) -> bool {
-        rank == 3 && self.dropout <= 0.0 && !self.call.return_attention_scores
+        !crate::release::before(3, 7)
+            && rank == 3
+            && self.dropout <= 0.0
+            && !self.call.return_attention_scores
     }
 
     /// The attention axes of projected tensors of rank `rank + 1`, as Keras builds them (a
