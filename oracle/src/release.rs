@@ -34,13 +34,11 @@ impl Release {
     }
 
     fn unpack(x: u64) -> Option<Release> {
-        (x >> 63 == 1).then(|| {
-            Release(
-                (x >> 40 & 0x7f_ffff) as u32,
-                (x >> 20 & 0xf_ffff) as u32,
-                (x & 0xf_ffff) as u32,
-            )
-        })
+        (x >> 63 == 1).then_some(Release(
+            (x >> 40 & 0x7f_ffff) as u32,
+            (x >> 20 & 0xf_ffff) as u32,
+            (x & 0xf_ffff) as u32,
+        ))
     }
 }
 
