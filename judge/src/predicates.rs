@@ -378,6 +378,10 @@ pub enum Predicate {
     /// Some input of the case holds a `Masking` layer's `mask_value`, or that value rounded
     /// to float32.
     MaskValueInInputs,
+    /// An input of the verdict's layer, or an input of the layer that produced one, is also an
+    /// input of a `MultiHeadAttention` (whose call clears the masks of the tensors it is
+    /// given, for every consumer that runs after it).
+    InputSharedWithAttention,
 }
 
 impl Predicate {
@@ -400,6 +404,7 @@ impl Predicate {
             Predicate::HasWeights => "has-weights",
             Predicate::FedByMultiply => "fed-by-multiply",
             Predicate::MaskValueInInputs => "mask-value-in-inputs",
+            Predicate::InputSharedWithAttention => "input-shared-with-attention",
         }
     }
 
@@ -433,6 +438,9 @@ impl Predicate {
             }
             Predicate::AdaptiveWindowExceedsInput => adaptive_window_exceeded(f),
             Predicate::MaskValueInInputs => mask_value_in_inputs(case),
+            Predicate::InputSharedWithAttention => {
+                call.is_some_and(|c| input_shared_with_attention(case, f.analysis, c))
+            }
             _ => {
                 let Some(l) = layer else {
                     return false;
@@ -475,11 +483,44 @@ impl Predicate {
                     | Predicate::RmsAxesNotTrailing
                     | Predicate::RmsAxesNotTrailingInModel
                     | Predicate::AdaptiveWindowExceedsInput
-                    | Predicate::MaskValueInInputs => unreachable!("handled above"),
+                    | Predicate::MaskValueInInputs
+                    | Predicate::InputSharedWithAttention => unreachable!("handled above"),
                 }
             }
         }
     }
+}
+
+/// Whether an input of `call`, or an input of the call that produced one, is a masked tensor
+/// that a `MultiHeadAttention` call is also given.
+fn input_shared_with_attention(
+    case: &Case,
+    analysis: Option<&ModelAnalysis>,
+    call: &CheckedCall,
+) -> bool {
+    let Some(a) = analysis else {
+        return false;
+    };
+    let attention_inputs: Vec<&oracle::case::TensorRef> = a
+        .calls
+        .iter()
+        .filter(|c| case.model.layers[c.layer].class_name == "MultiHeadAttention")
+        .flat_map(|c| &c.inputs)
+        .collect();
+    let producer = |r: &oracle::case::TensorRef| {
+        a.calls
+            .iter()
+            .find(|p| case.model.layers[p.layer].name == r.layer && p.node == r.node)
+    };
+    let shared = |r: &oracle::case::TensorRef| {
+        attention_inputs.contains(&r)
+            && producer(r)
+                .and_then(|p| p.output_masks.get(r.index))
+                .is_some_and(Option::is_some)
+    };
+    call.inputs
+        .iter()
+        .any(|r| shared(r) || producer(r).is_some_and(|p| p.inputs.iter().any(shared)))
 }
 
 /// The first call of layer `index`, as the reference checked it.
