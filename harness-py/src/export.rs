@@ -680,7 +680,9 @@ mod tests {
     /// The judge's verdicts on `backend` refusing [`INVALID`] with an error `kind: message`.
     fn judged(backend: judge::Backend, kind: &str, message: &str) -> Vec<Kind> {
         let case = Case::from_json_str(INVALID, "invalid.case.json").unwrap();
-        let oracle = oracle::backend::with(backend, || check(&case));
+        let mut oracle = None;
+        oracle::backend::with(backend, || oracle = Some(check(&case)));
+        let oracle = oracle.expect("checked");
         let mut target = Target::unknown_tensorflow();
         target.backend = backend;
         let error = PyError {
