@@ -171,27 +171,6 @@ fn late_error_types(backend: judge::Backend) -> Vec<&'static str> {
         .collect()
 }
 
-/// What names a violation's problem in an error message, by the rule of `names_the_problem`
-/// in `judge::verdict`: the layer's name quoted or as a variable path, its class (and the
-/// Python class Keras names for it), or the argument, in any case (`None` where the violation
-/// is about the inputs).
-fn problem_names(v: &oracle::Violation) -> (Vec<String>, Option<&str>) {
-    let layer = &v.layer;
-    let mut names = vec![
-        format!("'{layer}'"),
-        format!("\"{layer}\""),
-        format!("Layer {layer} "),
-        format!("'{layer}/"),
-        v.class.clone(),
-    ];
-    if v.class == "GroupQueryAttention" {
-        names.push("GroupedQueryAttention".to_owned());
-    }
-    let param = v.parameter.split('[').next().unwrap_or("");
-    let param = (!param.is_empty() && param != "inputs").then_some(param);
-    (names, param)
-}
-
 /// How the script of a case the reference calls invalid ends.
 struct InvalidEnding {
     /// The reference's objection, on one line.
@@ -210,7 +189,7 @@ struct InvalidEnding {
 ///   ([`late_error_types`]), or its innermost message is an accident's
 ///   ([`INTERNAL_MESSAGES`], wrapped or not);
 /// - `unclear-error`: the message names neither the layer (quoted, as a variable path, or by
-///   its class) nor the argument, as `names_the_problem` in `judge::verdict` reads it;
+///   its class) nor the argument, as `judge::verdict::ProblemNames` reads it;
 /// - `missing-validation`: the model builds and runs, or a layer built after the invalid
 ///   one refuses while the model is built (every call of the invalid layer was made: Keras
 ///   builds layers in order, so it took the violation). A refusal while the model runs is
@@ -247,9 +226,12 @@ fn invalid_ending(
         }
         Some(Kind::UnclearError) => {
             let layer = &v.layer;
-            let (names, param) = problem_names(v);
-            let argument = param.map_or("None".to_owned(), |p| py(&Value::String(p.to_owned())));
-            let param = param.unwrap_or(&v.parameter);
+            let judge::verdict::ProblemNames { names, argument } =
+                judge::verdict::ProblemNames::of(v);
+            let param = argument.as_deref().unwrap_or(&v.parameter);
+            let argument = argument
+                .as_ref()
+                .map_or("None".to_owned(), |p| py(&Value::String(p.clone())));
             (
                 format!(
                     "The reference calls the model invalid and the finding is an unclear error: prints the\nerror's message and exits 1 while it names neither layer '{layer}' (quoted, or by its\nclass) nor the argument `{param}`, 0 once it names either or the model runs."
@@ -733,9 +715,10 @@ mod tests {
                 judged(backend, "ValueError", "went wrong"),
                 [Kind::UnclearError]
             );
-            let (names, param) = problem_names(&v);
+            let judge::verdict::ProblemNames { names, argument } =
+                judge::verdict::ProblemNames::of(&v);
             // The argument is named in any case.
-            let argument = param.map(str::to_uppercase);
+            let argument = argument.map(|a| a.to_uppercase());
             for name in names.iter().chain(&argument) {
                 let message = format!("went wrong with {name}");
                 assert_eq!(

@@ -1027,21 +1027,50 @@ fn python_class(class: &str) -> &str {
     }
 }
 
+/// What names a violation's problem in an error message: the layer's name quoted or as a
+/// variable path (`'layer_normalization/gamma'`), its class and the Python class Keras names
+/// for it (`names`, each found as it is), or the argument (`argument`, found in any case, so
+/// that one named at the start of a sentence counts too: "Axis 0 of ..."). The judge's
+/// `unclear-error` rule, and what an exported repro checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProblemNames {
+    pub names: Vec<String>,
+    /// `None` where the violation is about the inputs.
+    pub argument: Option<String>,
+}
+
+impl ProblemNames {
+    pub fn of(v: &Violation) -> Self {
+        let layer = &v.layer;
+        let mut names = vec![
+            format!("'{layer}'"),
+            format!("\"{layer}\""),
+            format!("Layer {layer} "),
+            format!("'{layer}/"),
+            v.class.clone(),
+        ];
+        let python = python_class(&v.class);
+        if python != v.class {
+            names.push(python.to_owned());
+        }
+        let param = v.parameter.split('[').next().unwrap_or("");
+        let argument = (!param.is_empty() && param != "inputs").then(|| param.to_owned());
+        ProblemNames { names, argument }
+    }
+
+    /// Whether `message` names the problem.
+    pub fn in_message(&self, message: &str) -> bool {
+        self.names.iter().any(|n| message.contains(n.as_str()))
+            || self
+                .argument
+                .as_ref()
+                .is_some_and(|a| message.to_lowercase().contains(&a.to_lowercase()))
+    }
+}
+
 /// Whether an error message names the layer or the argument the violation is about.
 fn names_the_problem(e: &PyError, v: &Violation) -> bool {
-    let m = &e.message;
-    let param = v.parameter.split('[').next().unwrap_or("");
-    m.contains(&format!("'{}'", v.layer))
-        || m.contains(&format!("\"{}\"", v.layer))
-        || m.contains(&format!("Layer {} ", v.layer))
-        // A variable path (`'layer_normalization/gamma'`) names its layer.
-        || m.contains(&format!("'{}/", v.layer))
-        // An argument named at the start of a sentence counts too ("Axis 0 of ...").
-        || (!param.is_empty()
-            && param != "inputs"
-            && m.to_lowercase().contains(&param.to_lowercase()))
-        || m.contains(&v.class)
-        || m.contains(python_class(&v.class))
+    ProblemNames::of(v).in_message(&e.message)
 }
 
 /// The layer a Keras/TF exception comes from, as its message names it: the class (empty when
