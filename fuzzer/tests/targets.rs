@@ -40,6 +40,26 @@ fn reports(stdout: &[u8]) -> Vec<Value> {
         .collect()
 }
 
+/// `run --json --modes eager` of `cases` with `extra` arguments, on the pinned release or
+/// `python`'s: one report per case.
+fn run_eager(python: Option<&str>, extra: &[&str], cases: &[String]) -> Vec<Value> {
+    let mut args = vec!["run", "--json", "--modes", "eager"];
+    args.extend(extra);
+    if let Some(p) = python {
+        args.extend(["--python", p]);
+    }
+    args.extend(cases.iter().map(String::as_str));
+    let out = semfuzz(&args);
+    let reports = reports(&out.stdout);
+    assert_eq!(
+        reports.len(),
+        cases.len(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    reports
+}
+
 #[test]
 fn the_seeds_run_and_agree_on_an_older_release() {
     let python = older();
@@ -294,19 +314,7 @@ fn the_fixtures_and_generated_models_agree_on_both_releases() {
             cases.extend(files);
         }
         assert!(cases.len() >= 55, "{}", cases.len());
-        let mut args = vec!["run", "--json", "--modes", "eager"];
-        if let Some(p) = python {
-            args.extend(["--python", p]);
-        }
-        args.extend(cases.iter().map(String::as_str));
-        let out = semfuzz(&args);
-        let reports = reports(&out.stdout);
-        assert_eq!(
-            reports.len(),
-            cases.len(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let reports = run_eager(python, &[], &cases);
         let (mut ran, mut unsupported, mut wrong) = (0, Vec::new(), Vec::new());
         for r in &reports {
             if let Some(why) = r["unsupported_on_target"].as_str() {
@@ -391,20 +399,7 @@ fn attention_is_judged_as_each_release_computes_it() {
     .collect();
     let older = older();
     for python in [None, Some(older.as_str())] {
-        let mut args = vec!["run", "--json", "--modes", "eager", "--dtype", "float64"];
-        if let Some(p) = python {
-            args.extend(["--python", p]);
-        }
-        args.extend(cases.iter().map(String::as_str));
-        let out = semfuzz(&args);
-        let reports = reports(&out.stdout);
-        assert_eq!(
-            reports.len(),
-            cases.len(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        for r in &reports {
+        for r in &run_eager(python, &["--dtype", "float64"], &cases) {
             assert!(r["unsupported_on_target"].is_null(), "{r}");
             for v in r["verdicts"].as_array().unwrap() {
                 assert_eq!(v["kind"], "agree", "{python:?} {}: {v}", r["case"]);

@@ -1,9 +1,9 @@
 //! The PyTorch limitation of float64 computed in float32 explains an overflow only where a
 //! value is beyond float32's range: the same infinity from values float32 holds is a finding.
 
-use std::collections::HashMap;
+mod common;
 
-use judge::{Backend, Judge, Kind, Mode, ModeOutcome, Suppressions, Target, TfOutcome, Verdict};
+use judge::{Backend, Judge, Kind, Suppressions, Target, Verdict};
 use ndarray::ArrayD;
 use oracle::{Case, DType};
 
@@ -28,15 +28,10 @@ fn judge(case: &Case) -> Vec<Verdict> {
     let mut dense: ArrayD<f64> = eval.outputs[&(1, 0)][0].clone();
     let first = dense.iter_mut().next().unwrap();
     *first = f64::INFINITY.copysign(*first);
-    let mut outputs = HashMap::new();
-    outputs.insert(("input_1".to_owned(), 0), vec![case.inputs[0].data.clone()]);
-    outputs.insert(("dense".to_owned(), 0), vec![dense]);
-    let tf = TfOutcome::Ran {
-        modes: vec![(Mode::Eager, ModeOutcome::Outputs(outputs))],
-        reused: false,
-        tf_seconds: 0.0,
-        worker_seconds: 0.0,
-    };
+    let tf = common::eager_outputs(vec![
+        ("input_1", case.inputs[0].data.clone()),
+        ("dense", dense),
+    ]);
     let judge = Judge::new(
         Suppressions::builtin().unwrap(),
         Target::on(Backend::Torch, "3.15.1", "2.21.0"),

@@ -3,9 +3,9 @@
 //! the framework's output must equal the reference's with the bias moved. Anything more at the
 //! same layer, such as a planted error of one element, is a new finding.
 
-use std::collections::HashMap;
+mod common;
 
-use judge::{Judge, Kind, Mode, ModeOutcome, TfOutcome, Verdict};
+use judge::{Judge, Kind, Verdict};
 use ndarray::{ArrayD, Axis, IxDyn};
 use oracle::{Case, DType};
 
@@ -42,18 +42,10 @@ fn shortcut_output(case: &Case) -> ArrayD<f64> {
 }
 
 fn judge(case: &Case, conv_out: ArrayD<f64>) -> Vec<Verdict> {
-    let mut outputs = HashMap::new();
-    outputs.insert(
-        ("input_layer".to_owned(), 0),
-        vec![case.inputs[0].data.clone()],
-    );
-    outputs.insert(("depthwise_conv2d".to_owned(), 0), vec![conv_out]);
-    let tf = TfOutcome::Ran {
-        modes: vec![(Mode::Eager, ModeOutcome::Outputs(outputs))],
-        reused: false,
-        tf_seconds: 0.0,
-        worker_seconds: 0.0,
-    };
+    let tf = common::eager_outputs(vec![
+        ("input_layer", case.inputs[0].data.clone()),
+        ("depthwise_conv2d", conv_out),
+    ]);
     Judge::builtin()
         .unwrap()
         .judge(case, DType::Float64, &oracle::check(case), &tf)

@@ -3,9 +3,9 @@
 //! is rounded, the layers after it are judged with the masks the framework computed: a
 //! `Minimum` that skips the step the framework masked is no new divergence.
 
-use std::collections::HashMap;
+mod common;
 
-use judge::{Judge, Kind, Mode, ModeOutcome, Suppressions, Target, TfOutcome, Verdict};
+use judge::{Judge, Kind, Suppressions, Target, Verdict};
 use ndarray::ArrayD;
 use oracle::{Case, DType};
 use serde_json::json;
@@ -41,16 +41,7 @@ fn judge(case: &Case) -> Vec<Verdict> {
     masked[[0, 0, 0]] = 0.0;
     masked[[0, 0, 1]] = 0.0;
     let minimum: ArrayD<f64> = x.clone();
-    let mut outputs = HashMap::new();
-    outputs.insert(("x".to_owned(), 0), vec![x]);
-    outputs.insert(("masking".to_owned(), 0), vec![masked]);
-    outputs.insert(("minimum".to_owned(), 0), vec![minimum]);
-    let tf = TfOutcome::Ran {
-        modes: vec![(Mode::Eager, ModeOutcome::Outputs(outputs))],
-        reused: false,
-        tf_seconds: 0.0,
-        worker_seconds: 0.0,
-    };
+    let tf = common::eager_outputs(vec![("x", x), ("masking", masked), ("minimum", minimum)]);
     Judge::new(
         Suppressions::builtin().unwrap(),
         Target::tensorflow("3.15.1", "2.21.0"),
