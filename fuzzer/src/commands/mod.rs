@@ -145,12 +145,16 @@ pub fn suppressions(args: &crate::cli::SuppressionArgs) -> Result<Suppressions, 
 /// The target a worker runs: its Keras and TensorFlow releases, its backend, with TF's oneDNN
 /// kernels on or off.
 pub fn target(versions: &harness_py::Versions) -> Target {
-    // The reference is evaluated for the target's release from now on (validity included).
-    oracle::release::set_default(oracle::release::Release::parse(&versions.keras));
     Target {
         onednn: versions.onednn,
         ..Target::on(versions.backend, &versions.keras, &versions.tensorflow)
     }
+}
+
+/// From now on, the reference is evaluated (validity included) for the Keras release a
+/// worker said it runs; called once its handshake is known, beside [`target`].
+pub fn evaluate_for_release(versions: &harness_py::Versions) {
+    oracle::release::set_default(oracle::release::Release::parse(&versions.keras));
 }
 
 /// A `.keras` file that could not be saved or read: semfuzz's own failure (the worker) or

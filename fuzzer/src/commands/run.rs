@@ -116,6 +116,7 @@ fn run_cases(args: &RunArgs, explain: bool) -> Result<Outcome, Failure> {
     let judge = match harness.as_mut() {
         Some(h) => {
             let v = h.versions().map_err(|e| Failure::failed(e.to_string()))?;
+            super::evaluate_for_release(&v);
             Some(Judge::new(suppressions, super::target(&v)))
         }
         None => None,

@@ -570,6 +570,7 @@ where
         let v = harness
             .versions()
             .map_err(|e| Error::unknown(format!("cannot start the {framework} worker: {e}")))?;
+        crate::commands::evaluate_for_release(&v);
         let versions = json!({"python": v.python, "tensorflow": v.tensorflow, "keras": v.keras,
                               "numpy": v.numpy, "backend": v.backend, "onednn": v.onednn,
                               "jax": v.jax, "torch": v.torch});

@@ -656,6 +656,7 @@ fn replay_everywhere(
         // A crash during replay or minimisation costs a switch to this warm worker, not a start.
         h.keep_spare = true;
         let versions = h.versions().map_err(|e| Failure::failed(e.to_string()))?;
+        super::evaluate_for_release(&versions);
         let judge = Judge::new(
             super::suppressions(&plan.suppressions)?,
             super::target(&versions),
