@@ -272,6 +272,9 @@ pub struct EvidenceCond {
     /// A float64 run whose layer inputs or reference output hold a finite value beyond
     /// float32's range.
     pub beyond_float32: Option<bool>,
+    /// A `GroupNormalization` that agrees with the reference but for what a variance computed
+    /// as `mean(x²) − mean(x)²` allows.
+    pub naive_variance: Option<bool>,
 }
 
 /// Conditions on the framework's exception: its type, and words of the framework's own
@@ -498,6 +501,7 @@ impl Entry {
                     || e.shape_differs == Some(true)
                     || e.float32_constants == Some(true)
                     || e.bias_on_last_axis == Some(true)
+                    || e.naive_variance == Some(true)
             });
             if divergence && !bounded && !finite_values && c.unbounded_because.is_none() {
                 return Err(invalid(format!(
@@ -681,6 +685,7 @@ impl Conditions {
                 || e.max_normwise_rel_error.is_some()
                 || e.float32_constants == Some(true)
                 || e.bias_on_last_axis == Some(true)
+                || e.naive_variance == Some(true)
         });
         if !bounded && self.unbounded_because.is_none() {
             need(!v.evidence.finite_error, "evidence.finite_error")?;
@@ -820,6 +825,10 @@ impl EvidenceCond {
         need(
             flag(self.beyond_float32, e.beyond_float32),
             "evidence.beyond_float32",
+        )?;
+        need(
+            flag(self.naive_variance, e.naive_variance),
+            "evidence.naive_variance",
         )?;
         need(
             self.nonfinite_case

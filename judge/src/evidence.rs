@@ -136,6 +136,13 @@ pub struct Evidence {
     /// beyond float32's range: computed in float32, it overflows.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub beyond_float32: bool,
+    /// A `GroupNormalization`'s output agrees with the reference wherever it can once each
+    /// group's variance is computed as `mean(x²) − mean(x)²` in the layer's float dtype: every
+    /// element the framework gives is within the tolerance, or within what that formula's
+    /// rounding (at most `(2n + 3)·u·mean(x²)` for a group of `n` elements, `u` the unit
+    /// roundoff) allows, any value where it can make `variance + epsilon` reach zero.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub naive_variance: bool,
     /// The framework's output has another shape than the reference's.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shape_differs: bool,
