@@ -668,7 +668,11 @@ impl Conditions {
             need(
                 self.activations.as_ref().is_none_or(|names| {
                     names.iter().any(|n| {
-                        crate::predicates::uses_activation(&Value::Object(l.config.clone()), n)
+                        crate::predicates::uses_activation(
+                            &l.class_name,
+                            &Value::Object(l.config.clone()),
+                            n,
+                        )
                     })
                 }),
                 "activations",

@@ -52,9 +52,32 @@ pub(crate) fn strided(config: &serde_json::Map<String, Value>) -> bool {
     config_ints(config, "strides").iter().any(|&s| s > 1)
 }
 
-/// Whether a layer config (or a config nested in it) names this activation, as `activation`
-/// or `recurrent_activation`.
-pub(crate) fn uses_activation(config: &Value, name: &str) -> bool {
+/// The activation a recurrent class applies where its config leaves `key` (`activation` or
+/// `recurrent_activation`) out: Keras's defaults, `tanh` and `sigmoid`.
+fn default_activation(class: &str, key: &str) -> Option<&'static str> {
+    let recurrent = matches!(
+        class,
+        "SimpleRNN"
+            | "SimpleRNNCell"
+            | "GRU"
+            | "GRUCell"
+            | "LSTM"
+            | "LSTMCell"
+            | "ConvLSTM1D"
+            | "ConvLSTM2D"
+            | "ConvLSTM3D"
+    );
+    match key {
+        "activation" if recurrent => Some("tanh"),
+        "recurrent_activation" if recurrent && !class.starts_with("SimpleRNN") => Some("sigmoid"),
+        _ => None,
+    }
+}
+
+/// Whether the config of a layer of class `class` (or of a layer nested in it: a wrapped
+/// layer, an RNN's cell) names this activation as `activation` or `recurrent_activation`, or
+/// leaves one out where the class's default is this activation.
+pub(crate) fn uses_activation(class: &str, config: &Value, name: &str) -> bool {
     let named = |a: &Value| {
         a.as_str() == Some(name)
             || a.get("config")
@@ -63,11 +86,22 @@ pub(crate) fn uses_activation(config: &Value, name: &str) -> bool {
                 == Some(name)
     };
     match config {
-        Value::Object(o) => o.iter().any(|(k, v)| {
-            ((k == "activation" || k == "recurrent_activation") && named(v))
-                || uses_activation(v, name)
-        }),
-        Value::Array(a) => a.iter().any(|v| uses_activation(v, name)),
+        Value::Object(o) => {
+            ["activation", "recurrent_activation"]
+                .into_iter()
+                .any(|k| match o.get(k) {
+                    Some(v) => named(v),
+                    None => default_activation(class, k) == Some(name),
+                })
+                || o.values().any(|v| {
+                    // A nested layer, `{"class_name": ..., "config": {...}}`, has its own class.
+                    match (v.get("class_name").and_then(Value::as_str), v.get("config")) {
+                        (Some(inner), Some(c)) if c.is_object() => uses_activation(inner, c, name),
+                        _ => uses_activation("", v, name),
+                    }
+                })
+        }
+        Value::Array(a) => a.iter().any(|v| uses_activation("", v, name)),
         _ => false,
     }
 }
@@ -615,6 +649,35 @@ fn mask_value_in_inputs(case: &Case) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_recurrent_layer_uses_its_default_activations_where_its_config_leaves_them_out() {
+        let lstm = json!({"units": 3});
+        assert!(uses_activation("LSTM", &lstm, "tanh"));
+        assert!(uses_activation("LSTM", &lstm, "sigmoid"));
+        assert!(!uses_activation(
+            "LSTM",
+            &json!({"activation": "relu", "recurrent_activation": "relu"}),
+            "tanh"
+        ));
+        assert!(!uses_activation(
+            "SimpleRNN",
+            &json!({"units": 3}),
+            "sigmoid"
+        ));
+        assert!(!uses_activation("Dense", &json!({"units": 3}), "tanh"));
+        // A wrapped layer and an RNN's cell have their own class.
+        let wrapped = json!({"layer": {"class_name": "GRU", "config": {"units": 2}}});
+        assert!(uses_activation("Bidirectional", &wrapped, "tanh"));
+        let rnn =
+            json!({"cell": {"class_name": "SimpleRNNCell", "config": {"activation": "relu"}}});
+        assert!(!uses_activation("RNN", &rnn, "tanh"));
+        assert!(uses_activation(
+            "Dense",
+            &json!({"activation": {"class_name": "function", "config": {"name": "tanh"}}}),
+            "tanh"
+        ));
+    }
 
     fn layer(class: &str, config: Value) -> oracle::case::Layer {
         oracle::case::Layer {
