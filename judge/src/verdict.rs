@@ -1902,9 +1902,111 @@ fn bias_on_last_axis_explains(
         && all_agree(&[activation.apply_in(&(pre + *bias), dtype)], tf_out, agree)
 }
 
-/// Whether a `GroupNormalization`'s output `got` is what the reference's `want` becomes when
+/// How a normalization layer that computes its variance with `ops.moments` groups its input:
+/// the elements that share one mean and variance, and the entry of `beta` each one gets.
+struct MomentGroups {
+    /// Per axis of the input: whether the statistics reduce over it (else it tells groups
+    /// apart), and the divisor that maps an index on it to its group (1 where it is kept).
+    reduced: Vec<bool>,
+    /// GroupNormalization's channels axis and channels per group.
+    channel_groups: Option<(usize, usize)>,
+    /// The axes `beta` spans, in order.
+    beta_axes: Vec<usize>,
+}
+
+impl MomentGroups {
+    /// The grouping of a GroupNormalization, or of a LayerNormalization over axes that are
+    /// not one contiguous run (where Keras uses `ops.moments` on PyTorch, not
+    /// `F.layer_norm`), without RMS scaling; `None` for any other layer.
+    fn of(layer: &oracle::case::Layer, shape: &[usize]) -> Option<Self> {
+        let config = &layer.config;
+        let rank = shape.len();
+        let norm = |a: i64| {
+            let a = if a < 0 { a + rank as i64 } else { a };
+            usize::try_from(a).ok().filter(|&a| a < rank)
+        };
+        match layer.class_name.as_str() {
+            "GroupNormalization" => {
+                let axis = norm(
+                    config
+                        .get("axis")
+                        .and_then(serde_json::Value::as_i64)
+                        .unwrap_or(-1),
+                )?;
+                let channels = shape[axis];
+                let groups = match config
+                    .get("groups")
+                    .and_then(serde_json::Value::as_i64)
+                    .unwrap_or(32)
+                {
+                    -1 => channels,
+                    g => usize::try_from(g).ok()?,
+                };
+                if axis == 0 || groups == 0 || channels % groups != 0 {
+                    return None;
+                }
+                let reduced = (0..rank).map(|a| a != 0 && a != axis).collect();
+                Some(MomentGroups {
+                    reduced,
+                    channel_groups: Some((axis, channels / groups)),
+                    beta_axes: vec![axis],
+                })
+            }
+            "LayerNormalization" => {
+                if config
+                    .get("rms_scaling")
+                    .and_then(serde_json::Value::as_bool)
+                    .unwrap_or(false)
+                {
+                    return None;
+                }
+                let mut axes: Vec<usize> = match config.get("axis") {
+                    Some(serde_json::Value::Array(a)) => a
+                        .iter()
+                        .map(|v| v.as_i64().and_then(norm))
+                        .collect::<Option<_>>()?,
+                    Some(v) => vec![norm(v.as_i64()?)?],
+                    None => vec![rank - 1],
+                };
+                axes.sort_unstable();
+                axes.dedup();
+                let contiguous = axes.windows(2).all(|w| w[1] == w[0] + 1);
+                if contiguous {
+                    return None;
+                }
+                let reduced = (0..rank).map(|a| axes.contains(&a)).collect();
+                Some(MomentGroups {
+                    reduced,
+                    channel_groups: None,
+                    beta_axes: axes,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// The group of the element at `idx`: its index on every axis kept (the channel's group on
+    /// GroupNormalization's channels axis), 0 on those reduced.
+    fn group(&self, idx: &ndarray::IxDyn) -> Vec<usize> {
+        (0..self.reduced.len())
+            .map(|a| match self.channel_groups {
+                Some((axis, per)) if a == axis => idx[a] / per,
+                _ if self.reduced[a] => 0,
+                _ => idx[a],
+            })
+            .collect()
+    }
+
+    /// The index into `beta` of the element at `idx`.
+    fn beta_index(&self, idx: &ndarray::IxDyn) -> ndarray::IxDyn {
+        ndarray::IxDyn(&self.beta_axes.iter().map(|&a| idx[a]).collect::<Vec<_>>())
+    }
+}
+
+/// Whether a normalization layer's output `got` is what the reference's `want` becomes when
 /// each group's variance is computed as `mean(x²) − mean(x)²` in the layer's float dtype
-/// (Keras's `ops.moments` on PyTorch, the kept bug
+/// (Keras's `ops.moments` on PyTorch, used by GroupNormalization and by LayerNormalization
+/// over axes that are not contiguous: the kept bug
 /// `unexpected-nan-GroupNormalization-torch-variance-cancels`). That formula cancels: for a
 /// group of `n` elements its rounding error is at most `B = (2n + 3)·u·mean(x²)` (`u` the
 /// dtype's unit roundoff). With `ρ = B / (variance + epsilon)`, the group's normalized values
@@ -1925,37 +2027,12 @@ fn naive_variance_explains(
     let [x] = args else {
         return false;
     };
-    if layer.class_name != "GroupNormalization"
-        || x.ndim() < 2
-        || x.shape() != got.shape()
-        || x.shape() != want.shape()
-    {
+    if x.ndim() < 2 || x.shape() != got.shape() || x.shape() != want.shape() {
         return false;
     }
-    let rank = x.ndim() as i64;
-    let axis = config
-        .get("axis")
-        .and_then(serde_json::Value::as_i64)
-        .unwrap_or(-1);
-    let Ok(axis) = usize::try_from(if axis < 0 { axis + rank } else { axis }) else {
+    let Some(groups) = MomentGroups::of(layer, x.shape()) else {
         return false;
     };
-    if axis == 0 || axis >= x.ndim() {
-        return false;
-    }
-    let channels = x.shape()[axis];
-    let groups = match config
-        .get("groups")
-        .and_then(serde_json::Value::as_i64)
-        .unwrap_or(32)
-    {
-        -1 => channels,
-        g => usize::try_from(g).unwrap_or(0),
-    };
-    if groups == 0 || channels % groups != 0 {
-        return false;
-    }
-    let per_group = channels / groups;
     let epsilon = config
         .get("epsilon")
         .and_then(serde_json::Value::as_f64)
@@ -1964,23 +2041,23 @@ fn naive_variance_explains(
         .get("center")
         .and_then(serde_json::Value::as_bool)
         .unwrap_or(true);
-    // Keras builds gamma (with `scale`), then beta (with `center`), one entry per channel.
+    // Keras builds gamma (with `scale`), then beta (with `center`).
     let beta = if center { w.last() } else { None };
-    if beta.is_some_and(|b| b.len() != channels) {
+    let beta_shape: Vec<usize> = groups.beta_axes.iter().map(|&a| x.shape()[a]).collect();
+    if beta.is_some_and(|b| b.len() != beta_shape.iter().product::<usize>()) {
         return false;
     }
-    let group_of = |idx: &ndarray::IxDyn| (idx[0], idx[axis] / per_group);
-    // Per group: element count, sum, then the sum of squares about the mean.
-    let mut stats: HashMap<(usize, usize), (f64, f64, f64, f64)> = HashMap::new();
+    // Per group: element count, sum, sum of squares about the mean, sum of squares.
+    let mut stats: HashMap<Vec<usize>, (f64, f64, f64, f64)> = HashMap::new();
     for (idx, &v) in x.indexed_iter() {
-        let s = stats.entry(group_of(&idx)).or_default();
+        let s = stats.entry(groups.group(&idx)).or_default();
         s.0 += 1.0;
         s.1 += v;
         s.3 += v * v;
     }
     for (idx, &v) in x.indexed_iter() {
         let s = stats
-            .get_mut(&group_of(&idx))
+            .get_mut(&groups.group(&idx))
             .expect("every element's group");
         let mean = s.1 / s.0;
         s.2 += (v - mean) * (v - mean);
@@ -2004,13 +2081,17 @@ fn naive_variance_explains(
             continue;
         }
         needed = true;
-        let rho = rho(stats[&group_of(&idx)]);
+        let rho = rho(stats[&groups.group(&idx)]);
         if rho >= 1.0 {
             continue;
         }
-        let shift = beta.map_or(0.0, |b| b[ndarray::IxDyn(&[idx[axis]])]);
+        let shift = beta.map_or(0.0, |b| {
+            b.view()
+                .into_shape_with_order(beta_shape.as_slice())
+                .map_or(f64::NAN, |b| b[groups.beta_index(&idx)])
+        });
         let room = (r - shift).abs() * (1.0 / (1.0 - rho).sqrt() - 1.0);
-        if !g.is_finite() || !agree(g, r + (g - r).clamp(-room, room)) {
+        if room.is_nan() || !g.is_finite() || !agree(g, r + (g - r).clamp(-room, room)) {
             return false;
         }
     }

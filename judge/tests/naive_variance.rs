@@ -8,6 +8,7 @@ mod common;
 use judge::{Backend, Judge, Kind, Suppressions, Target, Verdict};
 use ndarray::{ArrayD, Axis};
 use oracle::{Case, DType};
+use serde_json::json;
 
 const FOLDER: &str = "unexpected-nan-GroupNormalization-torch-variance-cancels";
 
@@ -33,9 +34,13 @@ fn answer(case: &Case, delta: f64) -> ArrayD<f64> {
 }
 
 fn judge(case: &Case, backend: Backend, out: ArrayD<f64>) -> Vec<Verdict> {
+    let layer = &case.model.layers[1].name;
     let tf = common::eager_outputs(vec![
-        ("input_1", case.inputs[0].data.clone()),
-        ("group_normalization", out),
+        (
+            case.model.layers[0].name.as_str(),
+            case.inputs[0].data.clone(),
+        ),
+        (layer.as_str(), out),
     ]);
     Judge::new(
         Suppressions::builtin().unwrap(),
@@ -75,4 +80,50 @@ fn the_same_nan_on_tensorflow_is_a_finding() {
     let v = the_finding(&verdicts);
     assert!(v.evidence.naive_variance, "{v:?}");
     assert_eq!(v.known, None, "{v:?}");
+}
+
+/// A LayerNormalization of a `(1, 2, 1, 2)` input over `axes`, its values those of the kept
+/// case's cancelling group: over axes 1 and 3 (not contiguous) Keras uses `ops.moments` on
+/// PyTorch, over axes 2 and 3 `F.layer_norm`.
+fn layer_norm_case(axes: [i64; 2]) -> Case {
+    let dtype = json!({"module": "keras", "class_name": "DTypePolicy", "config": {"name": "float32"}, "registered_name": null});
+    // gamma and beta span the normalized axes; beta is not zero everywhere.
+    let shape: Vec<usize> = axes.iter().map(|&a| [1, 2, 1, 2][a as usize]).collect();
+    let size: usize = shape.iter().product();
+    let mut beta = vec![0.0; size];
+    beta[1] = 0.5;
+    let v = json!({
+        "format": "semfuzz-case/1", "dtype": "float32",
+        "model": {"name": "m", "layers": [
+            {"module": "keras.layers", "class_name": "InputLayer", "name": "x", "registered_name": null,
+             "config": {"batch_shape": [null, 2, 1, 2], "dtype": "float32", "name": "x"}, "inbound_nodes": []},
+            {"module": "keras.layers", "class_name": "LayerNormalization", "name": "ln", "registered_name": null,
+             "config": {"name": "ln", "dtype": dtype, "axis": axes},
+             "inbound_nodes": [{"args": [{"class_name": "__keras_tensor__", "config": {"keras_history": ["x", 0, 0]}}], "kwargs": {}}]}
+        ], "input_layers": [["x", 0, 0]], "output_layers": [["ln", 0, 0]]},
+        "weights": {"ln": [{"shape": shape, "data": vec![1.0; size]}, {"shape": shape, "data": beta}]},
+        "inputs": [{"shape": [1, 2, 1, 2], "data": [1000.0081176757812, 1000.0091552734375, 1000.0060424804688, 1000.00732421875]}]
+    });
+    Case::from_json_str(&v.to_string(), "layer-norm.case.json").unwrap()
+}
+
+#[test]
+fn a_layer_normalization_over_axes_apart_is_explained_only_there() {
+    for (axes, explained) in [([1, 3], true), ([2, 3], false)] {
+        let case = layer_norm_case(axes);
+        let analysis = oracle::check(&case).unwrap();
+        let mut out = oracle::eval(&case, &analysis).unwrap().outputs[&(1, 0)][0].clone();
+        if explained {
+            // One group: every element is NaN.
+            out.fill(f64::NAN);
+        } else {
+            // Two groups (one per index on axis 1); the first is NaN.
+            out.index_axis_mut(Axis(1), 0).fill(f64::NAN);
+        }
+        let verdicts = judge(&case, Backend::Torch, out);
+        let v = the_finding(&verdicts);
+        assert_eq!(v.kind, Kind::UnexpectedNan, "{v:?}");
+        assert_eq!(v.evidence.naive_variance, explained, "{axes:?}: {v:?}");
+        assert_eq!(v.known.is_some(), explained, "{axes:?}: {v:?}");
+    }
 }
