@@ -275,6 +275,8 @@ pub struct EvidenceCond {
     /// A `GroupNormalization` that agrees with the reference but for what a variance computed
     /// as `mean(x²) − mean(x)²` allows.
     pub naive_variance: Option<bool>,
+    /// A float64 run within the tolerance of the layer computed in float32.
+    pub float32_tolerance: Option<bool>,
 }
 
 /// Conditions on the framework's exception: its type, and words of the framework's own
@@ -502,6 +504,7 @@ impl Entry {
                     || e.float32_constants == Some(true)
                     || e.bias_on_last_axis == Some(true)
                     || e.naive_variance == Some(true)
+                    || e.float32_tolerance == Some(true)
             });
             if divergence && !bounded && !finite_values && c.unbounded_because.is_none() {
                 return Err(invalid(format!(
@@ -690,6 +693,7 @@ impl Conditions {
                 || e.float32_constants == Some(true)
                 || e.bias_on_last_axis == Some(true)
                 || e.naive_variance == Some(true)
+                || e.float32_tolerance == Some(true)
         });
         if !bounded && self.unbounded_because.is_none() {
             need(!v.evidence.finite_error, "evidence.finite_error")?;
@@ -833,6 +837,10 @@ impl EvidenceCond {
         need(
             flag(self.naive_variance, e.naive_variance),
             "evidence.naive_variance",
+        )?;
+        need(
+            flag(self.float32_tolerance, e.float32_tolerance),
+            "evidence.float32_tolerance",
         )?;
         need(
             self.nonfinite_case

@@ -132,15 +132,23 @@ pub struct Evidence {
     /// the whole divergence is `ops.add`'s bias shortcut, and nothing else is wrong.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub bias_on_last_axis: bool,
+    /// In a float64 run, every element of the framework's output is within the tolerance the
+    /// layer has in a float32 run on the same inputs: the divergence is what computing the
+    /// layer in float32 may give.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub float32_tolerance: bool,
     /// In a float64 run, the layer's inputs or the reference's output hold a finite value
-    /// beyond float32's range: computed in float32, it overflows.
+    /// beyond float32's range, or the layer's error bound in a float32 run is itself beyond
+    /// that range (its intermediate values are: a recurrent state, a sum's terms): computed in
+    /// float32, it overflows.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub beyond_float32: bool,
-    /// A `GroupNormalization`'s output agrees with the reference wherever it can once each
-    /// group's variance is computed as `mean(x²) − mean(x)²` in the layer's float dtype: every
-    /// element the framework gives is within the tolerance, or within what that formula's
-    /// rounding (at most `(2n + 3)·u·mean(x²)` for a group of `n` elements, `u` the unit
-    /// roundoff) allows, any value where it can make `variance + epsilon` reach zero.
+    /// A `GroupNormalization`'s (or a `LayerNormalization`'s over axes apart) output agrees
+    /// with the reference wherever it can once each group's variance is computed as
+    /// `mean(x²) − mean(x)²` in float32: every element the framework gives is within the
+    /// tolerance, or within what that formula's rounding (at most `(2n + 3)·u·mean(x²)` for a
+    /// group of `n` elements, `u` float32's unit roundoff) allows, any value where it can make
+    /// `variance + epsilon` reach zero.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub naive_variance: bool,
     /// The framework's output has another shape than the reference's.

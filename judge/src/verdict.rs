@@ -1724,10 +1724,26 @@ fn divergences(
                         layer, call.node, dtype, &args, &arg_masks, &w, tf_out, &accepts,
                     );
                     let naive_variance =
-                        naive_variance_explains(layer, dtype, &args, &w, t, &r, &accepts);
+                        naive_variance_explains(layer, &args, &w, t, &r, &accepts);
+                    // What the layer computed in float32 may be off by.
+                    let f32_tol = (dtype == DType::Float64).then(|| {
+                        spec.tolerance_masked(DType::Float32, &args, &arg_masks, &w)
+                            .flushing(DType::Float32)
+                    });
+                    let float32_tolerance = f32_tol.is_some_and(|f32_tol| {
+                        t.iter()
+                            .zip(r.iter())
+                            .all(|(&g, &w)| accepts(g, w) || f32_tol.accepts(g, w))
+                    });
+                    // A value float32 cannot hold: in the layer's inputs or output, or inside
+                    // the layer, where its float32 error bound is itself beyond float32's
+                    // range (a recurrent layer's state, a sum's terms).
                     let beyond = |x: &f64| x.is_finite() && x.abs() > f64::from(f32::MAX);
-                    let beyond_float32 = dtype == DType::Float64
-                        && (args.iter().any(|a| a.iter().any(beyond)) || r.iter().any(beyond));
+                    let beyond_float32 = f32_tol.is_some_and(|f32_tol| {
+                        args.iter().any(|a| a.iter().any(beyond))
+                            || r.iter().any(beyond)
+                            || f32_tol.abs > f64::from(f32::MAX)
+                    });
                     Evidence {
                         max_abs_error,
                         max_rel_error,
@@ -1736,6 +1752,7 @@ fn divergences(
                         float32_constants,
                         bias_on_last_axis,
                         naive_variance,
+                        float32_tolerance,
                         beyond_float32,
                         tf_value: Some(ValueClass::of(got)),
                         reference_value: Some(ValueClass::of(want)),
@@ -2004,19 +2021,18 @@ impl MomentGroups {
 }
 
 /// Whether a normalization layer's output `got` is what the reference's `want` becomes when
-/// each group's variance is computed as `mean(x²) − mean(x)²` in the layer's float dtype
-/// (Keras's `ops.moments` on PyTorch, used by GroupNormalization and by LayerNormalization
+/// each group's variance is computed as `mean(x²) − mean(x)²` in float32 (Keras's
+/// `ops.moments` on PyTorch, used by GroupNormalization and by LayerNormalization
 /// over axes that are not contiguous: the kept bug
 /// `unexpected-nan-GroupNormalization-torch-variance-cancels`). That formula cancels: for a
-/// group of `n` elements its rounding error is at most `B = (2n + 3)·u·mean(x²)` (`u` the
-/// dtype's unit roundoff). With `ρ = B / (variance + epsilon)`, the group's normalized values
+/// group of `n` elements its rounding error is at most `B = (2n + 3)·u·mean(x²)` (`u`
+/// float32's unit roundoff). With `ρ = B / (variance + epsilon)`, the group's normalized values
 /// (the output less `beta`) are scaled by a factor within `[1/√(1+ρ), 1/√(1−ρ)]`, and where
 /// `ρ ≥ 1` anything (NaN included) can come out. True when every element agrees, or is within
 /// its group's factor (and the tolerance), or lies in a group where `ρ ≥ 1`; and some element
 /// needs it.
 fn naive_variance_explains(
     layer: &oracle::case::Layer,
-    dtype: DType,
     args: &[&ArrayD<f64>],
     w: &[&ArrayD<f64>],
     got: &ArrayD<f64>,
@@ -2062,10 +2078,9 @@ fn naive_variance_explains(
         let mean = s.1 / s.0;
         s.2 += (v - mean) * (v - mean);
     }
-    let unit_roundoff = match dtype {
-        DType::Float64 => f64::EPSILON / 2.0,
-        _ => f64::from(f32::EPSILON) / 2.0,
-    };
+    // Keras computes these layers in float32 on PyTorch, float64 ones included (its
+    // `result_type` of float64 and float32 is float32 there).
+    let unit_roundoff = f64::from(f32::EPSILON) / 2.0;
     let rho = |(n, _, ss, sq): (f64, f64, f64, f64)| {
         let room = ss / n + epsilon;
         let bound = (2.0 * n + 3.0) * unit_roundoff * (sq / n);
