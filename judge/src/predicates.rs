@@ -394,6 +394,9 @@ pub enum Predicate {
     Batched,
     /// Some input of the case has an empty batch.
     EmptyBatch,
+    /// An input of the verdict's layer, on the shapes of its first call, has an empty axis
+    /// other than the batch axis.
+    EmptyAxis,
     /// The verdict's layer is an `RMSNormalization` whose normalized axes (in the order
     /// written) are not the trailing ones, on the shapes of its call.
     RmsAxesNotTrailing,
@@ -431,6 +434,7 @@ impl Predicate {
             Predicate::Strided => "strided",
             Predicate::Batched => "batched",
             Predicate::EmptyBatch => "empty-batch",
+            Predicate::EmptyAxis => "empty-axis",
             Predicate::RmsAxesNotTrailing => "rms-axes-not-trailing",
             Predicate::RmsAxesNotTrailingInModel => "rms-axes-not-trailing-in-model",
             Predicate::AdaptiveWindowExceedsInput => "adaptive-window-exceeds-input",
@@ -466,6 +470,11 @@ impl Predicate {
         match self {
             Predicate::Batched => batch(|b| b > 1),
             Predicate::EmptyBatch => batch(|b| b == 0),
+            Predicate::EmptyAxis => call.is_some_and(|c| {
+                c.input_shapes
+                    .iter()
+                    .any(|s| s.iter().skip(1).any(|&d| d == Some(0)))
+            }),
             Predicate::RmsAxesNotTrailingInModel => !rms_triggers().is_empty(),
             Predicate::RmsAxesNotTrailing => {
                 layer_index.is_some_and(|i| rms_triggers().contains(&i))
@@ -514,6 +523,7 @@ impl Predicate {
                     }),
                     Predicate::Batched
                     | Predicate::EmptyBatch
+                    | Predicate::EmptyAxis
                     | Predicate::RmsAxesNotTrailing
                     | Predicate::RmsAxesNotTrailingInModel
                     | Predicate::AdaptiveWindowExceedsInput

@@ -1959,7 +1959,7 @@ impl MomentGroups {
                     -1 => channels,
                     g => usize::try_from(g).ok()?,
                 };
-                if axis == 0 || groups == 0 || channels % groups != 0 {
+                if axis == 0 || groups == 0 || !channels.is_multiple_of(groups) {
                     return None;
                 }
                 let reduced = (0..rank).map(|a| a != 0 && a != axis).collect();
