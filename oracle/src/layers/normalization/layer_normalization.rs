@@ -328,6 +328,19 @@ impl Spec for LayerNormSpec {
         inputs: &[&ArrayD<f64>],
         weights: &[&ArrayD<f64>],
     ) -> Tolerance {
+        // Asked for a narrower dtype than the layer's (what the layer would be off by if it
+        // computed in `dtype`): where an input's square is beyond that dtype's range, its
+        // variance overflows there, whatever the formula, and nothing bounds the result.
+        if dtype != self.dtype {
+            let max = super::max_finite(dtype);
+            if inputs[0].iter().any(|x| x.is_finite() && x * x > max) {
+                return Tolerance {
+                    abs: f64::INFINITY,
+                    rel: f64::INFINITY,
+                    flush: 0.0,
+                };
+            }
+        }
         let c = self.compute(inputs[0], weights);
         let t = affine_tolerance(dtype, c.n, c.magnitude);
         let t = widened_for_epsilon(t, dtype, c.n, c.kappa, c.magnitude);
@@ -391,6 +404,29 @@ mod tests {
     /// not 0 (the rounded mean), a quarter of a thousandth of the default ε, which passes
     /// into every output (the one-hour campaign's mismatch). The widened tolerance takes
     /// that, and still refuses an error of a hundredth.
+    /// A float64 layer's bound in float32 is unbounded where an input's square overflows
+    /// float32; its own bound, and a float32 layer's (which computes the overflow), are not.
+    #[test]
+    fn a_narrower_dtype_has_no_bound_where_a_square_overflows_it() {
+        let x = ArrayD::from_shape_vec(vec![1, 3], vec![1.0, 2.0e20, -3.0]).unwrap();
+        let (gamma, beta) = (
+            ArrayD::from_elem(vec![3], 1.0),
+            ArrayD::from_elem(vec![3], 0.0),
+        );
+        let w = [&gamma, &beta];
+        let wide = spec(json!(-1), false, DType::Float64);
+        assert!(wide.tolerance(DType::Float32, &[&x], &w).abs.is_infinite());
+        assert!(wide.tolerance(DType::Float64, &[&x], &w).abs.is_finite());
+        let narrow = spec(json!(-1), false, DType::Float32);
+        assert!(narrow.tolerance(DType::Float32, &[&x], &w).abs.is_finite());
+        let small = x.mapv(|v| v * 1e-10);
+        assert!(
+            wide.tolerance(DType::Float32, &[&small], &w)
+                .abs
+                .is_finite()
+        );
+    }
+
     #[test]
     fn rms_scaling_takes_the_variance_of_a_rounded_mean() {
         let s = spec(json!(-1), true, DType::Float32);
