@@ -311,7 +311,8 @@ fn rank_variants(case: &Case) -> Vec<Case> {
 fn with_input_axis_dropped(case: &Case, k: usize, input: &str, axis: usize) -> Option<Case> {
     let li = edit::position(case, input)?;
     let mut dims = case.model.layers[li].input_batch_shape()?;
-    if axis >= dims.len() {
+    // An empty axis has no first slice to keep.
+    if axis >= dims.len() || case.inputs[k].data.len_of(Axis(axis)) == 0 {
         return None;
     }
     dims.remove(axis);
@@ -492,6 +493,29 @@ mod tests {
             ]);
         }
         assert!(!super::readable(&stale));
+    }
+
+    /// An input with an empty axis (a case the PyTorch campaign saved) has no variant that
+    /// drops that axis, and the others are made without a panic.
+    #[test]
+    fn an_empty_axis_is_not_dropped() {
+        let text = serde_json::json!({"format": "semfuzz-case/1", "dtype": "float32",
+            "model": {"name": "m", "trainable": true, "layers": [
+                {"module": "keras.layers", "class_name": "InputLayer", "name": "x", "registered_name": null,
+                 "config": {"batch_shape": [null, 2, 0, 3], "dtype": "float32", "name": "x"}, "inbound_nodes": []},
+                {"module": "keras.layers", "class_name": "ReLU", "name": "a", "registered_name": null,
+                 "config": {"name": "a"}, "inbound_nodes": [{"args": [{"class_name": "__keras_tensor__",
+                 "config": {"keras_history": ["x", 0, 0]}}], "kwargs": {}}]}],
+                "input_layers": ["x", 0, 0], "output_layers": ["a", 0, 0]},
+            "inputs": [{"shape": [1, 2, 0, 3], "data": []}]});
+        let case = Case::from_json_str(&text.to_string(), "m.case.json").unwrap();
+        assert!(with_input_axis_dropped(&case, 0, "x", 2).is_none());
+        let kept: Vec<Vec<usize>> = rank_variants(&case)
+            .iter()
+            .map(|v| v.inputs[0].data.shape().to_vec())
+            .collect();
+        assert!(kept.iter().all(|s| s.len() == 3), "{kept:?}");
+        assert!(kept.contains(&vec![1, 0, 3]), "{kept:?}");
     }
 
     fn generated(seed: u64) -> Case {
