@@ -84,6 +84,17 @@ impl Spec for DenseSpec {
     fn infer(&self, inputs: &[Dims]) -> Result<Vec<Dims>, Violation> {
         arity(inputs, 1)?;
         rank_between(&inputs[0], 0, 2, usize::MAX)?;
+        // Keras sizes the kernel from the last axis when it builds the layer.
+        if inputs[0].last().copied().flatten().is_none() {
+            return Err(
+                Violation::new(Category::ImproperArgument, Tag::KerasEnforced)
+                    .parameter("input[0]")
+                    .actual(crate::layers::util::show(&inputs[0]))
+                    .expected("a known last axis")
+                    .detail("has an undefined feature size (the kernel's shape would be undefined)")
+                    .badness(badness::argument(1.0)),
+            );
+        }
         let mut out = inputs[0].clone();
         *out.last_mut().expect("rank >= 2") = Some(self.units);
         Ok(vec![out])
@@ -203,6 +214,29 @@ impl DenseSpec {
 mod tests {
     use super::*;
     use crate::case::Node;
+
+    /// Keras builds the kernel from the input's last axis: an undefined one (a merge that
+    /// broadcast a batch axis into it, then Flatten) is refused, as TF and PyTorch refuse it.
+    #[test]
+    fn an_undefined_last_axis_is_refused() {
+        let config = serde_json::json!({"name": "d", "units": 2})
+            .as_object()
+            .unwrap()
+            .clone();
+        let node = Node::default();
+        let spec = Dense
+            .parse(&CallSite {
+                config: &config,
+                node: &node,
+                dtype: DType::Float32,
+            })
+            .unwrap();
+        assert!(spec.infer(&[vec![None, None]]).is_err());
+        assert_eq!(
+            spec.infer(&[vec![None, Some(3)]]).unwrap(),
+            vec![vec![None, Some(2)]]
+        );
+    }
 
     #[test]
     fn a_dot_product_that_overflows_in_some_order_only_is_flagged() {
