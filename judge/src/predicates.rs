@@ -402,6 +402,11 @@ pub enum Predicate {
     RmsAxesNotTrailing,
     /// Some layer of the model is such an `RMSNormalization`.
     RmsAxesNotTrailingInModel,
+    /// The verdict's layer is a `LayerNormalization` (without `rms_scaling`) or an
+    /// `RMSNormalization` whose axes Keras's PyTorch backend hands to torch's
+    /// `layer_norm`/`rms_norm` (consecutive once sorted as written) but which are not the
+    /// trailing axes of its input, the ones torch normalises.
+    NormAxesNotTrailing,
     /// An adaptive pooling whose second window is longer than its input's axis, at the
     /// verdict's layer or at a layer of the class the framework's message says it called.
     AdaptiveWindowExceedsInput,
@@ -437,6 +442,7 @@ impl Predicate {
             Predicate::EmptyAxis => "empty-axis",
             Predicate::RmsAxesNotTrailing => "rms-axes-not-trailing",
             Predicate::RmsAxesNotTrailingInModel => "rms-axes-not-trailing-in-model",
+            Predicate::NormAxesNotTrailing => "norm-axes-not-trailing",
             Predicate::AdaptiveWindowExceedsInput => "adaptive-window-exceeds-input",
             Predicate::Gated => "gated",
             Predicate::HasWeights => "has-weights",
@@ -509,6 +515,9 @@ impl Predicate {
                         mask_steps_broadcast(case, f.analysis, config, call)
                     }
                     Predicate::EvenDilatedKernel => even_dilated_kernel(config),
+                    Predicate::NormAxesNotTrailing => call
+                        .and_then(|c| c.input_shapes.first())
+                        .is_some_and(|x| norm_axes_not_trailing(&l.class_name, config, x.len())),
                     Predicate::Strided => strided(config),
                     Predicate::Gated => gated(&Value::Object(config.clone())),
                     Predicate::HasWeights => {
@@ -533,6 +542,41 @@ impl Predicate {
             }
         }
     }
+}
+
+/// Whether Keras's PyTorch backend normalises other axes than the layer's (see
+/// [`Predicate::NormAxesNotTrailing`]) on an input of rank `rank`: it sorts the axes as
+/// written and calls torch's fused kernel when they are consecutive, and that kernel takes
+/// the trailing axes.
+fn norm_axes_not_trailing(
+    class: &str,
+    config: &serde_json::Map<String, Value>,
+    rank: usize,
+) -> bool {
+    let fused = match class {
+        "LayerNormalization" => !config
+            .get("rms_scaling")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        "RMSNormalization" => true,
+        _ => false,
+    };
+    let written: Option<Vec<i64>> = match config.get("axis") {
+        None => Some(vec![-1]),
+        Some(Value::Number(n)) => n.as_i64().map(|a| vec![a]),
+        Some(Value::Array(a)) => a.iter().map(Value::as_i64).collect(),
+        Some(_) => None,
+    };
+    let r = rank as i64;
+    let Some(mut axes) = written.filter(|a| fused && !a.is_empty() && r > 0) else {
+        return false;
+    };
+    axes.sort_unstable();
+    if axes.windows(2).any(|w| w[1] - w[0] != 1) {
+        return false;
+    }
+    let k = axes.len() as i64;
+    !axes.iter().map(|a| a.rem_euclid(r)).eq((r - k).max(0)..r)
 }
 
 /// Whether an input of `call`, or an input of the call that produced one, is a masked tensor
@@ -700,6 +744,26 @@ mod tests {
             nodes: vec![],
             extra: Default::default(),
         }
+    }
+
+    #[test]
+    fn torch_normalises_the_trailing_axes_where_keras_hands_it_consecutive_ones() {
+        let holds = |class: &str, config: Value, rank: usize| {
+            norm_axes_not_trailing(class, config.as_object().unwrap(), rank)
+        };
+        let ln = "LayerNormalization";
+        assert!(holds(ln, json!({"axis": 0}), 2));
+        assert!(holds(ln, json!({"axis": [0, 1]}), 3));
+        assert!(holds(ln, json!({"axis": -2}), 3));
+        assert!(!holds(ln, json!({"axis": -1}), 2));
+        assert!(!holds(ln, json!({"axis": [1, 2]}), 3));
+        assert!(!holds(ln, json!({"axis": [-2, -1]}), 3));
+        assert!(!holds(ln, json!({}), 3));
+        // Not consecutive: Keras computes the moments itself, over the right axes.
+        assert!(!holds(ln, json!({"axis": [0, 2]}), 3));
+        assert!(!holds(ln, json!({"axis": 0, "rms_scaling": true}), 2));
+        assert!(holds("RMSNormalization", json!({"axis": 1}), 3));
+        assert!(!holds("BatchNormalization", json!({"axis": 0}), 2));
     }
 
     #[test]
