@@ -1322,8 +1322,9 @@ fn judge_valid(
     verdicts
 }
 
-/// Agreement where TF refuses an `Embedding` index (`GatherV2`: "is not in [0, n)") that
-/// the reference computed just below `input_dim`: TF's own rounding of the layers before
+/// Agreement where the framework refuses an `Embedding` index (TF's `GatherV2`: "is not in
+/// [0, n)"; PyTorch's `IndexError`: "index out of range in self") that the reference computed
+/// just below `input_dim`: the framework's own rounding of the layers before
 /// carried the value onto `input_dim`, which the int32 cast then keeps (a float32
 /// UnitNormalization giving exactly 1.0 where the exact value is 0.99999994, before an
 /// `Embedding(input_dim=1)`). "Just below" is within 64 roundings of the compute dtype.
@@ -1334,7 +1335,9 @@ fn index_rounded_onto_input_dim(
     e: &PyError,
     layer: Option<&str>,
 ) -> Option<Verdict> {
-    if !(e.message.contains("GatherV2") && e.message.contains(" is not in [0, ")) {
+    let tf_gather = e.message.contains("GatherV2") && e.message.contains(" is not in [0, ");
+    let torch_index = e.kind == "IndexError" && e.message.contains("index out of range in self");
+    if !(tf_gather || torch_index) {
         return None;
     }
     let evaluation = oracle::check::eval(case, analysis).ok()?;
@@ -3350,16 +3353,29 @@ mod tests {
             traceback: String::new(),
             layer: Some("e".into()),
         });
-        let kinds = |index: f64| {
-            let c = case(index);
-            let analysis = oracle::check::check_in(&c, DType::Float32).unwrap();
-            judged_valid(&c, DType::Float32, &analysis, &refused)
-                .iter()
-                .map(|v| v.kind)
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(kinds(1.0 - 6e-8), [Kind::Agree]);
-        assert_eq!(kinds(0.5), [Kind::UnexpectedRejection]);
+        // PyTorch's refusal of the same index (the torch campaign's
+        // unexpected-rejection/Embedding, after a float32 sigmoid that gave 1.0).
+        let torch_refused = TfOutcome::Rejected(PyError {
+            kind: "IndexError".into(),
+            message:
+                "Exception encountered when calling Embedding.call().\n\nindex out of range in self"
+                    .into(),
+            phase: "call".into(),
+            traceback: String::new(),
+            layer: Some("e".into()),
+        });
+        for refused in [&refused, &torch_refused] {
+            let kinds = |index: f64| {
+                let c = case(index);
+                let analysis = oracle::check::check_in(&c, DType::Float32).unwrap();
+                judged_valid(&c, DType::Float32, &analysis, refused)
+                    .iter()
+                    .map(|v| v.kind)
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(kinds(1.0 - 6e-8), [Kind::Agree]);
+            assert_eq!(kinds(0.5), [Kind::UnexpectedRejection]);
+        }
     }
 
     #[test]
