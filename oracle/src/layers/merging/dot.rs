@@ -167,11 +167,14 @@ impl DotSpec {
     }
 }
 
-/// `x * min(rsqrt(sum(x², axis)), 1 / epsilon)`, as `keras.ops.normalize(order=2)` computes it.
-fn l2_normalize(x: &ArrayD<f64>, axis: usize) -> ArrayD<f64> {
+/// `x * min(rsqrt(sum(x², axis)), 1 / epsilon)`, as `keras.ops.normalize(order=2)` computes it
+/// in `dtype`: a sum of squares beyond its range is infinite there, and the vector becomes zero.
+fn l2_normalize(x: &ArrayD<f64>, axis: usize, dtype: DType) -> ArrayD<f64> {
+    let max = crate::layers::normalization::max_finite(dtype);
     let sq = x
         .mapv(|v| v * v)
         .sum_axis(Axis(axis))
+        .mapv(|s| if s > max { f64::INFINITY } else { s })
         .insert_axis(Axis(axis));
     let inv = sq.mapv(|s| tf_minimum(1.0 / s.sqrt(), 1.0 / EPSILON));
     x * &inv
@@ -229,8 +232,8 @@ impl DotSpec {
             .expect("checked by infer");
         if self.normalize {
             (
-                l2_normalize(inputs[0], ax),
-                l2_normalize(inputs[1], ay),
+                l2_normalize(inputs[0], ax, self.dtype),
+                l2_normalize(inputs[1], ay, self.dtype),
                 [ax, ay],
             )
         } else {
@@ -408,6 +411,28 @@ mod tests {
 
     fn arr(shape: &[usize], data: Vec<f64>) -> ArrayD<f64> {
         ArrayD::from_shape_vec(shape.to_vec(), data).unwrap()
+    }
+
+    /// A float32 `Dot(normalize=True)` whose operand's sum of squares is beyond float32's
+    /// range gives zero, as Keras computes it (the torch campaign's mismatch/Dot: 9.6e28
+    /// squared); in float64 the same vector is normalised.
+    #[test]
+    fn a_sum_of_squares_beyond_the_dtype_zeroes_the_normalised_operand() {
+        let node = Node::default();
+        let config = json!({"axes": 1, "normalize": true});
+        let at = |dtype: DType| {
+            Dot.parse(&CallSite {
+                config: config.as_object().unwrap(),
+                node: &node,
+                dtype,
+            })
+            .unwrap()
+        };
+        let x = arr(&[1, 2], vec![9.6e28, 1.0]);
+        let y = arr(&[1, 2], vec![1.0, 0.0]);
+        assert_eq!(at(DType::Float32).eval(&[&x, &y], &[])[0][[0, 0]], 0.0);
+        let wide = at(DType::Float64).eval(&[&x, &y], &[])[0][[0, 0]];
+        assert!((wide - 1.0).abs() < 1e-12, "{wide}");
     }
 
     /// A dot product of finite terms that overflows in some order and not in the exact sum
