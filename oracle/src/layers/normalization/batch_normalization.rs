@@ -3,7 +3,9 @@
 //! Keras calls `tf.nn.batch_normalization`, which computes
 //! `inv = rsqrt(moving_variance + ε)·γ` and returns `x·inv + (β − moving_mean·inv)`; the
 //! reference evaluates that same composition (TF's deliberate form: one multiply-add per
-//! element), whose rounding cancels between `x·inv` and `moving_mean·inv`.
+//! element), whose rounding cancels between `x·inv` and `moving_mean·inv`. Keras's PyTorch
+//! backend computes `(x − moving_mean)·inv + β`, which the reference follows there: they
+//! differ on an infinite `inv` (an infinite γ), where TF's form adds `+inf` and `−inf`.
 //!
 //! Weights, in `get_weights()` order: `gamma` (with `scale`), `beta` (with `center`),
 //! `moving_mean`, `moving_variance` (non-negative), then with `renorm` the training-only
@@ -277,12 +279,26 @@ impl Spec for BatchNormSpec {
         let dim = x.shape()[axis];
         let stride: usize = x.shape()[axis + 1..].iter().product();
         let (inv, offset) = self.channels(weights);
+        // Keras's PyTorch backend computes `(x − mean)·inv + β` instead: the same value on
+        // finite numbers, another on an infinite `inv` (−inf, where TF's form gives NaN).
+        let torch = (crate::backend::current() == crate::backend::Backend::Torch).then(|| {
+            let (_, b, m, _) = self.slots();
+            let mean: Vec<f64> = weights[m].iter().copied().collect();
+            let beta: Vec<f64> = match b {
+                Some(b) => weights[b].iter().copied().collect(),
+                None => vec![0.0; mean.len()],
+            };
+            (mean, beta)
+        });
         let data: Vec<f64> = x
             .iter()
             .enumerate()
             .map(|(i, v)| {
                 let c = (i / stride.max(1)) % dim.max(1);
-                v * inv[c] + offset[c]
+                match &torch {
+                    Some((mean, beta)) => (v - mean[c]) * inv[c] + beta[c],
+                    None => v * inv[c] + offset[c],
+                }
             })
             .collect();
         vec![ArrayD::from_shape_vec(x.raw_dim(), data).expect("same shape")]
@@ -349,5 +365,42 @@ impl Spec for BatchNormSpec {
 
     fn build_config(&self, inputs: &[Dims]) -> Option<serde_json::Value> {
         input_shape_config(inputs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{self, Backend};
+    use crate::case::Node;
+
+    /// γ = −inf: TF's `x·inv + (β − mean·inv)` adds +inf and −inf for an `x` below zero
+    /// above the mean; PyTorch's `(x − mean)·inv + β` gives −inf (the torch campaign's
+    /// float64 BatchNormalization). Finite weights give the same value either way.
+    #[test]
+    fn an_infinite_scale_follows_each_backends_form() {
+        let config = serde_json::json!({"name": "bn", "epsilon": 0.001})
+            .as_object()
+            .unwrap()
+            .clone();
+        let node = Node::default();
+        let spec = BatchNormalization
+            .parse(&CallSite {
+                config: &config,
+                node: &node,
+                dtype: DType::Float64,
+            })
+            .unwrap();
+        let w = |g: f64| [g, 0.0, -938.0, 4.0].map(|v| ArrayD::from_elem(vec![1], v));
+        let x = ArrayD::from_elem(vec![1, 1], -1.0);
+        let at = |b: Backend, g: f64| {
+            let w = w(g);
+            let refs: Vec<&ArrayD<f64>> = w.iter().collect();
+            backend::with(b, || spec.eval(&[&x], &refs))[0][[0, 0]]
+        };
+        assert!(at(Backend::Tensorflow, f64::NEG_INFINITY).is_nan());
+        assert_eq!(at(Backend::Torch, f64::NEG_INFINITY), f64::NEG_INFINITY);
+        let (tf, torch) = (at(Backend::Tensorflow, 2.0), at(Backend::Torch, 2.0));
+        assert!((tf - torch).abs() <= 1e-12 * tf.abs(), "{tf} {torch}");
     }
 }
