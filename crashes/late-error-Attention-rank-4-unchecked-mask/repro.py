@@ -1,15 +1,19 @@
-"""Standalone repro of the semfuzz case case.case.json.
+"""Standalone repro of the semfuzz case crashes/late-error-Attention-rank-4-unchecked-mask/case.case.json.
 
 Builds the model with plain Keras calls, sets the case's weights and inputs, and runs it in
-TensorFlow (eager).
+PyTorch (eager).
 
 The reference calls the model invalid and the finding is a late error: exits 1 while
-TensorFlow refuses it only with an error of its kernels or an internal Python error (one of
+PyTorch refuses it only with an error of its kernels or an internal Python error (one of
 LATE_ERRORS), 0 once Keras refuses it with its own error or the model runs.
 
-Needs only TensorFlow, Keras and NumPy.
+Needs only PyTorch, Keras and NumPy.
 """
 
+import os
+
+# The backend, chosen before Keras is imported.
+os.environ["KERAS_BACKEND"] = "torch"
 import os
 import sys
 
@@ -41,15 +45,15 @@ try:
 except Exception as e:  # noqa: BLE001
     error = e
 if error is None:
-    print("TensorFlow runs it:", out)
+    print("PyTorch runs it:", out)
 else:
-    print("TensorFlow refuses it:", type(error).__name__, error)
+    print("PyTorch refuses it:", type(error).__name__, error)
 # late-error: the error types semfuzz takes for a kernel's refusal or an accident of
 # Keras's code, and what Python says for such an accident (or a math function outside its
 # domain). semfuzz builds models from their config, where Keras wraps a failing
 # constructor's error ("... Exception encountered: <message>"); this script calls the
 # constructors, which raise it unwrapped.
-LATE_ERRORS = ["InvalidArgumentError", "InternalError", "UnknownError", "ResourceExhaustedError", "FailedPreconditionError", "AbortedError", "OutOfRangeError", "UnimplementedError", "NotFoundError", "ZeroDivisionError", "IndexError", "AttributeError", "AssertionError", "UnboundLocalError"]
+LATE_ERRORS = ["RuntimeError", "ZeroDivisionError", "IndexError", "AttributeError", "AssertionError", "UnboundLocalError"]
 INTERNAL_MESSAGES = ["division by zero", "modulo by zero", "math domain error", "index out of range", "object has no attribute", "unsupported operand type"]
 message = "" if error is None else str(error)[:2000]  # as semfuzz keeps it
 inner = message.rsplit("Exception encountered: ", 1)[-1]
