@@ -164,7 +164,15 @@ pub fn check_in(case: &Case, dtype: DType) -> Result<ModelAnalysis, CheckError> 
     let declared = declared_inputs(&case.model);
     let built_on_declared = declared.is_ok();
     if let Ok(declared) = &declared {
-        let symbolic = check_model(&case.model, declared, dtype)?;
+        let symbolic = match check_model(&case.model, declared, dtype) {
+            Ok(symbolic) => symbolic,
+            // Keras builds a model whose violation it meets only when the layer runs; running
+            // it, a layer before that one may fail first on the arrays' sizes.
+            Err(CheckError::Invalid(v)) if v.at_run() && !case.inputs.is_empty() => {
+                return Err(CheckError::Invalid(earlier_on_arrays(case, dtype, v)?));
+            }
+            Err(e) => return Err(e),
+        };
         crate::operation_names::check(&case.model, &symbolic).map_err(CheckError::Invalid)?;
         if case.inputs.is_empty() {
             check_weights(case, &symbolic)?;
@@ -189,6 +197,25 @@ pub fn check_in(case: &Case, dtype: DType) -> Result<ModelAnalysis, CheckError> 
     crate::operation_names::check(&case.model, &analysis).map_err(CheckError::Invalid)?;
     check_weights(case, &analysis)?;
     Ok(analysis)
+}
+
+/// The violation a model that builds meets first when it runs on the case's arrays: one on
+/// sizes known only then at a layer before `at_run` (the first in topological order on the
+/// arrays' shapes), else `at_run` itself.
+fn earlier_on_arrays(
+    case: &Case,
+    dtype: DType,
+    at_run: Violation,
+) -> Result<Violation, CheckError> {
+    match check_model(&case.model, &input_shapes(case)?, dtype) {
+        Err(CheckError::Invalid(mut first)) if first.layer != at_run.layer => {
+            if first.refused == Refused::AtBuild && first.class != "InputLayer" {
+                first.refused = Refused::UnknownAtBuild;
+            }
+            Ok(first)
+        }
+        _ => Ok(at_run),
+    }
 }
 
 /// The shapes a case runs on: its input arrays', or the declared ones when it has none.

@@ -183,3 +183,51 @@ fn a_violation_of_sizes_unknown_at_build_is_marked_so() {
     };
     assert_eq!(v.refused, Refused::AtBuild, "{v:?}");
 }
+
+/// A model that builds but meets a violation only when a layer runs (here TF's float64 CPU
+/// kernels refusing a channels_first convolution) fails, on the arrays' sizes, first at an
+/// earlier layer whose sizes were unknown at build: that earlier refusal is the one reported.
+#[test]
+fn a_size_dependent_violation_before_a_run_time_one_comes_first() {
+    use oracle::violation::Refused;
+    let pool = layer(
+        "MaxPooling1D",
+        "pool",
+        json!({"pool_size": 4, "strides": 4, "padding": "valid", "data_format": "channels_first"}),
+        &["x"],
+    );
+    let conv = layer(
+        "Conv1D",
+        "conv",
+        json!({"filters": 2, "kernel_size": 1, "data_format": "channels_first"}),
+        &["pool"],
+    );
+    let with_length = |length: usize| {
+        let v = json!({
+            "format": "semfuzz-case/1", "dtype": "float64",
+            "model": {"name": "m", "layers": [
+                {"module": "keras.layers", "class_name": "InputLayer", "name": "x", "registered_name": null, "config": {"batch_shape": [null, 3, null], "dtype": "float64", "name": "x"}, "inbound_nodes": []},
+                pool.clone(), conv.clone()
+            ], "input_layers": [["x", 0, 0]], "output_layers": [["conv", 0, 0]]},
+            "inputs": [{"shape": [1, 3, length], "data": vec![0.5; 3 * length]}]
+        });
+        Case::from_json_str(&v.to_string(), "t.case.json").unwrap()
+    };
+    // Long enough to pool: the convolution's run-time refusal.
+    let Err(CheckError::Invalid(v)) = check(&with_length(8)) else {
+        panic!("a float64 channels_first convolution on TF's CPU kernels")
+    };
+    assert_eq!(
+        (v.layer.as_str(), v.refused),
+        ("conv", Refused::ByCpuKernels)
+    );
+    // Shorter than the pool: the pooling fails first.
+    let Err(CheckError::Invalid(v)) = check(&with_length(2)) else {
+        panic!("a pool longer than the input")
+    };
+    assert_eq!(
+        (v.layer.as_str(), v.refused),
+        ("pool", Refused::UnknownAtBuild),
+        "{v:?}"
+    );
+}
