@@ -710,3 +710,29 @@ fn a_closed_standard_output_ends_quietly() {
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
+
+/// A case without the weights of a layer that has some would run on weights the framework
+/// drew itself, which nothing could judge: it is bad input, named by file and layer.
+#[test]
+fn a_case_without_a_layers_weights_is_refused_naming_the_layer() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../crashes/unexpected-nan-LayerNormalization-torch-float32-square-overflow/case.case.json",
+    );
+    let mut case: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
+    case["weights"] = serde_json::json!({});
+    let bad = dir.path().join("unweighted.case.json");
+    std::fs::write(&bad, case.to_string()).unwrap();
+    let out = semfuzz(&["run", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).starts_with(&format!(
+            "semfuzz: {}: layer 'layer_normalization' has no weights in the case",
+            bad.display()
+        )),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+}

@@ -9,7 +9,7 @@ use harness_py::verdict::error_layer;
 use harness_py::{Harness, Mode, ModeOutcome, RunOptions, TfOutcome};
 use judge::Judge;
 use ndarray::ArrayD;
-use oracle::check::{CheckError, check_in, eval};
+use oracle::check::{CheckError, EvalError, check_in, eval};
 use oracle::{Case, Violation};
 use serde_json::{Value, json};
 
@@ -113,6 +113,11 @@ fn run_cases(args: &RunArgs, explain: bool) -> Result<Outcome, Failure> {
     };
     let suppressions = super::suppressions(&args.suppressions)?;
     let cases = complete(args, entries, harness.as_mut())?;
+    if !args.reference_only {
+        for (path, case) in args.cases.iter().zip(&cases) {
+            lacks_weights(path, case, args.dtype.unwrap_or(case.dtype))?;
+        }
+    }
     let judge = match harness.as_mut() {
         Some(h) => {
             let v = h.versions().map_err(|e| Failure::failed(e.to_string()))?;
@@ -183,6 +188,21 @@ fn run_cases(args: &RunArgs, explain: bool) -> Result<Outcome, Failure> {
     } else {
         Outcome::Clean
     })
+}
+
+/// A case the reference accepts but cannot evaluate for want of a layer's weights: the
+/// framework would run it on weights it drew itself, and nothing could judge the result.
+fn lacks_weights(path: &Path, case: &Case, dtype: oracle::DType) -> Result<(), Failure> {
+    let Ok(analysis) = check_in(case, dtype) else {
+        return Ok(());
+    };
+    match eval(case, &analysis) {
+        Err(e @ EvalError::MissingWeights(_)) => Err(Failure::usage(format!(
+            "{}: {e}: the reference judges a run on the case's own weights (each layer's `get_weights()` arrays under `weights`)",
+            path.display()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 fn tensor_json(a: &ArrayD<f64>) -> Value {
