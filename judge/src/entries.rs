@@ -275,6 +275,9 @@ pub struct EvidenceCond {
     /// A `GroupNormalization` that agrees with the reference but for what a variance computed
     /// as `mean(x²) − mean(x)²` allows.
     pub naive_variance: Option<bool>,
+    /// A normalization that diverges only in lanes of its statistics whose sum of squares is
+    /// beyond float32's range.
+    pub square_overflow: Option<bool>,
     /// A float64 run within the tolerance of the layer computed in float32.
     pub float32_tolerance: Option<bool>,
 }
@@ -837,6 +840,10 @@ impl EvidenceCond {
         need(
             flag(self.naive_variance, e.naive_variance),
             "evidence.naive_variance",
+        )?;
+        need(
+            flag(self.square_overflow, e.square_overflow),
+            "evidence.square_overflow",
         )?;
         need(
             flag(self.float32_tolerance, e.float32_tolerance),

@@ -151,6 +151,12 @@ pub struct Evidence {
     /// `variance + epsilon` reach zero.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub naive_variance: bool,
+    /// A normalization layer (LayerNormalization, GroupNormalization, or a TimeDistributed
+    /// one) whose output diverges only in lanes of its statistics with a sum of squares beyond
+    /// float32's range, though every input may be finite: a variance formed from float32
+    /// squares overflows there.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub square_overflow: bool,
     /// The framework's output has another shape than the reference's.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shape_differs: bool,

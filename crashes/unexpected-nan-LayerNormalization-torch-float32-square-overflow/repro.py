@@ -1,0 +1,50 @@
+"""Standalone repro of the semfuzz case case.case.json.
+
+Builds the model with plain Keras calls, sets the case's weights and inputs, runs it in
+PyTorch (eager) and prints each model output next to semfuzz's reference output.
+Exits 1 when they disagree, 0 when they agree.
+Needs only PyTorch, Keras and NumPy.
+"""
+
+import os
+
+# The backend, chosen before Keras is imported.
+os.environ["KERAS_BACKEND"] = "torch"
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# TensorFlow's oneDNN CPU kernels, as semfuzz runs them (TF enables them itself only on
+# some CPUs).
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
+
+import numpy as np  # noqa: E402
+import keras  # noqa: E402
+from keras import layers, ops  # noqa: E402,F401
+
+keras.config.set_floatx("float32")
+keras.config.set_dtype_policy("float32")
+
+input_layer_0 = keras.Input(batch_shape=(None, 3,), dtype="float32", name="input_layer")
+layer_normalization_ = layers.LayerNormalization(axis=[-1], epsilon=0.001, center=True, scale=True, rms_scaling=False, name="layer_normalization")
+layer_normalization_0 = layer_normalization_(input_layer_0)
+model = keras.Model(input_layer_0, layer_normalization_0)
+
+model.get_layer("layer_normalization").set_weights([np.array([1.0, 1.0, 1.0], dtype="float32").reshape([3]), np.array([0.0, 0.0, 0.0], dtype="float32").reshape([3])])
+inputs = [np.array([2e19, 2e19, 2e19, 1.0, 2.0, 4.0], dtype="float32").reshape([2, 3])]
+feed = inputs[0] if len(inputs) == 1 else inputs
+
+expected = [np.array([0.0, 0.0, 0.0, -1.0687015116389473, -0.267175377909737, 1.3358768895486837], dtype="float64").reshape([2, 3])]  # semfuzz's reference (f64)
+ATOL, RTOL = 6031565971695670.0, 1.9073486328125e-6  # loosest layer tolerance x depth 2
+
+actual = model(feed, training=False)
+actual = actual if isinstance(actual, (list, tuple)) else [actual]
+ok = True
+for i, (e, a) in enumerate(zip(expected, actual)):
+    a = np.asarray(ops.convert_to_numpy(a), dtype=np.float64)
+    print(f"output {i}: PyTorch {a.tolist()}")
+    print(f"output {i}: reference  {e.tolist()}")
+    if a.shape != e.shape or not np.allclose(a, e, rtol=RTOL, atol=ATOL, equal_nan=True):
+        print(f"output {i} DISAGREES")
+        ok = False
+sys.exit(0 if ok else 1)
