@@ -401,6 +401,33 @@ impl Judge {
                 .chain(b.2)
                 .any(|v| v.kind != Kind::Agree && v.layer.as_deref() == Some(name))
         };
+        // Where each backend is within the tolerance of the reference for that backend, the
+        // two legitimately differ (TF's float32 LeakyReLU slope, which the reference models
+        // for TF alone): no backend-mismatch.
+        let (backend_a, backend_b) = (a.0, b.0);
+        let apart = move |spec: &dyn oracle::layers::Spec,
+                          ia: &[&ArrayD<f64>],
+                          masks: &[Option<&Mask>],
+                          w: &[&ArrayD<f64>],
+                          got_a: &[ArrayD<f64>],
+                          got_b: &[ArrayD<f64>]| {
+            [(backend_a, got_a), (backend_b, got_b)]
+                .iter()
+                .all(|&(backend, got)| {
+                    oracle::backend::with(backend, || {
+                        let (reference, _) = oracle::check::eval_call(spec, ia, masks, w);
+                        let tol = spec.tolerance_masked(dtype, ia, masks, w).flushing(dtype);
+                        reference.len() == got.len()
+                            && reference.iter().zip(got).all(|(r, g)| {
+                                r.shape() == g.shape()
+                                    && rounded(r, dtype)
+                                        .iter()
+                                        .zip(g.iter())
+                                        .all(|(&r, &g)| tol.accepts(g, r))
+                            })
+                    })
+                })
+        };
         let (layer, nonfinite, evidence) = identical_input_divergence(
             case,
             dtype,
@@ -411,6 +438,7 @@ impl Judge {
             // Each backend may be off the exact value by up to the tolerance, on either side.
             2.0,
             &judged,
+            Some(&apart),
         )?;
         let (fa, fb) = (Framework::of(a.0), Framework::of(b.0));
         let mut v = Verdict::new(
@@ -2218,8 +2246,17 @@ fn mode_divergence(
     mode: Mode,
     values: &AsFed,
 ) -> Option<Verdict> {
-    let (layer, nonfinite, evidence) =
-        identical_input_divergence(case, dtype, analysis, eager, other, values, 1.0, &|_| false)?;
+    let (layer, nonfinite, evidence) = identical_input_divergence(
+        case,
+        dtype,
+        analysis,
+        eager,
+        other,
+        values,
+        1.0,
+        &|_| false,
+        None,
+    )?;
     Some(
         Verdict::new(
             Kind::ModeMismatch,
@@ -2242,6 +2279,18 @@ fn mode_divergence(
 /// tolerance times `slack`: the layer, whether its inputs hold NaN or an infinity, and the
 /// evidence (`b`'s value against `a`'s).
 #[allow(clippy::too_many_arguments)]
+/// Whether a call on which two backends' outputs (`a`, `b`) differ is left to each backend's
+/// own judgement: given the call's spec, inputs, masks and weights.
+type JudgedApart = dyn Fn(
+    &dyn oracle::layers::Spec,
+    &[&ArrayD<f64>],
+    &[Option<&Mask>],
+    &[&ArrayD<f64>],
+    &[ArrayD<f64>],
+    &[ArrayD<f64>],
+) -> bool;
+
+#[allow(clippy::too_many_arguments)]
 fn identical_input_divergence<'c>(
     case: &'c Case,
     dtype: DType,
@@ -2251,9 +2300,10 @@ fn identical_input_divergence<'c>(
     values: &AsFed,
     slack: f64,
     skip: &dyn Fn(&str) -> bool,
+    judged_apart: Option<&JudgedApart>,
 ) -> Option<(&'c oracle::case::Layer, bool, Evidence)> {
     let AsFed { inputs, weights } = values;
-    for call in &analysis.calls {
+    'calls: for call in &analysis.calls {
         let CallKind::Layer(spec) = &call.kind else {
             continue;
         };
@@ -2329,6 +2379,12 @@ fn identical_input_divergence<'c>(
                 ))
                 .map(|(_, (p, q))| (*p, *q))
             };
+            if !shape_differs
+                && at.is_some()
+                && judged_apart.is_some_and(|apart| apart(spec.as_ref(), &ia, &arg_masks, &w, a, b))
+            {
+                continue 'calls;
+            }
             if shape_differs || at.is_some() {
                 // Whether the inputs hold NaN or an infinity says much of what a developer
                 // looks at first, and tells known mishandlings of them apart.
@@ -3677,6 +3733,59 @@ mod tests {
         // Torch's own judgement has a verdict at 'd' already.
         let judged = Verdict::new(Kind::Mismatch, "Dense", "", Some("d"), String::new());
         assert!(compare(off(-0.9), off(3.0), &[judged]).is_none());
+    }
+
+    /// TF computes a float64 LeakyReLU with its slope rounded to float32 (the reference
+    /// models it for TF alone); JAX uses the exact slope. Each agrees with the reference for
+    /// its own backend, so the two differing is no backend-mismatch; JAX off its own
+    /// reference by as much still is one.
+    #[test]
+    fn backends_each_right_by_their_own_reference_are_no_backend_mismatch() {
+        let slope = 0.9204234_f64;
+        let text = serde_json::json!({
+            "format": "semfuzz-case/1", "dtype": "float64",
+            "model": {"name": "m", "trainable": true, "layers": [
+                {"module": "keras.layers", "class_name": "InputLayer", "name": "x",
+                 "config": {"batch_shape": [null, 1], "dtype": "float64", "name": "x"}, "inbound_nodes": []},
+                {"module": "keras.layers", "class_name": "LeakyReLU", "name": "l",
+                 "config": {"name": "l", "negative_slope": slope, "dtype": "float64"},
+                 "inbound_nodes": [{"args": [{"class_name": "__keras_tensor__",
+                    "config": {"keras_history": ["x", 0, 0]}}], "kwargs": {}}]}
+            ], "input_layers": [["x", 0, 0]], "output_layers": [["l", 0, 0]]},
+            "weights": {},
+            "inputs": [{"shape": [1, 1], "data": [-1000.0]}]
+        });
+        let case = Case::from_json_str(&text.to_string(), "leaky.case.json").unwrap();
+        let oracle = oracle::check::check_in(&case, DType::Float64);
+        let ran = |y: f64| {
+            let mut outs = LayerOutputs::new();
+            outs.insert(
+                ("l".to_owned(), 0),
+                vec![ArrayD::from_shape_vec(vec![1, 1], vec![y]).unwrap()],
+            );
+            TfOutcome::Ran {
+                modes: vec![(Mode::Eager, ModeOutcome::Outputs(outs))],
+                reused: false,
+                tf_seconds: 0.0,
+                worker_seconds: 0.0,
+            }
+        };
+        let tf = -1000.0 * f64::from(slope as f32);
+        let exact = -1000.0 * slope;
+        assert!((tf - exact).abs() > 1e-9, "the slopes differ: {tf} {exact}");
+        let compare = |jax: f64| {
+            Judge::compare_backends(
+                &case,
+                DType::Float64,
+                &oracle,
+                (Backend::Tensorflow, &ran(tf), &[]),
+                (Backend::Jax, &ran(jax), &[]),
+            )
+        };
+        assert!(compare(exact).is_none());
+        // JAX taking TF's float32 slope is off the reference for JAX.
+        let v = compare(exact - (tf - exact)).expect("a backend-mismatch");
+        assert_eq!(v.signature, "backend-mismatch/LeakyReLU/tensorflow-jax");
     }
 
     /// Eager and XLA compared on a masked recurrent layer take its masks: an `Embedding`

@@ -506,7 +506,12 @@ where
         let mut rng = generators::rng(state.rand_mut().next());
         let (first, second) = self.sample_lanes(&mut rng);
         let modes = self.sample_modes(first, &mut rng);
-        let checked = self.guarded(&case, "checking", || Box::new(check_in(&case, case.dtype)));
+        // The reference checks the case for the backend that runs it (TF's CPU kernels refuse
+        // what the other backends run).
+        let first_backend = self.lanes[first].backend;
+        let checked = self.guarded(&case, "checking", || {
+            oracle::backend::with(first_backend, || Box::new(check_in(&case, case.dtype)))
+        });
         let Some(checked) = checked else {
             return Ok(ExitKind::Ok);
         };
@@ -537,12 +542,17 @@ where
         let mut other = None;
         if let Some(second) = second {
             let modes = vec![self.lanes[second].modes[0]];
-            if let Some(LaneRun {
-                tf: tf2,
-                verdicts: verdicts2,
-                modes: modes2,
-                adapted: adapted2,
-            }) = self.run_on(second, &case, &oracle, modes)?
+            let second_backend = self.lanes[second].backend;
+            let oracle2 = self.guarded(&case, "checking", || {
+                oracle::backend::with(second_backend, || Box::new(check_in(&case, case.dtype)))
+            });
+            if let Some(oracle2) = oracle2
+                && let Some(LaneRun {
+                    tf: tf2,
+                    verdicts: verdicts2,
+                    modes: modes2,
+                    adapted: adapted2,
+                }) = self.run_on(second, &case, &oracle2, modes)?
             {
                 let (a, b) = (self.lanes[first].backend, self.lanes[second].backend);
                 let mismatch = self
@@ -553,7 +563,7 @@ where
                         judge::Judge::compare_backends(&case, case.dtype, &oracle, x, y)
                     })
                     .flatten();
-                other = Some((second, tf2, verdicts2, modes2, adapted2, mismatch));
+                other = Some((second, tf2, verdicts2, modes2, adapted2, mismatch, oracle2));
             }
         }
         let ran_at = Instant::now();
@@ -582,7 +592,7 @@ where
             },
         );
         let mut mismatch_of = None;
-        if let Some((second, tf2, verdicts2, modes2, _, mismatch)) = &other {
+        if let Some((second, tf2, verdicts2, modes2, _, mismatch, oracle2)) = &other {
             let mut features =
                 Features::for_backend(self.observers.0.as_mut(), self.lanes[*second].backend);
             let names: Vec<&str> = modes2.iter().map(|m| m.name()).collect();
@@ -590,7 +600,7 @@ where
                 &mut features,
                 &Observed {
                     case: &case,
-                    oracle: &oracle,
+                    oracle: oracle2,
                     tf: tf2,
                     verdicts: verdicts2,
                     modes: &names.join(","),
@@ -639,7 +649,7 @@ where
         verdicts.extend(mismatch_of);
         for (lane, tf, verdicts, modes, adapted) in [(first, tf, verdicts, modes, adapted)]
             .into_iter()
-            .chain(other.map(|(l, tf, v, m, a, _)| (l, tf, v, m, a)))
+            .chain(other.map(|(l, tf, v, m, a, _, _)| (l, tf, v, m, a)))
         {
             if verdicts.iter().any(Verdict::is_finding) {
                 let l = &self.lanes[lane];
