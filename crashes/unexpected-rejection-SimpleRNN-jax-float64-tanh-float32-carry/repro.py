@@ -1,0 +1,53 @@
+"""Standalone repro of the semfuzz case unexpected-rejection-SimpleRNN-jax-float64-tanh-float32-carry/case.case.json.
+
+Builds the model with plain Keras calls, sets the case's weights and inputs, runs it in
+JAX (eager) and prints each model output next to semfuzz's reference output.
+Exits 1 when they disagree, 0 when they agree.
+Needs only JAX, Keras and NumPy.
+"""
+
+import os
+
+# The backend, chosen before Keras is imported.
+os.environ["KERAS_BACKEND"] = "jax"
+import jax  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)  # float64 computed in float64
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# TensorFlow's oneDNN CPU kernels, as semfuzz runs them (TF enables them itself only on
+# some CPUs).
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
+
+import numpy as np  # noqa: E402
+import keras  # noqa: E402
+from keras import layers, ops  # noqa: E402,F401
+
+keras.config.set_floatx("float64")
+keras.config.set_dtype_policy("float64")
+
+input_layer_0 = keras.Input(batch_shape=(None, 1, 1,), dtype="float64", name="input_layer")
+simple_rnn_ = layers.SimpleRNN(return_sequences=False, return_state=False, go_backwards=False, stateful=False, unroll=False, zero_output_for_mask=False, units=1, activation="tanh", use_bias=False, dropout=0.0, recurrent_dropout=0.0, name="simple_rnn")
+simple_rnn_0 = simple_rnn_(input_layer_0)
+model = keras.Model(input_layer_0, simple_rnn_0)
+
+model.get_layer("simple_rnn").set_weights([np.array([1.0], dtype="float64").reshape([1, 1]), np.array([1.0], dtype="float64").reshape([1, 1])])
+inputs = [np.array([0.5], dtype="float64").reshape([1, 1, 1])]
+feed = inputs[0] if len(inputs) == 1 else inputs
+
+expected = [np.array([0.46211715726000974], dtype="float64").reshape([1, 1])]  # semfuzz's reference (f64)
+ATOL, RTOL = 9.361103401793855e-15, 3.552713678800501e-15  # loosest layer tolerance x depth 2
+
+actual = model(feed, training=False)
+actual = actual if isinstance(actual, (list, tuple)) else [actual]
+ok = True
+for i, (e, a) in enumerate(zip(expected, actual)):
+    a = np.asarray(ops.convert_to_numpy(a), dtype=np.float64)
+    print(f"output {i}: JAX {a.tolist()}")
+    print(f"output {i}: reference  {e.tolist()}")
+    if a.shape != e.shape or not np.allclose(a, e, rtol=RTOL, atol=ATOL, equal_nan=True):
+        print(f"output {i} DISAGREES")
+        ok = False
+sys.exit(0 if ok else 1)
