@@ -1,4 +1,4 @@
-"""Standalone repro of the semfuzz case /work/main/crashes/mismatch-Dense-torch-float64-computed-in-float32/case.case.json.
+"""Standalone repro of the semfuzz case crashes/mismatch-Dense-torch-float64-computed-in-float32/case.case.json.
 
 Builds the model with plain Keras calls, sets the case's weights and inputs, runs it in
 PyTorch (eager) and prints each model output next to semfuzz's reference output.

@@ -1,4 +1,4 @@
-"""Standalone repro of the semfuzz case /work/main/crashes/mismatch-Rescaling-float64-constants-float32-torch/case.case.json.
+"""Standalone repro of the semfuzz case crashes/mismatch-Rescaling-float64-constants-float32-torch/case.case.json.
 
 Builds the model with plain Keras calls, sets the case's weights and inputs, runs it in
 PyTorch (eager) and prints each model output next to semfuzz's reference output.
