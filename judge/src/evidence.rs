@@ -134,7 +134,8 @@ pub struct Evidence {
     pub bias_on_last_axis: bool,
     /// In a float64 run, every element of the framework's output is within the tolerance the
     /// layer has in a float32 run on the same inputs: the divergence is what computing the
-    /// layer in float32 may give.
+    /// layer in float32 may give. For two modes (or backends) compared on identical inputs:
+    /// they differ by at most twice that tolerance (each may be off by it).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub float32_tolerance: bool,
     /// In a float64 run, the layer's inputs or the reference's output hold a finite value

@@ -2398,11 +2398,27 @@ fn identical_input_divergence<'c>(
                     && x.iter()
                         .zip(y.iter())
                         .any(|(&p, &q)| p.is_finite() && q.is_finite() && !tol.accepts(q, p));
+                // Each side computing the layer in float32 may be off by that dtype's
+                // tolerance, so the two by twice it.
+                let float32_tolerance = dtype == DType::Float64 && !shape_differs && {
+                    let f = spec
+                        .tolerance_masked(DType::Float32, &ia, &arg_masks, &w)
+                        .flushing(DType::Float32);
+                    let f = Tolerance {
+                        abs: f.abs * 2.0,
+                        rel: f.rel * 2.0,
+                        ..f
+                    };
+                    x.iter()
+                        .zip(y.iter())
+                        .all(|(&p, &q)| tol.accepts(q, p) || f.accepts(q, p))
+                };
                 let evidence = Evidence {
                     max_abs_error,
                     max_rel_error,
                     normwise_rel_error,
                     finite_error,
+                    float32_tolerance,
                     tf_value: at.map(|(_, q)| ValueClass::of(q)),
                     reference_value: at.map(|(p, _)| ValueClass::of(p)),
                     shape_differs,
@@ -3786,6 +3802,53 @@ mod tests {
         // JAX taking TF's float32 slope is off the reference for JAX.
         let v = compare(exact - (tf - exact)).expect("a backend-mismatch");
         assert_eq!(v.signature, "backend-mismatch/LeakyReLU/tensorflow-jax");
+    }
+
+    /// Two sides compared on identical inputs in a float64 run: a difference within twice the
+    /// layer's float32 tolerance carries the evidence `float32_tolerance` (each side may have
+    /// computed it in float32), a gross one does not.
+    #[test]
+    fn a_float32_sized_difference_between_two_sides_is_evidenced_as_such() {
+        let text = serde_json::json!({
+            "format": "semfuzz-case/1", "dtype": "float64",
+            "model": {"name": "m", "trainable": true, "layers": [
+                {"module": "keras.layers", "class_name": "InputLayer", "name": "x",
+                 "config": {"batch_shape": [null, 2], "dtype": "float64", "name": "x"}, "inbound_nodes": []},
+                {"module": "keras.layers", "class_name": "Dense", "name": "d",
+                 "config": {"name": "d", "units": 1, "dtype": "float64"},
+                 "inbound_nodes": [{"args": [{"class_name": "__keras_tensor__",
+                    "config": {"keras_history": ["x", 0, 0]}}], "kwargs": {}}]}
+            ], "input_layers": [["x", 0, 0]], "output_layers": [["d", 0, 0]]},
+            "weights": {"d": [{"shape": [2, 1], "data": [1.0, 2.0]}, {"shape": [1], "data": [0.5]}]},
+            "inputs": [{"shape": [1, 2], "data": [1.0, 1.0]}]
+        });
+        let case = Case::from_json_str(&text.to_string(), "dense64.case.json").unwrap();
+        let oracle = oracle::check::check_in(&case, DType::Float64);
+        let ran = |y: f64| {
+            let mut outs = LayerOutputs::new();
+            outs.insert(
+                ("d".to_owned(), 0),
+                vec![ArrayD::from_shape_vec(vec![1, 1], vec![y]).unwrap()],
+            );
+            TfOutcome::Ran {
+                modes: vec![(Mode::Eager, ModeOutcome::Outputs(outs))],
+                reused: false,
+                tf_seconds: 0.0,
+                worker_seconds: 0.0,
+            }
+        };
+        let compare = |b: f64| {
+            Judge::compare_backends(
+                &case,
+                DType::Float64,
+                &oracle,
+                (Backend::Tensorflow, &ran(3.5), &[]),
+                (Backend::Jax, &ran(b), &[]),
+            )
+            .expect("a backend-mismatch")
+        };
+        assert!(compare(3.5 * (1.0 + 2e-7)).evidence.float32_tolerance);
+        assert!(!compare(4.0).evidence.float32_tolerance);
     }
 
     /// Eager and XLA compared on a masked recurrent layer take its masks: an `Embedding`
