@@ -1078,10 +1078,11 @@ fn models_are_reused_when_only_values_change() {
     }
 }
 
+/// No weights in the case: Keras would initialise the Dense itself, which the reference cannot
+/// know, so nothing could judge the run. The case is refused as bad input, naming the layer.
 #[test]
-fn a_layer_without_weights_in_the_case_is_not_judged_and_nothing_panics() {
+fn a_layer_without_weights_in_the_case_is_refused_and_nothing_panics() {
     let dir = tempfile::tempdir().unwrap();
-    // No weights in the case: Keras initialises the Dense itself, the reference cannot know them.
     let case = chain_case(
         dir.path(),
         "no_weights.case.json",
@@ -1093,9 +1094,13 @@ fn a_layer_without_weights_in_the_case_is_not_judged_and_nothing_panics() {
         ],
     );
     let (code, reports, stderr) = run(&[&case], &[]);
-    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_eq!(verdicts(&reports[0])[0].0, "agree", "{:#}", reports[0]);
+    assert!(
+        stderr.contains("layer 'dense' has no weights in the case"),
+        "{stderr}"
+    );
+    assert!(reports.is_empty(), "{reports:?}");
 }
 
 /// A graph error names the failing node by its name-scope path, where TF may have suffixed
