@@ -3679,6 +3679,21 @@ mod tests {
         v.iter().map(|v| v.kind).collect()
     }
 
+    /// A run in eager mode whose only recorded output is `layer`'s, one value `y`.
+    fn one_value(layer: &str, y: f64) -> TfOutcome {
+        let mut outs = LayerOutputs::new();
+        outs.insert(
+            (layer.to_owned(), 0),
+            vec![ArrayD::from_shape_vec(vec![1, 1], vec![y]).unwrap()],
+        );
+        TfOutcome::Ran {
+            modes: vec![(Mode::Eager, ModeOutcome::Outputs(outs))],
+            reused: false,
+            tf_seconds: 0.0,
+            worker_seconds: 0.0,
+        }
+    }
+
     /// Two backends compared: a layer whose inputs are the same on both (the model's input)
     /// but whose outputs differ beyond twice its tolerance is a `backend-mismatch` naming
     /// both; a difference within twice the tolerance (each backend may be off the exact value
@@ -3702,19 +3717,7 @@ mod tests {
         let case = Case::from_json_str(&text.to_string(), "dense.case.json").unwrap();
         let oracle = oracle::check::check_in(&case, DType::Float32);
         let analysis = oracle.as_ref().unwrap();
-        let ran = |y: f64| {
-            let mut outs = LayerOutputs::new();
-            outs.insert(
-                ("d".to_owned(), 0),
-                vec![ArrayD::from_shape_vec(vec![1, 1], vec![y]).unwrap()],
-            );
-            TfOutcome::Ran {
-                modes: vec![(Mode::Eager, ModeOutcome::Outputs(outs))],
-                reused: false,
-                tf_seconds: 0.0,
-                worker_seconds: 0.0,
-            }
-        };
+        let ran = |y: f64| one_value("d", y);
         let spec_tol = {
             let x = ArrayD::from_shape_vec(vec![1, 2], vec![1.0, 1.0]).unwrap();
             let w = ArrayD::from_shape_vec(vec![2, 1], vec![1.0, 2.0]).unwrap();
@@ -3773,19 +3776,7 @@ mod tests {
         });
         let case = Case::from_json_str(&text.to_string(), "leaky.case.json").unwrap();
         let oracle = oracle::check::check_in(&case, DType::Float64);
-        let ran = |y: f64| {
-            let mut outs = LayerOutputs::new();
-            outs.insert(
-                ("l".to_owned(), 0),
-                vec![ArrayD::from_shape_vec(vec![1, 1], vec![y]).unwrap()],
-            );
-            TfOutcome::Ran {
-                modes: vec![(Mode::Eager, ModeOutcome::Outputs(outs))],
-                reused: false,
-                tf_seconds: 0.0,
-                worker_seconds: 0.0,
-            }
-        };
+        let ran = |y: f64| one_value("l", y);
         let tf = -1000.0 * f64::from(slope as f32);
         let exact = -1000.0 * slope;
         assert!((tf - exact).abs() > 1e-9, "the slopes differ: {tf} {exact}");
@@ -3824,19 +3815,7 @@ mod tests {
         });
         let case = Case::from_json_str(&text.to_string(), "dense64.case.json").unwrap();
         let oracle = oracle::check::check_in(&case, DType::Float64);
-        let ran = |y: f64| {
-            let mut outs = LayerOutputs::new();
-            outs.insert(
-                ("d".to_owned(), 0),
-                vec![ArrayD::from_shape_vec(vec![1, 1], vec![y]).unwrap()],
-            );
-            TfOutcome::Ran {
-                modes: vec![(Mode::Eager, ModeOutcome::Outputs(outs))],
-                reused: false,
-                tf_seconds: 0.0,
-                worker_seconds: 0.0,
-            }
-        };
+        let ran = |y: f64| one_value("d", y);
         let compare = |b: f64| {
             Judge::compare_backends(
                 &case,

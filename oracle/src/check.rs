@@ -877,6 +877,17 @@ pub fn eval(case: &Case, analysis: &ModelAnalysis) -> Result<Evaluation, EvalErr
     eval_model(&case.model, analysis, &inputs, &[], &mut weights)
 }
 
+/// The first layer of the model whose call needs weights the case lacks, as [`eval`] would
+/// refuse it, without evaluating anything.
+pub fn missing_weights(case: &Case, analysis: &ModelAnalysis) -> Result<(), EvalError> {
+    match case.model.layers.iter().find(|l| {
+        !case.weights.contains_key(&l.name) && count_weights(&case.model, analysis, l) > 0
+    }) {
+        Some(l) => Err(EvalError::MissingWeights(l.name.clone())),
+        None => Ok(()),
+    }
+}
+
 /// A call's outputs and the Keras masks they carry (`None`: unmasked).
 pub type MaskedOutputs = (Vec<ArrayD<f64>>, Vec<Option<Mask>>);
 

@@ -9,7 +9,7 @@ use harness_py::verdict::error_layer;
 use harness_py::{Harness, Mode, ModeOutcome, RunOptions, TfOutcome};
 use judge::Judge;
 use ndarray::ArrayD;
-use oracle::check::{CheckError, EvalError, check_in, eval};
+use oracle::check::{CheckError, check_in, eval, missing_weights};
 use oracle::{Case, Violation};
 use serde_json::{Value, json};
 
@@ -196,13 +196,12 @@ fn lacks_weights(path: &Path, case: &Case, dtype: oracle::DType) -> Result<(), F
     let Ok(analysis) = check_in(case, dtype) else {
         return Ok(());
     };
-    match eval(case, &analysis) {
-        Err(e @ EvalError::MissingWeights(_)) => Err(Failure::usage(format!(
+    missing_weights(case, &analysis).map_err(|e| {
+        Failure::usage(format!(
             "{}: {e}: the reference judges a run on the case's own weights (each layer's `get_weights()` arrays under `weights`)",
             path.display()
-        ))),
-        _ => Ok(()),
-    }
+        ))
+    })
 }
 
 fn tensor_json(a: &ArrayD<f64>) -> Value {
