@@ -313,14 +313,17 @@ impl Judge {
         oracle: &Result<ModelAnalysis, CheckError>,
         tf: &TfOutcome,
     ) -> Vec<Verdict> {
+        self.judge_in_context(|| self.judge_here(case, dtype, oracle, tf))
+    }
+
+    /// Runs `f` with the reference evaluated for the target's backend and release.
+    fn judge_in_context<R>(&self, f: impl FnOnce() -> R) -> R {
         let release = self
             .target
             .keras
             .as_deref()
             .and_then(oracle::release::Release::parse);
-        oracle::backend::with(self.target.backend, || {
-            oracle::release::with(release, || self.judge_here(case, dtype, oracle, tf))
-        })
+        oracle::backend::with(self.target.backend, || oracle::release::with(release, f))
     }
 
     /// [`Judge::judge`], the reference evaluated for the target's backend and release.
@@ -358,13 +361,16 @@ impl Judge {
     /// A layer either side's judgement has a verdict at (a divergence from the reference, a
     /// kept bug, an error) is not compared again: that verdict already says it. `a` and `b`
     /// are (backend, what it did, its verdicts); the cases a reference cannot analyse are
-    /// not compared.
+    /// not compared. Where each side that is off its own backend's reference at that layer
+    /// is off by what one of its backend's entries explains (a side's own run may have
+    /// stopped at an earlier divergence before judging the layer), the backend-mismatch is
+    /// that entry's: `known`.
     pub fn compare_backends(
         case: &Case,
         dtype: DType,
         oracle: &Result<ModelAnalysis, CheckError>,
-        a: (Backend, &TfOutcome, &[Verdict]),
-        b: (Backend, &TfOutcome, &[Verdict]),
+        a: (&Judge, &TfOutcome, &[Verdict]),
+        b: (&Judge, &TfOutcome, &[Verdict]),
     ) -> Option<Verdict> {
         let analysis = oracle.as_ref().ok()?;
         fn outputs(tf: &TfOutcome) -> Option<(Mode, &LayerOutputs)> {
@@ -378,10 +384,11 @@ impl Judge {
         }
         let ((mode_a, out_a), (mode_b, out_b)) = (outputs(a.1)?, outputs(b.1)?);
         let values = AsFed::of(case, dtype);
-        // The masks each side's calls were given, worked out from its own arrays.
-        let masks = |backend: Backend, mode: Mode, out: &LayerOutputs| {
+        // The masks each side's calls were given, worked out from its own arrays, and each
+        // side's divergences from its own backend's reference, at every layer.
+        let judged_alone = |backend: Backend, mode: Mode, out: &LayerOutputs| {
             let mut masks = CallMasks::new();
-            oracle::backend::with(backend, || {
+            let off = oracle::backend::with(backend, || {
                 divergences(
                     case,
                     dtype,
@@ -393,9 +400,16 @@ impl Judge {
                     &mut masks,
                 )
             });
-            masks
+            (masks, off)
         };
-        let (masks_a, masks_b) = (masks(a.0, mode_a, out_a), masks(b.0, mode_b, out_b));
+        let (a, b) = (
+            (a.0.target.backend, a.1, a.2, a.0),
+            (b.0.target.backend, b.1, b.2, b.0),
+        );
+        let ((masks_a, off_a), (masks_b, off_b)) = (
+            judged_alone(a.0, mode_a, out_a),
+            judged_alone(b.0, mode_b, out_b),
+        );
         let judged = |name: &str| {
             a.2.iter()
                 .chain(b.2)
@@ -456,6 +470,25 @@ impl Judge {
         )
         .with(evidence);
         v.tier = Tier::of(v.kind, &v.evidence, dtype);
+        // Each side off its own reference at the layer, as that side's judgement would have
+        // said it, explained by that side's entries.
+        let explained: Option<Vec<Arc<str>>> = [(a.3, &off_a), (b.3, &off_b)]
+            .into_iter()
+            .filter_map(|(judge, off)| {
+                let mut own = off
+                    .iter()
+                    .find(|o| o.layer.as_deref() == Some(layer.name.as_str()))?
+                    .clone();
+                own.tier = Tier::of(own.kind, &own.evidence, dtype);
+                own.name_backend(judge.target.backend);
+                Some(judge.judge_in_context(|| judge.explain(case, dtype, &own, Some(analysis))))
+            })
+            .collect();
+        if let Some(ids) = explained
+            && !ids.is_empty()
+        {
+            v.known = ids.into_iter().next();
+        }
         Some(v)
     }
 
@@ -2438,6 +2471,17 @@ fn identical_input_divergence<'c>(
 mod tests {
     use super::*;
 
+    /// The built-in entries' judge for `backend`, releases not known.
+    fn judge_on(backend: Backend) -> Judge {
+        Judge::new(
+            Suppressions::builtin().unwrap(),
+            Target {
+                backend,
+                ..Target::unknown_tensorflow()
+            },
+        )
+    }
+
     #[test]
     fn a_tier_ranks_a_verdict_as_a_maintainer_would() {
         let divergence = |rel: f64| Evidence {
@@ -3733,8 +3777,8 @@ mod tests {
                 &case,
                 DType::Float32,
                 &oracle,
-                (Backend::Jax, &ran(a), &[]),
-                (Backend::Torch, &ran(b), verdicts_b),
+                (&judge_on(Backend::Jax), &ran(a), &[]),
+                (&judge_on(Backend::Torch), &ran(b), verdicts_b),
             )
         };
         let v = compare(off(-0.9), off(3.0), &[]).expect("a backend-mismatch");
@@ -3785,14 +3829,58 @@ mod tests {
                 &case,
                 DType::Float64,
                 &oracle,
-                (Backend::Tensorflow, &ran(tf), &[]),
-                (Backend::Jax, &ran(jax), &[]),
+                (&judge_on(Backend::Tensorflow), &ran(tf), &[]),
+                (&judge_on(Backend::Jax), &ran(jax), &[]),
             )
         };
         assert!(compare(exact).is_none());
         // JAX taking TF's float32 slope is off the reference for JAX.
         let v = compare(exact - (tf - exact)).expect("a backend-mismatch");
         assert_eq!(v.signature, "backend-mismatch/LeakyReLU/tensorflow-jax");
+    }
+
+    /// A backend-mismatch at a layer where one side is off its own backend's reference by what
+    /// one of that backend's entries explains (a float64 `Dense` with `tanh` on JAX, computed
+    /// in float32) is that entry's; the same side off grossly, or the other side (TensorFlow,
+    /// which no entry explains) off by as much, is a finding.
+    #[test]
+    fn a_backend_mismatch_a_sides_own_entry_explains_is_known() {
+        let text = serde_json::json!({
+            "format": "semfuzz-case/1", "dtype": "float64",
+            "model": {"name": "m", "trainable": true, "layers": [
+                {"module": "keras.layers", "class_name": "InputLayer", "name": "x",
+                 "config": {"batch_shape": [null, 2], "dtype": "float64", "name": "x"}, "inbound_nodes": []},
+                {"module": "keras.layers", "class_name": "Dense", "name": "d",
+                 "config": {"name": "d", "units": 1, "activation": "tanh", "dtype": "float64"},
+                 "inbound_nodes": [{"args": [{"class_name": "__keras_tensor__",
+                    "config": {"keras_history": ["x", 0, 0]}}], "kwargs": {}}]}
+            ], "input_layers": [["x", 0, 0]], "output_layers": [["d", 0, 0]]},
+            "weights": {"d": [{"shape": [2, 1], "data": [0.125, 0.25]}, {"shape": [1], "data": [0.0625]}]},
+            "inputs": [{"shape": [1, 2], "data": [1.0, 1.0]}]
+        });
+        let case = Case::from_json_str(&text.to_string(), "dense-tanh.case.json").unwrap();
+        let oracle = oracle::check::check_in(&case, DType::Float64);
+        let exact = 0.4375_f64.tanh();
+        let ran = |y: f64| one_value("d", y);
+        let compare = |tf: f64, jax: f64| {
+            Judge::compare_backends(
+                &case,
+                DType::Float64,
+                &oracle,
+                (&judge_on(Backend::Tensorflow), &ran(tf), &[]),
+                (&judge_on(Backend::Jax), &ran(jax), &[]),
+            )
+            .expect("a backend-mismatch")
+        };
+        let float32_off = exact * (1.0 + 1e-7);
+        assert_eq!(
+            compare(exact, float32_off).known.as_deref(),
+            Some("mismatch-Activation-jax-float64-computed-in-float32")
+        );
+        let v = compare(exact, exact * (1.0 + 1e-3));
+        assert!(v.is_finding(), "{v:?}");
+        let v = compare(float32_off, exact);
+        assert!(v.is_finding(), "{v:?}");
     }
 
     /// Two sides compared on identical inputs in a float64 run: a difference within twice the
@@ -3821,8 +3909,8 @@ mod tests {
                 &case,
                 DType::Float64,
                 &oracle,
-                (Backend::Tensorflow, &ran(3.5), &[]),
-                (Backend::Jax, &ran(b), &[]),
+                (&judge_on(Backend::Tensorflow), &ran(3.5), &[]),
+                (&judge_on(Backend::Jax), &ran(b), &[]),
             )
             .expect("a backend-mismatch")
         };

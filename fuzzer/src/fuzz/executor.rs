@@ -555,9 +555,10 @@ where
                 }) = self.run_on(second, &case, &oracle2, modes)?
             {
                 let (a, b) = (self.lanes[first].backend, self.lanes[second].backend);
+                let (ja, jb) = (&self.lanes[first].judge, &self.lanes[second].judge);
                 let mismatch = self
                     .guarded(&case, "comparing backends on", || {
-                        let (x, y) = ((a, &tf, &verdicts[..]), (b, &tf2, &verdicts2[..]));
+                        let (x, y) = ((ja, &tf, &verdicts[..]), (jb, &tf2, &verdicts2[..]));
                         // Named in the backends' fixed order, whichever ran first.
                         let (x, y) = if a <= b { (x, y) } else { (y, x) };
                         judge::Judge::compare_backends(&case, case.dtype, &oracle, x, y)
@@ -619,12 +620,14 @@ where
                     .as_ref()
                     .is_some_and(|o| matches!(o.1, TfOutcome::Crash { .. })),
         );
-        self.counters.known += u64::from(all().any(|v| v.known.is_some()));
+        self.counters.known +=
+            u64::from(all().chain(mismatch_of.as_ref()).any(|v| v.known.is_some()));
         if let Some(known) = &mut self.known_counts {
             known.record(&verdicts);
             if let Some(o) = &other {
                 known.record(&o.2);
             }
+            known.record(mismatch_of.as_slice());
         }
         match &oracle {
             Ok(_) => self.counters.valid += 1,
