@@ -278,6 +278,8 @@ pub struct EvidenceCond {
     /// A normalization that diverges only in lanes of its statistics whose sum of squares is
     /// beyond float32's range.
     pub square_overflow: Option<bool>,
+    /// A recurrent layer whose output diverges only at masked time steps.
+    pub masked_steps_only: Option<bool>,
     /// A float64 run within the tolerance of the layer computed in float32.
     pub float32_tolerance: Option<bool>,
 }
@@ -844,6 +846,10 @@ impl EvidenceCond {
         need(
             flag(self.square_overflow, e.square_overflow),
             "evidence.square_overflow",
+        )?;
+        need(
+            flag(self.masked_steps_only, e.masked_steps_only),
+            "evidence.masked_steps_only",
         )?;
         need(
             flag(self.float32_tolerance, e.float32_tolerance),

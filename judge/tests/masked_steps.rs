@@ -1,0 +1,92 @@
+//! Keras's unrolled recurrent layers on JAX ignore `zero_output_for_mask` (the kept bug): a
+//! masked step keeps the previous output where zero is expected. The entry explains a
+//! divergence only where it is confined to masked steps; the same layer wrong at an unmasked
+//! step is a new finding, and so is the masked-step divergence on TensorFlow.
+
+mod common;
+
+use judge::{Backend, Judge, Suppressions, Target, Verdict};
+use ndarray::{ArrayD, Axis};
+use oracle::{Case, DType};
+
+const FOLDER: &str = "mismatch-LSTM-jax-unroll-ignores-zero-output-for-mask";
+
+/// The kept case's `Masking` and `LSTM` (`unroll`, `zero_output_for_mask`, last output only),
+/// on two rows: row 0's last step is masked, row 1's is not.
+fn two_rows() -> Case {
+    let path = format!(
+        "{}/../crashes/{FOLDER}/case.case.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let layers = json["model"]["layers"].as_array_mut().unwrap();
+    layers.retain(|l| !["not_equal", "any"].contains(&l["name"].as_str().unwrap()));
+    json["inputs"] = serde_json::json!([{"shape": [2, 2, 1], "data": [1.0, 0.0, 1.0, 1.0]}]);
+    Case::from_json_str(&json.to_string(), "two-rows.case.json").unwrap()
+}
+
+/// What the framework gave: the reference's outputs, the LSTM's rows changed by `change`.
+fn judge(case: &Case, backend: Backend, change: impl Fn(&mut ArrayD<f64>)) -> Vec<Verdict> {
+    let analysis = oracle::check(case).unwrap();
+    let eval = oracle::eval(case, &analysis).unwrap();
+    let names: Vec<&str> = case.model.layers.iter().map(|l| l.name.as_str()).collect();
+    let mut outputs = vec![(names[0], case.inputs[0].data.clone())];
+    for (i, name) in names.iter().enumerate().skip(1) {
+        let mut out = eval.outputs[&(i, 0)][0].clone();
+        if *name == "lstm" {
+            change(&mut out);
+        }
+        outputs.push((name, out));
+    }
+    Judge::new(
+        Suppressions::builtin().unwrap(),
+        Target::on(backend, "3.15.1", "2.21.0"),
+    )
+    .judge(
+        case,
+        DType::Float32,
+        &oracle::check(case),
+        &common::eager_outputs(outputs),
+    )
+}
+
+/// Row 0 (last step masked) keeps a previous output instead of zero.
+fn kept_output(out: &mut ArrayD<f64>) {
+    assert!(out.index_axis(Axis(0), 0).iter().all(|&v| v == 0.0));
+    out.index_axis_mut(Axis(0), 0).fill(0.25);
+}
+
+fn the_finding(verdicts: &[Verdict]) -> &Verdict {
+    assert_eq!(verdicts.len(), 1, "{verdicts:#?}");
+    &verdicts[0]
+}
+
+#[test]
+fn a_masked_last_step_keeping_an_output_is_the_kept_bug_on_jax() {
+    let case = two_rows();
+    let v = the_finding(&judge(&case, Backend::Jax, kept_output)).clone();
+    assert!(v.evidence.masked_steps_only, "{v:?}");
+    assert_eq!(v.known.as_deref(), Some(FOLDER), "{v:?}");
+}
+
+#[test]
+fn a_wrong_unmasked_row_beside_it_is_a_finding() {
+    let case = two_rows();
+    let v = the_finding(&judge(&case, Backend::Jax, |out| {
+        kept_output(out);
+        out.index_axis_mut(Axis(0), 1)
+            .mapv_inplace(|v| 2.0 * v + 1.0);
+    }))
+    .clone();
+    assert!(!v.evidence.masked_steps_only, "{v:?}");
+    assert!(v.is_finding(), "{v:?}");
+}
+
+#[test]
+fn the_same_divergence_on_tensorflow_is_a_finding() {
+    let case = two_rows();
+    let v = the_finding(&judge(&case, Backend::Tensorflow, kept_output)).clone();
+    assert!(v.evidence.masked_steps_only, "{v:?}");
+    assert!(v.is_finding(), "{v:?}");
+}
