@@ -433,6 +433,12 @@ pub struct ExportArgs {
     /// folder), else `missing-validation`'s rule. No effect on a valid model's script.
     #[arg(long, value_name = "KIND", value_parser = parse_verdict)]
     pub verdict: Option<judge::Kind>,
+    /// For `--format py`, the modes the script runs the model in, each compared with the
+    /// reference (`graph` or `xla` on tensorflow, `jit` on jax, `compile` on torch). Default:
+    /// those of the finding in the `outcome.json` beside the case (its verdict's mode; every
+    /// mode it ran for a `mode-mismatch`), else eager.
+    #[arg(long, value_delimiter = ',')]
+    pub modes: Vec<harness_py::Mode>,
     /// For `--format keras`: the environment whose Keras saves the file; for `--format py`,
     /// `--backend` is the backend the script sets before Keras is imported.
     #[command(flatten)]

@@ -59,6 +59,42 @@ fn version_names_the_backend_and_its_release() {
     }
 }
 
+/// A script exported for JAX in `eager` and `jit` runs the model both ways (jit through the
+/// stateless call, as the worker does) and agrees with the reference in each.
+#[test]
+fn exported_scripts_run_jit_on_jax() {
+    let dir = tempfile::tempdir().unwrap();
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python");
+    for case in fixtures(&["dense_chain", "multi_io"]) {
+        let script = dir.path().join("jit.py");
+        let out = common::semfuzz(&[
+            "export",
+            case.to_str().unwrap(),
+            "--backend",
+            "jax",
+            "--modes",
+            "eager,jit",
+            "-o",
+            script.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let run = Command::new(&python)
+            .arg("-I")
+            .arg(&script)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&run.stdout);
+        assert_eq!(
+            run.status.code(),
+            Some(0),
+            "{said}\n{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        assert!(said.contains("output 0 (jit): reference"), "{said}");
+        assert!(said.contains("output 0 (eager): reference"), "{said}");
+    }
+}
+
 #[test]
 fn a_mode_of_another_backend_is_refused() {
     let case = fixtures(&["dense_chain"]);

@@ -407,7 +407,7 @@ fn exported_scripts_run_standalone_and_report_agreement() {
             text(&run.stderr)
         );
         assert!(
-            text(&run.stdout).contains("output 0: reference"),
+            text(&run.stdout).contains("output 0 (eager): reference"),
             "{name}: {}",
             text(&run.stdout)
         );
@@ -443,7 +443,7 @@ fn exported_scripts_run_standalone_and_report_agreement() {
         text(&run.stderr)
     );
     assert!(
-        text(&run.stdout).contains("output 0: reference"),
+        text(&run.stdout).contains("output 0 (eager): reference"),
         "{}",
         text(&run.stdout)
     );
@@ -481,6 +481,58 @@ fn exported_scripts_run_standalone_and_report_agreement() {
 /// For a model the reference calls invalid, the script's exit status follows the finding's
 /// verdict (`--verdict`, else the `outcome.json` beside the case): 1 while TensorFlow still
 /// does what the verdict says, 0 once Keras refuses the model itself.
+/// A finding's script runs the model in the modes the finding showed in: a kept
+/// `mode-mismatch` (XLA's `maximum` drops NaN, eager keeps it) runs eager and XLA and exits 1
+/// on XLA's outputs; the same case exported for eager alone agrees and exits 0. A mode the
+/// backend lacks is refused (exit 2), naming it.
+#[test]
+fn exported_scripts_run_the_findings_modes() {
+    let dir = tempfile::tempdir().unwrap();
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python");
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../crashes/mode-mismatch-Maximum-xla-nan/case.case.json");
+    let export = |extra: &[&str]| {
+        let script = dir.path().join("max.py");
+        let mut args = vec![
+            "export",
+            case.to_str().unwrap(),
+            "-o",
+            script.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let out = semfuzz(&args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        Command::new(&python)
+            .arg("-I")
+            .arg(&script)
+            .output()
+            .unwrap()
+    };
+    let run = export(&[]);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+    let said = text(&run.stdout);
+    assert!(said.contains("output 0 (xla) DISAGREES"), "{said}");
+    assert!(!said.contains("(eager) DISAGREES"), "{said}");
+    let run = export(&["--modes", "eager"]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stdout));
+    let refused = semfuzz(&[
+        "export",
+        case.to_str().unwrap(),
+        "-o",
+        dir.path().join("jit.py").to_str().unwrap(),
+        "--modes",
+        "jit",
+    ]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        text(&refused.stderr).contains(
+            "--modes jit: not a mode of the tensorflow backend (it has eager, graph, xla)"
+        ),
+        "{}",
+        text(&refused.stderr)
+    );
+}
+
 #[test]
 fn exported_scripts_of_invalid_models_exit_by_the_findings_verdict() {
     let dir = tempfile::tempdir().unwrap();

@@ -8,8 +8,8 @@
 
 use std::fmt::Write as _;
 
-use judge::Kind;
 use judge::verdict::INTERNAL_MESSAGES;
+use judge::{Kind, Mode};
 use ndarray::ArrayD;
 use oracle::case::{Arg, Layer, ModelKind, TensorRef};
 use oracle::check::{CheckError, check, eval};
@@ -353,23 +353,73 @@ sys.exit(0 if ok else 1)
 /// The script for a case (for an invalid one: exit 1 while the framework takes the model, as
 /// for a `missing-validation`).
 pub fn python_script(case: &Case, source: &str, backend: judge::Backend) -> String {
-    finding_script(case, source, backend, None)
+    finding_script(case, source, backend, None, &[])
 }
 
 /// The script for a case whose finding has the verdict `verdict`: for a case the reference
 /// calls invalid, it exits 1 exactly while the framework still does what that verdict
-/// describes (see [`invalid_ending`]); for a valid one the verdict changes nothing.
+/// describes (see [`invalid_ending`]); for a valid one the verdict changes nothing. The model
+/// runs in each of `modes` (the modes the finding showed in; eager where none is given), and
+/// a valid case's script exits 1 where any of them disagrees with the reference; an invalid
+/// one's runs the first.
 pub fn finding_script(
     case: &Case,
     source: &str,
     backend: judge::Backend,
     verdict: Option<Kind>,
+    modes: &[Mode],
 ) -> String {
-    oracle::backend::with(backend, || script_for(case, source, backend, verdict))
+    let modes = if modes.is_empty() {
+        &[Mode::Eager][..]
+    } else {
+        modes
+    };
+    oracle::backend::with(backend, || {
+        script_for(case, source, backend, verdict, modes)
+    })
+}
+
+/// The modes a finding's script runs the model in: for a `mode-mismatch`, every mode the case
+/// ran in (`ran`; which one is wrong is the reference's call); otherwise the verdict's own
+/// mode, if it has one (eager where not).
+pub fn finding_modes(kind: Option<Kind>, mode: Option<Mode>, ran: &[Mode]) -> Vec<Mode> {
+    match (kind, mode) {
+        (Some(Kind::ModeMismatch), _) if !ran.is_empty() => ran.to_vec(),
+        (_, Some(mode)) => vec![mode],
+        _ => Vec::new(),
+    }
+}
+
+/// The definition of the function a script runs the model on `feed` with in `mode`
+/// (`run_<mode>`).
+fn mode_function(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Eager => "def run_eager(feed):\n    return model(feed, training=False)\n",
+        Mode::Graph => {
+            "import tensorflow as tf  # noqa: E402\n\nrun_graph = tf.function(lambda feed: model(feed, training=False))\n"
+        }
+        Mode::Xla => {
+            "import tensorflow as tf  # noqa: E402\n\nrun_xla = tf.function(lambda feed: model(feed, training=False), jit_compile=True)\n"
+        }
+        Mode::Jit => {
+            "# jax.jit of the model's stateless call, the weights passed as arguments.\njitted = jax.jit(lambda trainable, fixed, feed: model.stateless_call(trainable, fixed, feed, training=False)[0])\n\n\ndef run_jit(feed):\n    trainable = [v.value for v in model.trainable_variables]\n    fixed = [v.value for v in model.non_trainable_variables]\n    return jitted(trainable, fixed, feed)\n"
+        }
+        Mode::Compile => {
+            "import torch  # noqa: E402\n\nrun_compile = torch.compile(lambda feed: model(feed, training=False))\n"
+        }
+    }
 }
 
 /// [`finding_script`], the reference evaluated for `backend`.
-fn script_for(case: &Case, source: &str, backend: judge::Backend, verdict: Option<Kind>) -> String {
+fn script_for(
+    case: &Case,
+    source: &str,
+    backend: judge::Backend,
+    verdict: Option<Kind>,
+    modes: &[Mode],
+) -> String {
+    let names: Vec<&str> = modes.iter().map(|m| m.name()).collect();
+    let call = format!("run_{}(feed)", names[0]);
     let dtype = case.dtype.name();
     let oracle = check(case);
     let multi_outputs: std::collections::HashSet<String> = match &oracle {
@@ -393,14 +443,15 @@ fn script_for(case: &Case, source: &str, backend: judge::Backend, verdict: Optio
         Some(ending) => {
             let _ = writeln!(
                 s,
-                "Builds the model with plain Keras calls, sets the case's weights and inputs, and runs it in\n{framework} (eager).\n\n{}\n",
-                ending.doc
+                "Builds the model with plain Keras calls, sets the case's weights and inputs, and runs it in\n{framework} ({}).\n\n{}\n",
+                names[0], ending.doc
             );
         }
         None => {
             let _ = writeln!(
                 s,
-                "Builds the model with plain Keras calls, sets the case's weights and inputs, runs it in\n{framework} (eager) and prints each model output next to semfuzz's reference output.\nExits 1 when they disagree, 0 when they agree."
+                "Builds the model with plain Keras calls, sets the case's weights and inputs, runs it in\n{framework} ({}) and prints each model output next to semfuzz's reference output.\nExits 1 when they disagree, 0 when they agree.",
+                names.join(", then ")
             );
         }
     }
@@ -554,6 +605,9 @@ fn script_for(case: &Case, source: &str, backend: judge::Backend, verdict: Optio
         .collect();
     let _ = writeln!(b, "inputs = [{}]", inputs.join(", "));
     let _ = writeln!(b, "feed = inputs[0] if len(inputs) == 1 else inputs\n");
+    for &mode in modes {
+        let _ = writeln!(b, "{}", mode_function(mode));
+    }
 
     if let Some(ending) = invalid {
         let indented: Vec<String> = b
@@ -569,7 +623,7 @@ fn script_for(case: &Case, source: &str, backend: judge::Backend, verdict: Optio
             .collect();
         let _ = writeln!(
             s,
-            "# The reference calls this model invalid: {}\nerror = None\ntry:\n{}\n    out = model(feed, training=False)\nexcept Exception as e:  # noqa: BLE001\n    error = e\nif error is None:\n    print(\"{framework} runs it:\", out)\nelse:\n    print(\"{framework} refuses it:\", type(error).__name__, error)\n{}",
+            "# The reference calls this model invalid: {}\nerror = None\ntry:\n{}\n    out = {call}\nexcept Exception as e:  # noqa: BLE001\n    error = e\nif error is None:\n    print(\"{framework} runs it:\", out)\nelse:\n    print(\"{framework} refuses it:\", type(error).__name__, error)\n{}",
             ending.violation,
             indented.join("\n"),
             ending.code
@@ -617,24 +671,29 @@ fn script_for(case: &Case, source: &str, backend: judge::Backend, verdict: Optio
             );
             let _ = writeln!(
                 s,
-                "actual = model(feed, training=False)\nactual = actual if isinstance(actual, (list, tuple)) else [actual]\nok = True"
+                "ok = True\nfor mode, run in [{}]:\n    actual = run(feed)\n    actual = actual if isinstance(actual, (list, tuple)) else [actual]",
+                names
+                    .iter()
+                    .map(|m| format!("(\"{m}\", run_{m})"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
             let _ = writeln!(
                 s,
-                "for i, (e, a) in enumerate(zip(expected, actual)):\n    a = np.asarray(ops.convert_to_numpy(a), dtype=np.float64)\n    print(f\"output {{i}}: {framework} {{a.tolist()}}\")\n    print(f\"output {{i}}: reference  {{e.tolist()}}\")\n    if a.shape != e.shape or not np.allclose(a, e, rtol=RTOL, atol=ATOL, equal_nan=True):\n        print(f\"output {{i}} DISAGREES\")\n        ok = False\nsys.exit(0 if ok else 1)"
+                "    for i, (e, a) in enumerate(zip(expected, actual)):\n        a = np.asarray(ops.convert_to_numpy(a), dtype=np.float64)\n        print(f\"output {{i}} ({{mode}}): {framework} {{a.tolist()}}\")\n        print(f\"output {{i}} ({{mode}}): reference  {{e.tolist()}}\")\n        if a.shape != e.shape or not np.allclose(a, e, rtol=RTOL, atol=ATOL, equal_nan=True):\n            print(f\"output {{i}} ({{mode}}) DISAGREES\")\n            ok = False\nsys.exit(0 if ok else 1)"
             );
         }
         Ok((_, Err(e))) => {
             let _ = writeln!(
                 s,
-                "# The reference could not evaluate this case: {e}\nprint(model(feed, training=False))\nsys.exit(0)"
+                "# The reference could not evaluate this case: {e}\nprint({call})\nsys.exit(0)"
             );
         }
         Err(CheckError::Invalid(_)) => unreachable!("an invalid case's script ends above"),
         Err(CheckError::Unsupported(u)) => {
             let _ = writeln!(
                 s,
-                "# Not judged by the reference: {}\nprint(model(feed, training=False))\nsys.exit(0)",
+                "# Not judged by the reference: {}\nprint({call})\nsys.exit(0)",
                 u.to_string().replace('\n', " ")
             );
         }

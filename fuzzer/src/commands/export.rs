@@ -13,15 +13,34 @@ pub fn run(args: &ExportArgs) -> Result<Outcome, Failure> {
     let case = super::read_cases(std::slice::from_ref(&args.case))?.remove(0);
     match args.format.as_str() {
         "py" => {
-            let verdict = match args.verdict {
-                Some(kind) => Some(kind),
-                None => verdict_beside(&args.case)?,
+            let finding = beside(&args.case)?;
+            let verdict = args.verdict.or(finding.verdict);
+            let modes = if args.modes.is_empty() {
+                harness_py::export::finding_modes(finding.verdict, finding.mode, &finding.modes)
+            } else {
+                args.modes.clone()
             };
+            let backend = args.python.backend;
+            if let Some(mode) = modes
+                .iter()
+                .find(|m| !harness_py::Mode::of(backend).contains(m))
+            {
+                return Err(Failure::usage(format!(
+                    "--modes {}: not a mode of the {backend} backend (it has {})",
+                    mode.name(),
+                    harness_py::Mode::of(backend)
+                        .iter()
+                        .map(|m| m.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
             let script = harness_py::export::finding_script(
                 &case,
                 &args.case.display().to_string(),
-                args.python.backend,
+                backend,
                 verdict,
+                &modes,
             );
             std::fs::write(&args.output, script).map_err(|e| {
                 Failure::failed(format!("{}: cannot write: {e}", args.output.display()))
@@ -63,19 +82,48 @@ pub fn run(args: &ExportArgs) -> Result<Outcome, Failure> {
     }
 }
 
-/// The verdict in the `outcome.json` beside `case` (a findings or crashes/ folder's), if there
-/// is one and it names a verdict.
-fn verdict_beside(case: &Path) -> Result<Option<judge::Kind>, Failure> {
+/// What the `outcome.json` beside a case (a findings or crashes/ folder's) says of its
+/// finding, where there is one.
+#[derive(Default)]
+struct Finding {
+    verdict: Option<judge::Kind>,
+    /// The verdict's mode.
+    mode: Option<harness_py::Mode>,
+    /// Every mode the case ran in.
+    modes: Vec<harness_py::Mode>,
+}
+
+fn beside(case: &Path) -> Result<Finding, Failure> {
     let path = case.with_file_name("outcome.json");
     let Ok(text) = std::fs::read_to_string(&path) else {
-        return Ok(None);
+        return Ok(Finding::default());
     };
     let outcome: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| Failure::usage(format!("{}: not JSON: {e}", path.display())))?;
-    match outcome.get("verdict").and_then(|v| v.as_str()) {
-        Some(name) => crate::cli::parse_verdict(name)
-            .map(Some)
-            .map_err(|e| Failure::usage(format!("{}: verdict {e}", path.display()))),
-        None => Ok(None),
-    }
+    let verdict = match outcome.get("verdict").and_then(|v| v.as_str()) {
+        Some(name) => Some(
+            crate::cli::parse_verdict(name)
+                .map_err(|e| Failure::usage(format!("{}: verdict {e}", path.display())))?,
+        ),
+        None => None,
+    };
+    let mode = |name: &str| {
+        name.parse::<harness_py::Mode>()
+            .map_err(|e| Failure::usage(format!("{}: mode `{name}`: {e}", path.display())))
+    };
+    let modes = outcome
+        .get("modes")
+        .and_then(|v| v.as_array())
+        .map(|a| a.iter().filter_map(|m| m.as_str()).map(mode).collect())
+        .transpose()?
+        .unwrap_or_default();
+    Ok(Finding {
+        verdict,
+        mode: outcome
+            .get("mode")
+            .and_then(|v| v.as_str())
+            .map(mode)
+            .transpose()?,
+        modes,
+    })
 }

@@ -325,6 +325,7 @@ impl FindingsStore {
                 &path.display().to_string(),
                 hit.backend,
                 Some(v.kind),
+                &harness_py::export::finding_modes(Some(v.kind), v.mode, hit.modes),
             )
         };
         // The diverging layer alone, beside the model.
@@ -413,11 +414,18 @@ fn report(hit: &Hit, reproduce: &str, dir: &Path) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     );
+    // The backend's framework.
+    let framework = judge::verdict::Framework::of(hit.backend);
+    let version = |key: &str| hit.versions[key].as_str().unwrap_or("?").to_owned();
+    let framework_version = match hit.backend {
+        judge::Backend::Tensorflow => version("tensorflow"),
+        judge::Backend::Jax => version("jax"),
+        judge::Backend::Torch => version("torch"),
+    };
     s += &format!(
-        "- versions: TensorFlow {}, Keras {}, NumPy {}\n",
-        hit.versions["tensorflow"].as_str().unwrap_or("?"),
-        hit.versions["keras"].as_str().unwrap_or("?"),
-        hit.versions["numpy"].as_str().unwrap_or("?")
+        "- versions: {framework} {framework_version}, Keras {}, NumPy {}\n",
+        version("keras"),
+        version("numpy"),
     );
     s += &format!(
         "- model: {} layers: {}\n\n",
@@ -429,7 +437,7 @@ fn report(hit: &Hit, reproduce: &str, dir: &Path) -> String {
     s += &format!("- `{reproduce}`\n");
     if hit.isolated.is_some() {
         s += &format!(
-            "- the layer alone, fed the arrays TensorFlow fed it (`layer.case.json`), standalone with only TensorFlow, Keras and NumPy: `python {}`\n",
+            "- the layer alone, fed the arrays {framework} fed it (`layer.case.json`), standalone with only {framework}, Keras and NumPy: `python {}`\n",
             dir.join("repro.py").display()
         );
         s += &format!(
@@ -438,7 +446,7 @@ fn report(hit: &Hit, reproduce: &str, dir: &Path) -> String {
         );
     } else {
         s += &format!(
-            "- standalone, with only TensorFlow, Keras and NumPy: `python {}`\n",
+            "- standalone, with only {framework}, Keras and NumPy: `python {}`\n",
             dir.join("repro.py").display()
         );
     }

@@ -166,6 +166,11 @@ fn write_minimized(
         &case_path.display().to_string(),
         versions.backend,
         verdict.map(|v| v.kind),
+        &harness_py::export::finding_modes(
+            verdict.map(|v| v.kind),
+            verdict.and_then(|v| v.mode),
+            modes,
+        ),
     );
     let write = |name: &str, text: &str| {
         let p = dir.join(name);
