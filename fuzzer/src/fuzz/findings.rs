@@ -652,8 +652,8 @@ mod backend_pair_tests {
         fs::write(
             found.dir.join("repro-torch.py"),
             torch_script.replace(
-                "ok = True\n",
-                "ok = True\nactual = [ops.convert_to_numpy(a) * 1.5 for a in actual]\n",
+                "    actual = actual if isinstance(actual, (list, tuple)) else [actual]\n",
+                "    actual = actual if isinstance(actual, (list, tuple)) else [actual]\n    actual = [ops.convert_to_numpy(a) * 1.5 for a in actual]\n",
             ),
         )
         .unwrap();
