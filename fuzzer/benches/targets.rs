@@ -3,7 +3,9 @@
 //! many the release cannot express (unsupported, by reason), and of the others the share
 //! that builds (no refusal while the model is built or its weights set), agrees, is
 //! explained by a kept entry, or shows a finding. Writes `target/bench-results/targets.json`
-//! and `targets.md`, rewritten after each release.
+//! and `targets.md`, rewritten after each release. Then the same count generated for each
+//! release (`gen --python`: its classes and arguments only, steered away from its kept
+//! refusals), run there the same way.
 //!
 //! `SEMFUZZ_BENCH_PYTHONS`: the interpreters, comma-separated (default: the project's `.venv`
 //! and every `.venv-keras-*` environment `make setup KERAS=...` linked in the project).
@@ -27,18 +29,7 @@ fn main() {
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_semfuzz"));
     let dir = tempfile::tempdir().expect("temp dir");
     let cases = dir.path().join("cases");
-    let status = Command::new(&bin)
-        .args(["gen", "--count", &n.to_string(), "--seed", "2026", "--out"])
-        .arg(&cases)
-        .status()
-        .expect("semfuzz gen");
-    assert!(status.success());
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&cases)
-        .expect("cases")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.to_string_lossy().ends_with(".case.json"))
-        .collect();
-    paths.sort();
+    let paths = generate(&bin, n, &cases, None);
     let mut rows = Vec::new();
     for python in &pythons {
         let version = Command::new(&bin)
@@ -56,19 +47,48 @@ fn main() {
         };
         let (keras, tf) = (pick("keras "), pick("tensorflow "));
         eprintln!("targets: Keras {keras} / TF {tf} ({} models)", paths.len());
-        let out = Command::new(&bin)
-            .args(["run", "--json", "--modes", "eager", "--python"])
-            .arg(python)
-            .args(&paths)
-            .output()
-            .expect("semfuzz run");
-        let reports: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect();
-        rows.push(tally(&keras, &tf, python, &reports));
+        let mut row = tally(&keras, &tf, python, &run_eager(&bin, python, &paths));
+        // The same count generated for the release (`gen --python`): its classes and
+        // arguments only, steered away from its kept refusals.
+        let own = dir.path().join(format!("cases-{keras}"));
+        let own_paths = generate(&bin, n, &own, Some(python));
+        row["generated_for_it"] = tally(&keras, &tf, python, &run_eager(&bin, python, &own_paths));
+        rows.push(row);
         write(&out_dir, n, &rows);
     }
+}
+
+/// `semfuzz gen` of `n` models into `out` (for the release of `python`, if given): their paths.
+fn generate(bin: &Path, n: usize, out: &Path, python: Option<&Path>) -> Vec<PathBuf> {
+    let mut generate = Command::new(bin);
+    generate
+        .args(["gen", "--count", &n.to_string(), "--seed", "2026", "--out"])
+        .arg(out);
+    if let Some(p) = python {
+        generate.arg("--python").arg(p);
+    }
+    assert!(generate.status().expect("semfuzz gen").success());
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(out)
+        .expect("cases")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.to_string_lossy().ends_with(".case.json"))
+        .collect();
+    paths.sort();
+    paths
+}
+
+/// `semfuzz run --json --modes eager` of the cases in `python`'s environment: its reports.
+fn run_eager(bin: &Path, python: &Path, paths: &[PathBuf]) -> Vec<Value> {
+    let out = Command::new(bin)
+        .args(["run", "--json", "--modes", "eager", "--python"])
+        .arg(python)
+        .args(paths)
+        .output()
+        .expect("semfuzz run");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
 }
 
 /// The project's `.venv`, and every `.venv-keras-*` link beside it, or the list given.
@@ -173,12 +193,30 @@ fn write(out_dir: &Path, n: usize, rows: &[Value]) {
             r["with_findings"],
         );
     }
+    md += &format!(
+        "\n{n} models generated for each release (`gen --seed 2026 --python`: its classes and arguments, steered away from its kept refusals), eager.\n\n| Keras | TF | ran | built | agree | known | with findings |\n|---|---|---|---|---|---|---|\n"
+    );
+    for r in rows {
+        let g = &r["generated_for_it"];
+        md += &format!(
+            "| {} | {} | {} | {} ({}%) | {} | {} | {} |\n",
+            r["keras"].as_str().unwrap_or("?"),
+            r["tensorflow"].as_str().unwrap_or("?"),
+            g["ran"],
+            g["built"],
+            g["built_percent"],
+            g["agree"],
+            g["known"],
+            g["with_findings"],
+        );
+    }
     md += "\nFindings by signature, per release:\n\n";
     for r in rows {
         md += &format!(
-            "- Keras {}: {}\n",
+            "- Keras {}: {}; generated for it: {}\n",
             r["keras"].as_str().unwrap_or("?"),
-            r["findings_by_signature"]
+            r["findings_by_signature"],
+            r["generated_for_it"]["findings_by_signature"]
         );
     }
     std::fs::write(out_dir.join("targets.md"), md).expect("targets.md");

@@ -407,3 +407,69 @@ fn attention_is_judged_as_each_release_computes_it() {
         }
     }
 }
+
+/// Models generated for the older release steer away from what it is known to refuse by a
+/// layer's config (a `MultiHeadAttention` given `output_shape`, a kept bug of 3.3.3 fixed in
+/// 3.7), where `--keep-known-bugs` lets them keep it; the models then build there.
+#[test]
+fn generation_for_an_older_release_avoids_its_kept_refusals() {
+    let dir = tempfile::tempdir().unwrap();
+    let python = older();
+    let generated = |keep: bool| {
+        let out = dir.path().join(if keep { "kept" } else { "avoided" });
+        let mut args = vec![
+            "gen",
+            "--count",
+            "12",
+            "--seed",
+            "7",
+            "--classes",
+            "MultiHeadAttention",
+            "--python",
+            python.as_str(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        if keep {
+            args.push("--keep-known-bugs");
+        }
+        let said = semfuzz(&args);
+        assert!(
+            said.status.success(),
+            "{}",
+            String::from_utf8_lossy(&said.stderr)
+        );
+        let mut cases: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().path().to_string_lossy().into_owned())
+            .filter(|p| p.ends_with(".case.json"))
+            .collect();
+        cases.sort();
+        let with_output_shape = cases
+            .iter()
+            .flat_map(|c| {
+                let case: Value =
+                    serde_json::from_str(&std::fs::read_to_string(c).unwrap()).unwrap();
+                case["model"]["layers"].as_array().unwrap().clone()
+            })
+            .filter(|l| {
+                l["class_name"] == "MultiHeadAttention" && !l["config"]["output_shape"].is_null()
+            })
+            .count();
+        (cases, with_output_shape)
+    };
+    let (_, kept) = generated(true);
+    assert!(kept > 0, "the generator draws output_shape");
+    let (cases, avoided) = generated(false);
+    assert_eq!(avoided, 0);
+    for r in run_eager(Some(&python), &[], &cases) {
+        assert!(
+            r["verdicts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|v| v["signature"] != "unexpected-rejection/MultiHeadAttention/TypeError"),
+            "{r}"
+        );
+    }
+}

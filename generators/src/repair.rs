@@ -118,7 +118,7 @@ pub struct Diagnosis {
     pub analysis: Option<ModelAnalysis>,
     /// The kept framework bug the violating layer triggers, when that is all that is wrong
     /// (only for the triggers in [`RepairOptions::avoid`]).
-    pub known_bug: Option<Trigger>,
+    pub known_bug: Option<KnownBug>,
 }
 
 /// A call past one of the generator's bounds (see [`RepairOptions`]).
@@ -280,9 +280,24 @@ fn known_bug_diagnosis(
     let mut triggers = triggers::in_model(&case.model, Some(&analysis));
     triggers.extend(triggers::in_model(&case.model, Some(symbolic)));
     triggers.retain(|(_, t)| avoid.contains(*t));
-    triggers.sort_unstable_by_key(|&(li, _)| li);
-    triggers.dedup_by_key(|&mut (li, _)| li);
-    let Some(&(li, bug)) = triggers.first() else {
+    let mut bugs: Vec<(usize, KnownBug)> = triggers
+        .into_iter()
+        .map(|(li, t)| (li, KnownBug::Trigger(t)))
+        .collect();
+    // The target's kept refusals decided by a layer's config.
+    bugs.extend(
+        case.model
+            .layers
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| !l.is_input())
+            .filter_map(|(li, l)| {
+                crate::target::refused_keys(l, case.dtype).map(|k| (li, KnownBug::Refusal(k)))
+            }),
+    );
+    bugs.sort_by_key(|(li, _)| *li);
+    bugs.dedup_by_key(|(li, _)| *li);
+    let Some((li, bug)) = bugs.first().cloned() else {
         return Diagnosis {
             score: Score::Valid,
             violation: None,
@@ -292,18 +307,25 @@ fn known_bug_diagnosis(
         };
     };
     let layer = &case.model.layers[li];
+    let (parameter, what) = match &bug {
+        KnownBug::Trigger(t) => (trigger_parameter(*t).to_owned(), t.name().to_owned()),
+        KnownBug::Refusal(keys) => (
+            keys.first().cloned().unwrap_or_default(),
+            format!("a refusal of the target's decided by {}", keys.join(", ")),
+        ),
+    };
     let v = Violation::new(Category::ImproperArgument, oracle::Tag::Semantic)
-        .parameter(trigger_parameter(bug))
+        .parameter(&parameter)
         .actual(
             layer
                 .config
-                .get(trigger_parameter(bug))
+                .get(&parameter)
                 .map_or_else(|| "(default)".to_owned(), Value::to_string),
         )
         .expected("a value that does not trigger a kept framework bug")
-        .detail(format!("triggers a kept framework bug ({})", bug.name()))
+        .detail(format!("triggers a kept framework bug ({what})"))
         .at(&layer.name, &layer.class_name)
-        .badness(triggers.len() as f64);
+        .badness(bugs.len() as f64);
     Diagnosis {
         score: Score::Invalid {
             unreached: 0,
@@ -322,7 +344,18 @@ fn trigger_parameter(bug: Trigger) -> &'static str {
         Trigger::RmsAxesNotTrailing => "axis",
         Trigger::AdaptiveMaxPoolingWindowExceedsInput => "output_size",
         Trigger::MaxPoolingWindowExceedsInput => "padding",
+        Trigger::AttentionMixedMasks => "mask",
     }
+}
+
+/// A kept framework bug a layer would meet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KnownBug {
+    /// A trigger a kept bug's entry names.
+    Trigger(Trigger),
+    /// A refusal by the target that these config keys decide
+    /// ([`crate::target::refused_keys`]).
+    Refusal(Vec<String>),
 }
 
 /// Steers layer `li` away from the kept bug it triggers, without a random draw (the layer's
@@ -337,12 +370,36 @@ fn trigger_parameter(bug: Trigger) -> &'static str {
 /// be helped: the layer goes instead). MaxPooling pads `same`, which never leaves a window
 /// without an output, whatever length the inputs get. Both change the output shape, which
 /// the repair then checks like any other change.
+///
+/// An attention layer given mixed masks cannot be patched (its producers decide its masks):
+/// the layer goes instead.
 pub fn avoid_known_bug(
     case: &mut Case,
     li: usize,
-    bug: Trigger,
+    bug: &KnownBug,
     analysis: Option<&ModelAnalysis>,
 ) -> edit::EditResult {
+    let bug = match bug {
+        KnownBug::Trigger(t) => *t,
+        // The keys go, so that the layer takes Keras's defaults for them.
+        KnownBug::Refusal(keys) => {
+            let layer = case
+                .model
+                .layers
+                .get_mut(li)
+                .ok_or(edit::Skipped("no such layer"))?;
+            let mut removed = false;
+            for k in keys {
+                removed |= layer.config.shift_remove(k).is_some();
+            }
+            if !removed {
+                return Err(edit::Skipped("the refusal's keys are defaults"));
+            }
+            let name = layer.name.clone();
+            case.weights.shift_remove(&name);
+            return Ok(());
+        }
+    };
     let shapes: Vec<Dims> = analysis
         .map(|a| {
             a.calls
@@ -398,6 +455,10 @@ pub fn avoid_known_bug(
         Trigger::MaxPoolingWindowExceedsInput => {
             layer.config.insert("padding".into(), json!("same"));
         }
+        // The masks come from the producers: no argument of the layer's own changes them.
+        Trigger::AttentionMixedMasks => {
+            return Err(edit::Skipped("the masks come from the layer's producers"));
+        }
     }
     let name = layer.name.clone();
     case.weights.shift_remove(&name);
@@ -442,6 +503,7 @@ pub fn repair_diagnosed(
         // neither helps, the repair goes on as for any violation.
         let avoiding = current
             .known_bug
+            .clone()
             .zip(current.layer)
             .filter(|_| since_progress == 0);
         if let Some((bug, li)) = avoiding {
@@ -455,7 +517,7 @@ pub fn repair_diagnosed(
                     None => scratch.insert(case.clone()),
                 };
                 let applied = if patch {
-                    avoid_known_bug(candidate, li, bug, current.analysis.as_ref())
+                    avoid_known_bug(candidate, li, &bug, current.analysis.as_ref())
                 } else {
                     edit::remove_layer(candidate, li)
                 };

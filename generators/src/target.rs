@@ -20,6 +20,24 @@ pub struct TargetFilter {
 
 static FILTER: OnceLock<TargetFilter> = OnceLock::new();
 
+/// Which config keys of a layer (in a model of a dtype) make the target refuse it by a kept
+/// bug of its own, if any.
+pub type Refusals =
+    dyn Fn(&oracle::case::Layer, oracle::DType) -> Option<Vec<String>> + Send + Sync;
+
+static REFUSALS: OnceLock<Box<Refusals>> = OnceLock::new();
+
+/// Steers this process's repairs away from the layers `refusals` names (the target's kept
+/// refusals decided by a layer's config), as from a kept bug's trigger; false when set already.
+pub fn avoid_refusals(refusals: Box<Refusals>) -> bool {
+    REFUSALS.set(refusals).is_ok()
+}
+
+/// The config keys by which the target refuses `layer` (by a kept bug), if it does.
+pub fn refused_keys(layer: &oracle::case::Layer, dtype: oracle::DType) -> Option<Vec<String>> {
+    REFUSALS.get().and_then(|r| r(layer, dtype))
+}
+
 /// Restricts this process's generation to `filter`; false when a filter was set already.
 pub fn restrict(filter: TargetFilter) -> bool {
     FILTER.set(filter).is_ok()

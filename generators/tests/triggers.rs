@@ -2,6 +2,7 @@
 //! default, and keep them when asked. Deterministic (fixed seeds and counts).
 
 use generators::mutate;
+use generators::repair::KnownBug;
 use generators::stats::Summary;
 use generators::{GenOptions, RepairOptions, diagnose, generate, repair, rng};
 use oracle::Case;
@@ -151,7 +152,7 @@ fn repair_steers_max_pooling_away_from_an_empty_window() {
     let mut case = one_layer_case("MaxPooling1D", config.clone(), json!([null, null, 2]));
     assert_eq!(
         diagnose(&case, &RepairOptions::default()).known_bug,
-        Some(Trigger::MaxPoolingWindowExceedsInput)
+        Some(KnownBug::Trigger(Trigger::MaxPoolingWindowExceedsInput))
     );
     let stats = repair(&mut case, &RepairOptions::default(), &mut rng(1));
     assert_eq!((stats.valid, stats.known_bugs_avoided), (true, 1));
@@ -312,4 +313,63 @@ fn mutated_and_repaired_cases_hold_no_trigger() {
         still_there * 2 >= with_trigger.len() * 4 && valid >= still_there,
         "{still_there} mutated cases kept a trigger, {valid} valid after repair"
     );
+}
+
+/// An `Attention` whose query carries a mask (a `Masking` before it) and whose value does
+/// not: the mixed masks some releases refuse. Repair steers away from it by removing the
+/// layer (its masks come from its producers); with both inputs masked, nothing triggers.
+#[test]
+fn mixed_attention_masks_are_a_trigger_only_when_mixed() {
+    let case = |value_masked: bool| {
+        let tensor = |name: &str| json!({"class_name": "__keras_tensor__", "config": {"keras_history": [name, 0, 0]}});
+        let value = if value_masked { "mv" } else { "v" };
+        let text = json!({
+            "format": "semfuzz-case/1",
+            "dtype": "float32",
+            "model": {
+                "name": "functional",
+                "layers": [
+                    {"module": "keras.layers", "class_name": "InputLayer", "name": "q",
+                     "config": {"batch_shape": [null, 3, 4], "name": "q"}, "inbound_nodes": []},
+                    {"module": "keras.layers", "class_name": "InputLayer", "name": "v",
+                     "config": {"batch_shape": [null, 3, 4], "name": "v"}, "inbound_nodes": []},
+                    {"module": "keras.layers", "class_name": "Masking", "name": "mq",
+                     "config": {"name": "mq", "mask_value": 0.0},
+                     "inbound_nodes": [{"args": [tensor("q")], "kwargs": {}}]},
+                    {"module": "keras.layers", "class_name": "Masking", "name": "mv",
+                     "config": {"name": "mv", "mask_value": 0.0},
+                     "inbound_nodes": [{"args": [tensor("v")], "kwargs": {}}]},
+                    {"module": "keras.layers", "class_name": "Attention", "name": "att",
+                     "config": {"name": "att"},
+                     "inbound_nodes": [{"args": [[tensor("mq"), tensor(value)]], "kwargs": {}}]}
+                ],
+                "input_layers": [["q", 0, 0], ["v", 0, 0]],
+                "output_layers": [["att", 0, 0], ["mv", 0, 0]]
+            },
+            "weights": {},
+            "inputs": []
+        });
+        Case::from_json_str(&text.to_string(), "att.case.json").unwrap()
+    };
+    assert_eq!(
+        triggers(&case(false)),
+        vec![(4, Trigger::AttentionMixedMasks)]
+    );
+    assert_eq!(triggers(&case(true)), vec![]);
+    let mut mixed = case(false);
+    assert_eq!(
+        diagnose(&mixed, &RepairOptions::default()).known_bug,
+        Some(KnownBug::Trigger(Trigger::AttentionMixedMasks))
+    );
+    let stats = repair(&mut mixed, &RepairOptions::default(), &mut rng(1));
+    assert_eq!((stats.valid, stats.known_bugs_avoided), (true, 1));
+    assert!(mixed.model.layer("att").is_none());
+    // Without avoidance the layer stays.
+    let mut kept = case(false);
+    let keep = RepairOptions {
+        avoid: TriggerSet::none(),
+        ..RepairOptions::default()
+    };
+    assert!(repair(&mut kept, &keep, &mut rng(1)).valid);
+    assert!(kept.model.layer("att").is_some());
 }

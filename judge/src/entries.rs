@@ -188,6 +188,8 @@ pub struct ValueCond {
     pub starts_with: Option<String>,
     /// A list (or a single value) holds this value.
     pub contains: Option<Value>,
+    /// The value is a single number (`true`), or not (`false`: a list, a string, ...).
+    pub number: Option<bool>,
 }
 
 impl ValueCond {
@@ -201,7 +203,8 @@ impl ValueCond {
                 && self.max.is_none()
                 && self.f32_inexact.is_none()
                 && self.starts_with.is_none()
-                && self.contains.is_none();
+                && self.contains.is_none()
+                && self.number.is_none();
         };
         let numbers: Vec<f64> = match value {
             Value::Array(a) => a.iter().filter_map(Value::as_f64).collect(),
@@ -228,6 +231,7 @@ impl ValueCond {
                 Value::Array(a) => a.iter().any(|x| same(x, c)),
                 v => same(v, c),
             })
+            && self.number.is_none_or(|want| value.is_number() == want)
     }
 }
 
@@ -278,8 +282,9 @@ pub struct EvidenceCond {
     /// A normalization that diverges only in lanes of its statistics whose sum of squares is
     /// beyond float32's range.
     pub square_overflow: Option<bool>,
-    /// A recurrent layer whose output diverges only at masked time steps.
-    pub masked_steps_only: Option<bool>,
+    /// A layer whose output diverges only where some input is masked (a merge's masked
+    /// positions, a recurrent layer's masked steps).
+    pub masked_only: Option<bool>,
     /// A float64 run within the tolerance of the layer computed in float32.
     pub float32_tolerance: Option<bool>,
 }
@@ -348,6 +353,10 @@ pub struct Conditions {
     /// evidence could state (the bug moves values: any difference may follow). Required of a
     /// divergence without such a bound, so that an unbounded entry says so.
     pub unbounded_because: Option<String>,
+    /// The refusal this alternative keeps follows from the layer's class and config alone
+    /// (`unexpected-rejection`, with `classes` and `config`): generation for a target the
+    /// entry holds on steers away from those config values, as from a trigger.
+    pub config_decides: Option<bool>,
 }
 
 /// A mode as an entry names it.
@@ -519,6 +528,25 @@ impl Entry {
             if c.verdicts.is_none() {
                 return Err(invalid(format!("when[{i}] names no verdicts")));
             }
+            if c.config_decides == Some(true)
+                && !(c
+                    .verdicts
+                    .iter()
+                    .flatten()
+                    .any(|k| *k == Kind::UnexpectedRejection)
+                    && c.classes.is_some()
+                    && !c.config.is_empty()
+                    && c.wrapped_classes.is_none()
+                    && c.activations.is_none()
+                    && c.evidence.is_none()
+                    && c.violation.is_none()
+                    && c.any_layer.is_none()
+                    && c.predicates.is_empty())
+            {
+                return Err(invalid(format!(
+                    "when[{i}].config_decides: only an unexpected-rejection alternative with classes and config conditions, and no other condition on the layer, the evidence or the model, can be decided by the config"
+                )));
+            }
         }
         let trigger = file
             .trigger
@@ -576,6 +604,42 @@ impl Entry {
             }
         }
         Err(failed)
+    }
+
+    /// Whether the entry's scope holds on `target`: its backend and releases.
+    pub fn holds_on(&self, target: &Target) -> bool {
+        self.backends.contains(&target.backend)
+            && self.releases.keras.holds(target.keras.as_deref())
+            && self.releases.tensorflow.holds(target.tensorflow.as_deref())
+    }
+
+    /// Where this entry keeps a refusal by `target` that a layer's class and config decide
+    /// alone: an alternative marked `config_decides` naming the layer's class, whose dtypes
+    /// and config conditions `layer` meets in `dtype`. The config keys of the first such
+    /// alternative; generation steers away from them, as from a trigger.
+    pub fn refusal_keys(
+        &self,
+        layer: &oracle::case::Layer,
+        dtype: oracle::DType,
+        target: &Target,
+    ) -> Option<Vec<String>> {
+        if !self.holds_on(target) {
+            return None;
+        }
+        self.when.iter().find_map(|c| {
+            let decided_by_config = c.config_decides == Some(true)
+                && c.classes
+                    .as_ref()
+                    .is_some_and(|x| x.contains(&layer.class_name));
+            (decided_by_config
+                && c.dtypes
+                    .as_ref()
+                    .is_none_or(|d| d.iter().any(|d| d == dtype.name()))
+                && c.config
+                    .iter()
+                    .all(|(k, cond)| cond.holds(layer.config.get(k))))
+            .then(|| c.config.keys().cloned().collect())
+        })
     }
 
     /// The entry's scope in one line: releases, backends, and per alternative the verdicts,
@@ -848,8 +912,8 @@ impl EvidenceCond {
             "evidence.square_overflow",
         )?;
         need(
-            flag(self.masked_steps_only, e.masked_steps_only),
-            "evidence.masked_steps_only",
+            flag(self.masked_only, e.masked_only),
+            "evidence.masked_only",
         )?;
         need(
             flag(self.float32_tolerance, e.float32_tolerance),
@@ -976,6 +1040,29 @@ impl Suppressions {
         self.entries.iter().filter_map(|e| e.trigger).collect()
     }
 
+    /// The triggers of the entries that hold on one of `targets` (their backends and
+    /// releases): what generation for those targets steers away from.
+    pub fn triggers_for(&self, targets: &[Target]) -> TriggerSet {
+        self.entries
+            .iter()
+            .filter(|e| targets.iter().any(|t| e.holds_on(t)))
+            .filter_map(|e| e.trigger)
+            .collect()
+    }
+
+    /// The config keys of `layer` by which a kept refusal of one of `targets` refuses it
+    /// (see [`Entry::refusal_keys`]), if one does.
+    pub fn refusal_keys(
+        &self,
+        layer: &oracle::case::Layer,
+        dtype: oracle::DType,
+        targets: &[Target],
+    ) -> Option<Vec<String>> {
+        self.entries
+            .iter()
+            .find_map(|e| targets.iter().find_map(|t| e.refusal_keys(layer, dtype, t)))
+    }
+
     pub fn entries(&self) -> &[Entry] {
         &self.entries
     }
@@ -1040,6 +1127,32 @@ mod tests {
         assert!(!c(r#"{"not": null}"#).holds(None));
         assert!(c(r#"{"one_of": ["same"]}"#).holds(Some(&v(r#""same""#))));
         assert!(c(r#"{"starts_with": "..."}"#).holds(Some(&v(r#""...b,bc->...c""#))));
+        assert!(c(r#"{"number": true}"#).holds(Some(&v("0.5"))));
+        assert!(!c(r#"{"number": true}"#).holds(Some(&v("[0.5, 1]"))));
+        assert!(c(r#"{"number": false}"#).holds(Some(&v("[0.5, 1]"))));
+    }
+
+    /// `config_decides` only where the config can decide: an unexpected-rejection with
+    /// classes and config conditions, and nothing about the evidence.
+    #[test]
+    fn config_decides_is_refused_where_more_than_the_config_decides() {
+        let load = |when: &str| {
+            Suppressions::none().add_text(
+                Path::new("/x/r/kept.json"),
+                &format!(r#"{{"summary": "s", "when": [{when}]}}"#),
+            )
+        };
+        let good = r#"{"verdicts": ["unexpected-rejection"], "classes": ["Concatenate"], "config": {"axis": {"equals": 0}}, "config_decides": true}"#;
+        assert!(load(good).is_ok());
+        for bad in [
+            r#"{"verdicts": ["mismatch"], "classes": ["Concatenate"], "config": {"axis": {"equals": 0}}, "config_decides": true, "unbounded_because": "x"}"#,
+            r#"{"verdicts": ["unexpected-rejection"], "classes": ["Concatenate"], "config_decides": true}"#,
+            r#"{"verdicts": ["unexpected-rejection"], "config": {"axis": {"equals": 0}}, "config_decides": true}"#,
+            r#"{"verdicts": ["unexpected-rejection"], "classes": ["Concatenate"], "config": {"axis": {"equals": 0}}, "predicates": ["rms-axes-not-trailing"], "config_decides": true}"#,
+        ] {
+            let err = load(bad).unwrap_err().to_string();
+            assert!(err.contains("config_decides"), "{err}");
+        }
     }
 
     #[test]
@@ -1070,5 +1183,43 @@ mod tests {
     fn the_builtin_entries_load() {
         let s = Suppressions::builtin().unwrap();
         assert!(s.entries().len() >= 8);
+    }
+
+    /// Keras 3.3.3 refuses a `MultiHeadAttention` given `output_shape` at build (a kept bug,
+    /// fixed in 3.7): the entry names the key on 3.3.3, not on 3.15.1, not where the key is
+    /// absent, and not on another backend than the entry's.
+    #[test]
+    fn a_refusal_decided_by_config_names_its_keys_on_its_releases_only() {
+        let case = |config: serde_json::Value| {
+            let text = serde_json::json!({
+                "format": "semfuzz-case/1", "dtype": "float32",
+                "model": {"name": "m", "trainable": true, "layers": [
+                    {"module": "keras.layers", "class_name": "InputLayer", "name": "x",
+                     "config": {"batch_shape": [null, 2, 4], "dtype": "float32", "name": "x"}, "inbound_nodes": []},
+                    {"module": "keras.layers", "class_name": "MultiHeadAttention", "name": "mha",
+                     "config": config,
+                     "inbound_nodes": [{"args": [{"class_name": "__keras_tensor__",
+                        "config": {"keras_history": ["x", 0, 0]}}, {"class_name": "__keras_tensor__",
+                        "config": {"keras_history": ["x", 0, 0]}}], "kwargs": {}}]}
+                ], "input_layers": [["x", 0, 0]], "output_layers": [["mha", 0, 0]]},
+                "weights": {}, "inputs": [{"shape": [1, 2, 4], "data": [0, 0, 0, 0, 0, 0, 0, 0]}]
+            });
+            Case::from_json_str(&text.to_string(), "mha.case.json").unwrap()
+        };
+        let s = Suppressions::builtin().unwrap();
+        let with = case(
+            serde_json::json!({"name": "mha", "num_heads": 1, "key_dim": 2, "output_shape": 3}),
+        );
+        let without = case(serde_json::json!({"name": "mha", "num_heads": 1, "key_dim": 2}));
+        let old = Target::tensorflow("3.3.3", "2.16.2");
+        let pinned = Target::tensorflow("3.15.1", "2.21.0");
+        let keys = |c: &Case, t: &Target| {
+            s.refusal_keys(&c.model.layers[1], DType::Float32, std::slice::from_ref(t))
+        };
+        assert_eq!(keys(&with, &old), Some(vec!["output_shape".to_owned()]));
+        assert_eq!(keys(&with, &pinned), None);
+        assert_eq!(keys(&without, &old), None);
+        let old_on_jax = Target::on(Backend::Jax, "3.3.3", "2.16.2");
+        assert_eq!(keys(&with, &old_on_jax), None);
     }
 }

@@ -158,10 +158,11 @@ pub struct Evidence {
     /// squares overflows there.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub square_overflow: bool,
-    /// A recurrent layer given a time-step mask whose output diverges only at masked steps
-    /// (without `return_sequences`: only in batch rows whose last step is masked).
+    /// A layer given masks whose output diverges only where some input is masked: a merge
+    /// at positions an input's mask excludes; a recurrent layer at masked steps (without
+    /// `return_sequences`: only in batch rows whose last step is masked).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub masked_steps_only: bool,
+    pub masked_only: bool,
     /// The framework's output has another shape than the reference's.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shape_differs: bool,

@@ -1803,7 +1803,7 @@ fn divergences(
                         &|g, w| accepts(g, w) || f32_tol.is_some_and(|f| f.accepts(g, w)),
                     );
                     let square_overflow = square_overflow_explains(layer, &args, t, &r, &accepts);
-                    let masked_steps_only = masked_steps_explain(i, &arg_masks, t, &r, &accepts);
+                    let masked_only = masked_only_explains(i, &arg_masks, t, &r, &accepts);
                     let float32_tolerance = f32_tol.is_some_and(|f32_tol| {
                         t.iter()
                             .zip(r.iter())
@@ -1827,7 +1827,7 @@ fn divergences(
                         bias_on_last_axis,
                         naive_variance,
                         square_overflow,
-                        masked_steps_only,
+                        masked_only,
                         float32_tolerance,
                         beyond_float32,
                         tf_value: Some(ValueClass::of(got)),
@@ -2177,37 +2177,55 @@ fn square_overflow_explains(
     needed
 }
 
-/// Whether output 0 of a recurrent layer given a time-step mask (`(batch, time)`) diverges
-/// only where its steps are masked: with `return_sequences`, every diverging element lies at
-/// a masked step; without, every diverging batch row has its last step masked (the last output
-/// is then that of a masked step). Some element must diverge. What a masked step gives
-/// (zero, or the previous output) is a choice the layer's `zero_output_for_mask` makes, so a
-/// divergence confined to masked steps says that choice went wrong, and nothing else did.
-fn masked_steps_explain(
+/// Whether output 0 of a layer given masks diverges only where some input is masked:
+/// - a merge (masks over all but the last axis of inputs of the output's shape): every
+///   diverging element lies where some input's mask is false;
+/// - a recurrent layer given one time-step mask (`(batch, time)`): with `return_sequences`,
+///   every diverging element lies at a masked step; without, every diverging batch row has
+///   its last step masked (the last output is then that of a masked step).
+///
+/// Some element must diverge. What a masked position gives (zero, the previous output, the
+/// other inputs' value) is what the layer's masking decides, so a divergence confined to
+/// masked positions says that masking went wrong, and nothing else did.
+fn masked_only_explains(
     output: usize,
     arg_masks: &[Option<&Mask>],
     got: &ArrayD<f64>,
     want: &ArrayD<f64>,
     agree: &dyn Fn(f64, f64) -> bool,
 ) -> bool {
-    let Some(Some(mask)) = arg_masks.first() else {
+    if output != 0 || got.shape() != want.shape() || got.ndim() < 2 {
         return false;
+    }
+    let positions = &got.shape()[..got.ndim() - 1];
+    let merge = arg_masks.len() >= 2
+        && arg_masks.iter().any(Option::is_some)
+        && arg_masks.iter().flatten().all(|m| m.shape() == positions);
+    let masked_at: Box<dyn Fn(&[usize]) -> bool> = if merge {
+        Box::new(|idx: &[usize]| {
+            let at = &idx[..idx.len() - 1];
+            arg_masks.iter().flatten().any(|m| !m[at])
+        })
+    } else {
+        let [Some(mask)] = arg_masks else {
+            return false;
+        };
+        if mask.ndim() != 2 || got.shape()[0] != mask.shape()[0] || mask.shape()[1] == 0 {
+            return false;
+        }
+        let steps = mask.shape()[1];
+        let sequences = got.ndim() >= 3 && got.shape()[1] == steps;
+        Box::new(move |idx: &[usize]| {
+            let step = if sequences { idx[1] } else { steps - 1 };
+            !mask[[idx[0], step]]
+        })
     };
-    if output != 0 || mask.ndim() != 2 || got.shape() != want.shape() || got.ndim() < 2 {
-        return false;
-    }
-    let (batch, steps) = (mask.shape()[0], mask.shape()[1]);
-    if got.shape()[0] != batch || steps == 0 {
-        return false;
-    }
-    let sequences = got.ndim() >= 3 && got.shape()[1] == steps;
     let mut needed = false;
     for ((idx, &g), &w) in got.indexed_iter().zip(want.iter()) {
         if agree(g, w) {
             continue;
         }
-        let step = if sequences { idx[1] } else { steps - 1 };
-        if mask[[idx[0], step]] {
+        if !masked_at(idx.slice()) {
             return false;
         }
         needed = true;

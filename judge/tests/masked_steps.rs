@@ -66,7 +66,7 @@ fn the_finding(verdicts: &[Verdict]) -> &Verdict {
 fn a_masked_last_step_keeping_an_output_is_the_kept_bug_on_jax() {
     let case = two_rows();
     let v = the_finding(&judge(&case, Backend::Jax, kept_output)).clone();
-    assert!(v.evidence.masked_steps_only, "{v:?}");
+    assert!(v.evidence.masked_only, "{v:?}");
     assert_eq!(v.known.as_deref(), Some(FOLDER), "{v:?}");
 }
 
@@ -79,7 +79,7 @@ fn a_wrong_unmasked_row_beside_it_is_a_finding() {
             .mapv_inplace(|v| 2.0 * v + 1.0);
     }))
     .clone();
-    assert!(!v.evidence.masked_steps_only, "{v:?}");
+    assert!(!v.evidence.masked_only, "{v:?}");
     assert!(v.is_finding(), "{v:?}");
 }
 
@@ -87,6 +87,6 @@ fn a_wrong_unmasked_row_beside_it_is_a_finding() {
 fn the_same_divergence_on_tensorflow_is_a_finding() {
     let case = two_rows();
     let v = the_finding(&judge(&case, Backend::Tensorflow, kept_output)).clone();
-    assert!(v.evidence.masked_steps_only, "{v:?}");
+    assert!(v.evidence.masked_only, "{v:?}");
     assert!(v.is_finding(), "{v:?}");
 }

@@ -33,13 +33,19 @@ pub enum Trigger {
     /// spatial axis; Keras checks the window only against a length known when the model is
     /// built.
     MaxPoolingWindowExceedsInput,
+    /// Keras before 3.7 passes an `Attention`/`AdditiveAttention` call the masks its inputs
+    /// carry as one list, and refuses a list that mixes tensors and `None` (some inputs
+    /// masked, others not) at build. Known only from an analysis, which says which tensors
+    /// carry masks.
+    AttentionMixedMasks,
 }
 
 impl Trigger {
-    pub const ALL: [Trigger; 3] = [
+    pub const ALL: [Trigger; 4] = [
         Trigger::RmsAxesNotTrailing,
         Trigger::AdaptiveMaxPoolingWindowExceedsInput,
         Trigger::MaxPoolingWindowExceedsInput,
+        Trigger::AttentionMixedMasks,
     ];
 
     /// The name an entry gives it.
@@ -50,6 +56,7 @@ impl Trigger {
                 "adaptive-max-pooling-window-exceeds-input"
             }
             Trigger::MaxPoolingWindowExceedsInput => "max-pooling-window-exceeds-input",
+            Trigger::AttentionMixedMasks => "attention-mixed-masks",
         }
     }
 }
@@ -308,9 +315,47 @@ pub fn in_model(model: &Model, analysis: Option<&ModelAnalysis>) -> Vec<(usize, 
             shapes
                 .into_iter()
                 .find_map(|s| triggered_by(l, s))
+                .or_else(|| {
+                    analysis
+                        .is_some_and(|a| mixed_attention_masks(model, a, li))
+                        .then_some(Trigger::AttentionMixedMasks)
+                })
                 .map(|bug| (li, bug))
         })
         .collect()
+}
+
+/// Whether some call of layer `li`, an `Attention` or `AdditiveAttention`, gets masks on some
+/// of its inputs and none on others ([`Trigger::AttentionMixedMasks`]): the `mask` keyword's
+/// tensors where the call passes them, else the masks its inputs carry.
+fn mixed_attention_masks(model: &Model, analysis: &ModelAnalysis, li: usize) -> bool {
+    if !matches!(
+        model.layers[li].class_name.as_str(),
+        "Attention" | "AdditiveAttention"
+    ) {
+        return false;
+    }
+    analysis.calls.iter().filter(|c| c.layer == li).any(|call| {
+        let masked: Vec<bool> = match &call.mask_inputs {
+            Some(given) => (0..call.inputs.len())
+                .map(|i| given.get(i).is_some_and(Option::is_some))
+                .collect(),
+            None => call
+                .inputs
+                .iter()
+                .map(|r| {
+                    model
+                        .layers
+                        .iter()
+                        .position(|l| l.name == r.layer)
+                        .and_then(|p| analysis.call(p, r.node))
+                        .and_then(|c| c.output_masks.get(r.index))
+                        .is_some_and(Option::is_some)
+                })
+                .collect(),
+        };
+        masked.iter().any(|&m| m) && !masked.iter().all(|&m| m)
+    })
 }
 
 /// Whether `RMSNormalization(axis=axis)` on an input of this shape (when known) meets the

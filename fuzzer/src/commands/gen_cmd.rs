@@ -106,11 +106,27 @@ pub fn run(args: &GenArgs) -> Result<Outcome, Failure> {
         .map_err(|e| Failure::failed(format!("{}: cannot create: {e}", args.out.display())))?;
     // With an environment named, the models are written for its Keras: only the classes,
     // arguments and activations it has.
-    if args.python.python.is_some() {
+    let builtin = judge::Suppressions::builtin().map_err(|e| Failure::failed(e.to_string()))?;
+    // The release the models are for: the environment's, else the one the cases are
+    // written for.
+    let for_release = if args.python.python.is_some() {
         let env = super::python_env(&args.python)?;
         let command = super::worker_command(&args.python)?;
-        super::restrict_generation(&super::target_info(&command, &env)?);
-    }
+        let target = super::target_info(&command, &env)?;
+        super::restrict_generation(&target);
+        let target = super::target(&target.versions);
+        if !args.keep_known_bugs {
+            super::avoid_refusals(builtin.clone(), vec![target.clone()]);
+        }
+        target
+    } else {
+        judge::Target {
+            keras: Some(harness_py::target::CASE_KERAS.to_owned()),
+            tensorflow: None,
+            backend: args.python.backend,
+            onednn: None,
+        }
+    };
     let mut classes = generators::generate::classes_for(args.dtype);
     if !args.classes.is_empty() {
         for name in &args.classes {
@@ -132,10 +148,8 @@ pub fn run(args: &GenArgs) -> Result<Outcome, Failure> {
             avoid: if args.keep_known_bugs {
                 oracle::triggers::TriggerSet::none()
             } else {
-                // The triggers the built-in entries name.
-                judge::Suppressions::builtin()
-                    .map_err(|e| Failure::failed(e.to_string()))?
-                    .triggers()
+                // The triggers the built-in entries name, on the release the models are for.
+                builtin.triggers_for(&[for_release])
             },
             ..Default::default()
         },

@@ -108,6 +108,15 @@ pub fn restrict_generation(target: &harness_py::TargetInfo) {
     generators::target::restrict(filter);
 }
 
+/// Steers this process's generation away from the layers a kept bug of one of `targets`
+/// refuses by their config alone (`judge::Entry::refusal_keys`), as from kept bugs'
+/// triggers: a campaign on a release spends no runs on the refusals it is known for.
+pub fn avoid_refusals(suppressions: judge::Suppressions, targets: Vec<Target>) {
+    generators::target::avoid_refusals(Box::new(move |layer, dtype| {
+        suppressions.refusal_keys(layer, dtype, &targets)
+    }));
+}
+
 /// The selected Python environment, as its interpreter describes it; with the directory
 /// `$SEMFUZZ_OVERLAY` names first on its path when that is set (the hook through which tests
 /// and benchmarks plant faults in a copy of Keras: `harness_py::overlay`).

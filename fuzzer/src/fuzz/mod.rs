@@ -282,14 +282,19 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
     // Each backend other than the first must be installed: asked now, not in a client.
     let mut lane_record =
         vec![json!({"backend": backends[0], "modes": lanes[0].1, "target": target.id()})];
+    let mut lane_targets = vec![crate::commands::target(&target.versions)];
     for (c, modes) in &lanes[1..] {
         let t = crate::commands::target_info(c, &env)?;
         lane_record.push(json!({"backend": c.backend, "modes": modes, "target": t.id()}));
+        lane_targets.push(crate::commands::target(&t.versions));
     }
     if args.resume {
         check_same_target(out, &target.id())?;
     }
     crate::commands::restrict_generation(&target);
+    if !args.keep_known_bugs {
+        crate::commands::avoid_refusals(suppressions.clone(), lane_targets.clone());
+    }
     write_target(out, &target).map_err(|e| {
         Failure::failed(format!(
             "cannot write {}: {e}",
@@ -333,7 +338,7 @@ pub fn run(args: &FuzzArgs) -> Result<Outcome, Failure> {
                 avoid: if args.keep_known_bugs {
                     TriggerSet::none()
                 } else {
-                    suppressions.triggers()
+                    suppressions.triggers_for(&lane_targets)
                 },
                 ..RepairOptions::default()
             },
