@@ -2201,11 +2201,9 @@ fn masked_only_explains(
     let merge = arg_masks.len() >= 2
         && arg_masks.iter().any(Option::is_some)
         && arg_masks.iter().flatten().all(|m| m.shape() == positions);
-    let masked_at: Box<dyn Fn(&[usize]) -> bool> = if merge {
-        Box::new(|idx: &[usize]| {
-            let at = &idx[..idx.len() - 1];
-            arg_masks.iter().flatten().any(|m| !m[at])
-        })
+    // The recurrent layer's one mask, its steps, and whether it returns sequences.
+    let recurrent = if merge {
+        None
     } else {
         let [Some(mask)] = arg_masks else {
             return false;
@@ -2214,11 +2212,17 @@ fn masked_only_explains(
             return false;
         }
         let steps = mask.shape()[1];
-        let sequences = got.ndim() >= 3 && got.shape()[1] == steps;
-        Box::new(move |idx: &[usize]| {
+        Some((mask, steps, got.ndim() >= 3 && got.shape()[1] == steps))
+    };
+    let masked_at = |idx: &[usize]| match recurrent {
+        None => {
+            let at = &idx[..idx.len() - 1];
+            arg_masks.iter().flatten().any(|m| !m[at])
+        }
+        Some((mask, steps, sequences)) => {
             let step = if sequences { idx[1] } else { steps - 1 };
             !mask[[idx[0], step]]
-        })
+        }
     };
     let mut needed = false;
     for ((idx, &g), &w) in got.indexed_iter().zip(want.iter()) {
