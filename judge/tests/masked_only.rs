@@ -1,7 +1,10 @@
-//! Keras's unrolled recurrent layers on JAX ignore `zero_output_for_mask` (the kept bug): a
-//! masked step keeps the previous output where zero is expected. The entry explains a
-//! divergence only where it is confined to masked steps; the same layer wrong at an unmasked
-//! step is a new finding, and so is the masked-step divergence on TensorFlow.
+//! Divergences confined to masked positions (evidence `masked_only`):
+//! - Keras's unrolled recurrent layers on JAX ignore `zero_output_for_mask` (a kept bug): a
+//!   masked step keeps the previous output where zero is expected. The entry explains a
+//!   divergence only where it is confined to masked steps; the same layer wrong at an
+//!   unmasked step is a new finding, and so is the masked-step divergence on TensorFlow.
+//! - Keras 3.3.3's Maximum merges a masked input's masked values (a kept bug of that
+//!   release): explained at masked positions on 3.3.3 only.
 
 mod common;
 
@@ -88,5 +91,53 @@ fn the_same_divergence_on_tensorflow_is_a_finding() {
     let case = two_rows();
     let v = the_finding(&judge(&case, Backend::Tensorflow, kept_output)).clone();
     assert!(v.evidence.masked_only, "{v:?}");
+    assert!(v.is_finding(), "{v:?}");
+}
+
+const MERGE: &str = "mismatch-Maximum-keras-3.3-masked-merge-uses-masked-values";
+
+/// The kept merge case (`x` masked where a step is all zeros, `y` not) judged on `keras`,
+/// TensorFlow's `maximum` output being `got`.
+fn judge_merge(keras: &str, got: [f64; 4]) -> Vec<Verdict> {
+    let case = Case::read(format!(
+        "{}/../crashes/{MERGE}/case.case.json",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let analysis = oracle::check(&case).unwrap();
+    let eval = oracle::eval(&case, &analysis).unwrap();
+    let outputs = vec![
+        ("x", case.inputs[0].data.clone()),
+        ("y", case.inputs[1].data.clone()),
+        ("masking", eval.outputs[&(2, 0)][0].clone()),
+        (
+            "maximum",
+            ArrayD::from_shape_vec(vec![1, 2, 2], got.to_vec()).unwrap(),
+        ),
+    ];
+    Judge::new(
+        Suppressions::builtin().unwrap(),
+        Target::tensorflow(keras, "2.16.2"),
+    )
+    .judge(
+        &case,
+        DType::Float32,
+        &oracle::check(&case),
+        &common::eager_outputs(outputs),
+    )
+}
+
+#[test]
+fn a_merge_of_masked_values_is_the_kept_bug_of_keras_3_3_only() {
+    // The reference: [[1, 5], [-3, -4]]; Keras 3.3.3 takes max(0, y) at the masked step.
+    let kept = [1.0, 5.0, 0.0, 0.0];
+    let v = the_finding(&judge_merge("3.3.3", kept)).clone();
+    assert!(v.evidence.masked_only, "{v:?}");
+    assert_eq!(v.known.as_deref(), Some(MERGE), "{v:?}");
+    // Wrong at an unmasked position too: a finding.
+    let v = the_finding(&judge_merge("3.3.3", [1.0, 6.0, 0.0, 0.0])).clone();
+    assert!(!v.evidence.masked_only && v.is_finding(), "{v:?}");
+    // The release that fixed it.
+    let v = the_finding(&judge_merge("3.15.1", kept)).clone();
     assert!(v.is_finding(), "{v:?}");
 }
