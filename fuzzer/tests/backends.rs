@@ -95,6 +95,42 @@ fn exported_scripts_run_jit_on_jax() {
     }
 }
 
+/// Under `jax.jit`, XLA recomputes a float64 `GroupNormalization` (which JAX computes in
+/// float32, a kept limitation) inside the fusion of the `ELU` after it, with float32 roundings
+/// of its own: the `ELU` consumed a value one float32 rounding away from the output the probe
+/// recorded. The `ELU` is judged with its producer's float32 tolerance carried over (as for any
+/// compiled consumer), so the run shows the kept limitation and nothing else.
+#[test]
+fn a_jit_consumer_of_a_layer_computed_in_float32_is_judged_with_its_rounding() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/jax_jit_float32_group_normalization_before_elu.case.json");
+    let (code, reports, out) = semfuzz(
+        &[
+            "run",
+            "--json",
+            "--backend",
+            "jax",
+            "--modes",
+            "jit",
+            case.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(0), "{out}");
+    let verdicts = reports[0]["verdicts"].as_array().unwrap();
+    assert!(
+        verdicts.iter().any(|v| v["layer"] == "group_normalization"
+            && v["known"] == "mismatch-Activation-jax-float64-computed-in-float32"),
+        "{out}"
+    );
+    assert!(
+        verdicts
+            .iter()
+            .all(|v| v["kind"] == "agree" || !v["known"].is_null()),
+        "{out}"
+    );
+}
+
 #[test]
 fn a_mode_of_another_backend_is_refused() {
     let case = fixtures(&["dense_chain"]);

@@ -1840,6 +1840,16 @@ fn divergences(
                     if !explained(&v) {
                         return found;
                     }
+                    // Explained as the layer computed in float32 (a backend's kept
+                    // limitation): a compiled consumer may recompute it with float32
+                    // roundings of its own, so consumers see its float32 tolerance.
+                    if v.evidence.float32_tolerance {
+                        own_tolerances.insert(
+                            (layer.name.as_str(), call.node),
+                            spec.tolerance_masked(DType::Float32, &args, &arg_masks, &w)
+                                .flushing(DType::Float32),
+                        );
+                    }
                     // Explained by the rounding: the masks the framework hands on are those
                     // of the rounded constants (a float64 Masking's float32 `mask_value`).
                     if let Some(m) = rounded_masks {
