@@ -345,6 +345,7 @@ fn trigger_parameter(bug: Trigger) -> &'static str {
         Trigger::AdaptiveMaxPoolingWindowExceedsInput => "output_size",
         Trigger::MaxPoolingWindowExceedsInput => "padding",
         Trigger::AttentionMixedMasks => "mask",
+        Trigger::ConcatenateSqueezedAxisIndexError => "axis",
     }
 }
 
@@ -372,7 +373,8 @@ pub enum KnownBug {
 /// the repair then checks like any other change.
 ///
 /// An attention layer given mixed masks cannot be patched (its producers decide its masks):
-/// the layer goes instead.
+/// the layer goes instead. A Concatenate whose build deletes past a shape's end joins along
+/// the last axis instead, which often avoids it (else the layer goes).
 pub fn avoid_known_bug(
     case: &mut Case,
     li: usize,
@@ -458,6 +460,14 @@ pub fn avoid_known_bug(
         // The masks come from the producers: no argument of the layer's own changes them.
         Trigger::AttentionMixedMasks => {
             return Err(edit::Skipped("the masks come from the layer's producers"));
+        }
+        // The last axis, which the build deletes last: it often avoids the bug (the repair
+        // checks; where it does not, the layer goes).
+        Trigger::ConcatenateSqueezedAxisIndexError => {
+            if layer.config.get("axis").and_then(Value::as_i64) == Some(-1) {
+                return Err(edit::Skipped("the axis is the last already"));
+            }
+            layer.config.insert("axis".into(), json!(-1));
         }
     }
     let name = layer.name.clone();

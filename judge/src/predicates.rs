@@ -424,6 +424,9 @@ pub enum Predicate {
     /// input of a `MultiHeadAttention` (whose call clears the masks of the tensors it is
     /// given, for every consumer that runs after it).
     InputSharedWithAttention,
+    /// The verdict's layer is a `Concatenate` whose build, as Keras before 3.7 writes it,
+    /// deletes past the end of an input's shape (`triggers::concatenate_build_index_error`).
+    ConcatenateSqueezedAxisIndexError,
 }
 
 impl Predicate {
@@ -449,6 +452,7 @@ impl Predicate {
             Predicate::FedByMultiply => "fed-by-multiply",
             Predicate::MaskValueInInputs => "mask-value-in-inputs",
             Predicate::InputSharedWithAttention => "input-shared-with-attention",
+            Predicate::ConcatenateSqueezedAxisIndexError => "concatenate-squeezed-axis-index-error",
         }
     }
 
@@ -485,6 +489,10 @@ impl Predicate {
             Predicate::RmsAxesNotTrailing => {
                 layer_index.is_some_and(|i| rms_triggers().contains(&i))
             }
+            Predicate::ConcatenateSqueezedAxisIndexError => layer_index.is_some_and(|i| {
+                triggers::in_model(&case.model, f.analysis)
+                    .contains(&(i, triggers::Trigger::ConcatenateSqueezedAxisIndexError))
+            }),
             Predicate::AdaptiveWindowExceedsInput => adaptive_window_exceeded(f),
             Predicate::MaskValueInInputs => mask_value_in_inputs(case),
             Predicate::InputSharedWithAttention => {
@@ -537,7 +545,10 @@ impl Predicate {
                     | Predicate::RmsAxesNotTrailingInModel
                     | Predicate::AdaptiveWindowExceedsInput
                     | Predicate::MaskValueInInputs
-                    | Predicate::InputSharedWithAttention => unreachable!("handled above"),
+                    | Predicate::InputSharedWithAttention
+                    | Predicate::ConcatenateSqueezedAxisIndexError => {
+                        unreachable!("handled above")
+                    }
                 }
             }
         }

