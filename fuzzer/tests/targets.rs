@@ -473,3 +473,21 @@ fn generation_for_an_older_release_avoids_its_kept_refusals() {
         );
     }
 }
+
+/// A LayerNormalization over several axes written unsorted (`axis=[2, 1]`): Keras 3.3.3 lays
+/// its gamma and beta out in the written order, and the worker hands it the case's weights
+/// (laid out over the sorted axes, as 3.15 does) reshaped to that layout, which 3.3.3 reshapes
+/// back when it uses them. Its gamma and beta vary, so a wrong layout would not agree.
+#[test]
+fn weights_laid_out_for_the_older_release_agree() {
+    let case = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/layer_normalization_axes_written_unsorted.case.json")
+        .to_string_lossy()
+        .into_owned();
+    let python = older();
+    for r in run_eager(Some(&python), &[], &[case]) {
+        let verdicts = r["verdicts"].as_array().unwrap();
+        assert!(!verdicts.is_empty(), "{r}");
+        assert!(verdicts.iter().all(|v| v["kind"] == "agree"), "{r}");
+    }
+}

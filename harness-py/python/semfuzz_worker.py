@@ -329,10 +329,28 @@ def _set_weights(model, request, arrays):
         arrays = [a.copy() for a in arrays]
     for name, count in request.get("weights", []):
         try:
-            model.get_layer(name).set_weights(arrays[:count])
+            layer = model.get_layer(name)
+            layer.set_weights(_laid_out_for(layer, arrays[:count]))
         except Exception as e:
             raise CaseError("set_weights", e, name)
         arrays = arrays[count:]
+
+
+def _laid_out_for(layer, arrays):
+    """The arrays as the target's layer lays its weights out. Keras before 3.14 builds a
+    LayerNormalization's gamma and beta over several axes in the order the axes are written,
+    and reshapes them to the sorted axes when it uses them; a case holds them over the sorted
+    axes, as later releases do. The same values in the same order, reshaped to the target's
+    variable shape, are then used exactly as a later release uses the case's."""
+    if type(layer).__name__ != "LayerNormalization":
+        return arrays
+    shapes = [tuple(w.shape) for w in layer.weights]
+    if len(shapes) != len(arrays):
+        return arrays
+    return [
+        a.reshape(shape) if a.shape != shape and a.size == math.prod(shape) else a
+        for a, shape in zip(arrays, shapes)
+    ]
 
 
 def _tensors_out(named):
