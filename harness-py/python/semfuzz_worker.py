@@ -341,8 +341,10 @@ def _laid_out_for(layer, arrays):
     LayerNormalization's gamma and beta over several axes in the order the axes are written,
     and reshapes them to the sorted axes when it uses them; a case holds them over the sorted
     axes, as later releases do. The same values in the same order, reshaped to the target's
-    variable shape, are then used exactly as a later release uses the case's."""
-    if type(layer).__name__ != "LayerNormalization":
+    variable shape, are then used exactly as a later release uses the case's. Not with
+    `rms_scaling`, where those releases multiply by gamma as it is laid out, without that
+    reshape: the weights are left as they are (and the target refuses them)."""
+    if type(layer).__name__ != "LayerNormalization" or getattr(layer, "rms_scaling", False):
         return arrays
     shapes = [tuple(w.shape) for w in layer.weights]
     if len(shapes) != len(arrays):
