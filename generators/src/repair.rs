@@ -341,7 +341,7 @@ fn known_bug_diagnosis(
 /// The argument whose value triggers a kept bug.
 fn trigger_parameter(bug: Trigger) -> &'static str {
     match bug {
-        Trigger::RmsAxesNotTrailing => "axis",
+        Trigger::RmsAxesNotTrailing | Trigger::LayerNormRmsGammaNotTrailing => "axis",
         Trigger::AdaptiveMaxPoolingWindowExceedsInput => "output_size",
         Trigger::MaxPoolingWindowExceedsInput => "padding",
         Trigger::AttentionMixedMasks => "mask",
@@ -362,9 +362,10 @@ pub enum KnownBug {
 /// Steers layer `li` away from the kept bug it triggers, without a random draw (the layer's
 /// weights go: their shapes may change).
 ///
-/// RMSNormalization normalizes as many axes as before (at most all but the batch axis), the
-/// trailing ones, written from the end (`-1`, `[-2, -1]`: trailing at every rank, so a later
-/// change of rank keeps them so); its output shape stays.
+/// RMSNormalization (or a LayerNormalization with `rms_scaling`) normalizes as many axes as
+/// before (at most all but the batch axis), the trailing ones, written from the end (`-1`,
+/// `[-2, -1]`: trailing at every rank, so a later change of rank keeps them so); its output
+/// shape stays.
 ///
 /// AdaptiveMaxPooling pools its last spatial axis to 2 instead of 1, which keeps both
 /// windows within an axis of 2 or more elements (an axis of 1, or of unknown length, cannot
@@ -417,7 +418,7 @@ pub fn avoid_known_bug(
         .get_mut(li)
         .ok_or(edit::Skipped("no such layer"))?;
     match bug {
-        Trigger::RmsAxesNotTrailing => {
+        Trigger::RmsAxesNotTrailing | Trigger::LayerNormRmsGammaNotTrailing => {
             let listed = match layer.config.get("axis") {
                 Some(Value::Array(a)) => Some(a.len()),
                 _ => None,

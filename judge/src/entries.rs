@@ -273,6 +273,9 @@ pub struct EvidenceCond {
     /// The framework agrees with the reference once the layer's bias is added along the last
     /// axis instead of the channels axis.
     pub bias_on_last_axis: Option<bool>,
+    /// The framework agrees with the reference once the layer's scale multiplies its
+    /// normalized values as it is laid out, broadcast against the trailing axes.
+    pub scale_on_trailing_axes: Option<bool>,
     /// A float64 run whose layer inputs or reference output hold a finite value beyond
     /// float32's range.
     pub beyond_float32: Option<bool>,
@@ -517,6 +520,7 @@ impl Entry {
                     || e.shape_differs == Some(true)
                     || e.float32_constants == Some(true)
                     || e.bias_on_last_axis == Some(true)
+                    || e.scale_on_trailing_axes == Some(true)
                     || e.naive_variance == Some(true)
                     || e.float32_tolerance == Some(true)
             });
@@ -761,6 +765,7 @@ impl Conditions {
                 || e.max_normwise_rel_error.is_some()
                 || e.float32_constants == Some(true)
                 || e.bias_on_last_axis == Some(true)
+                || e.scale_on_trailing_axes == Some(true)
                 || e.naive_variance == Some(true)
                 || e.float32_tolerance == Some(true)
         });
@@ -898,6 +903,10 @@ impl EvidenceCond {
         need(
             flag(self.bias_on_last_axis, e.bias_on_last_axis),
             "evidence.bias_on_last_axis",
+        )?;
+        need(
+            flag(self.scale_on_trailing_axes, e.scale_on_trailing_axes),
+            "evidence.scale_on_trailing_axes",
         )?;
         need(
             flag(self.beyond_float32, e.beyond_float32),

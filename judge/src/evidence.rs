@@ -132,6 +132,13 @@ pub struct Evidence {
     /// the whole divergence is `ops.add`'s bias shortcut, and nothing else is wrong.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub bias_on_last_axis: bool,
+    /// A `LayerNormalization` with `rms_scaling` or an `RMSNormalization`, whose output agrees
+    /// with the reference's once its scale multiplies the normalized values as it is laid
+    /// out, broadcast (numpy's rule) against the trailing axes: what Keras before 3.4
+    /// computes with such a `LayerNormalization`'s `gamma` (and 3.15 with `RMSNormalization`'s
+    /// scale), whatever axes they normalize. Nothing else is wrong.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub scale_on_trailing_axes: bool,
     /// In a float64 run, every element of the framework's output is within the tolerance the
     /// layer has in a float32 run on the same inputs: the divergence is what computing the
     /// layer in float32 may give. For two modes (or backends) compared on identical inputs:

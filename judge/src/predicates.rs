@@ -402,6 +402,12 @@ pub enum Predicate {
     RmsAxesNotTrailing,
     /// Some layer of the model is such an `RMSNormalization`.
     RmsAxesNotTrailingInModel,
+    /// The verdict's layer is a `LayerNormalization` with `rms_scaling` whose normalized axes
+    /// are not the trailing ones, on the shapes of its call (Keras before 3.4 multiplies by
+    /// its `gamma` as it is: `triggers::Trigger::LayerNormRmsGammaNotTrailing`).
+    LayerNormRmsGammaNotTrailing,
+    /// Some layer of the model is such a `LayerNormalization`.
+    LayerNormRmsGammaNotTrailingInModel,
     /// The verdict's layer is a `LayerNormalization` (without `rms_scaling`) or an
     /// `RMSNormalization` whose axes Keras's PyTorch backend hands to torch's
     /// `layer_norm`/`rms_norm` (consecutive once sorted as written) but which are not the
@@ -445,6 +451,10 @@ impl Predicate {
             Predicate::EmptyAxis => "empty-axis",
             Predicate::RmsAxesNotTrailing => "rms-axes-not-trailing",
             Predicate::RmsAxesNotTrailingInModel => "rms-axes-not-trailing-in-model",
+            Predicate::LayerNormRmsGammaNotTrailing => "layer-norm-rms-gamma-not-trailing",
+            Predicate::LayerNormRmsGammaNotTrailingInModel => {
+                "layer-norm-rms-gamma-not-trailing-in-model"
+            }
             Predicate::NormAxesNotTrailing => "norm-axes-not-trailing",
             Predicate::AdaptiveWindowExceedsInput => "adaptive-window-exceeds-input",
             Predicate::Gated => "gated",
@@ -470,13 +480,15 @@ impl Predicate {
                 .iter()
                 .any(|t| t.data.shape().first().is_some_and(|&b| pred(b)))
         };
-        let rms_triggers = || {
+        let layers_triggering = |t: triggers::Trigger| {
             triggers::in_model(&case.model, f.analysis)
                 .into_iter()
-                .filter(|(_, bug)| *bug == triggers::Trigger::RmsAxesNotTrailing)
+                .filter(|(_, bug)| *bug == t)
                 .map(|(li, _)| li)
                 .collect::<Vec<_>>()
         };
+        let rms_triggers = || layers_triggering(triggers::Trigger::RmsAxesNotTrailing);
+        let gamma_triggers = || layers_triggering(triggers::Trigger::LayerNormRmsGammaNotTrailing);
         match self {
             Predicate::Batched => batch(|b| b > 1),
             Predicate::EmptyBatch => batch(|b| b == 0),
@@ -488,6 +500,10 @@ impl Predicate {
             Predicate::RmsAxesNotTrailingInModel => !rms_triggers().is_empty(),
             Predicate::RmsAxesNotTrailing => {
                 layer_index.is_some_and(|i| rms_triggers().contains(&i))
+            }
+            Predicate::LayerNormRmsGammaNotTrailingInModel => !gamma_triggers().is_empty(),
+            Predicate::LayerNormRmsGammaNotTrailing => {
+                layer_index.is_some_and(|i| gamma_triggers().contains(&i))
             }
             Predicate::ConcatenateSqueezedAxisIndexError => layer_index.is_some_and(|i| {
                 triggers::in_model(&case.model, f.analysis)
@@ -543,6 +559,8 @@ impl Predicate {
                     | Predicate::EmptyAxis
                     | Predicate::RmsAxesNotTrailing
                     | Predicate::RmsAxesNotTrailingInModel
+                    | Predicate::LayerNormRmsGammaNotTrailing
+                    | Predicate::LayerNormRmsGammaNotTrailingInModel
                     | Predicate::AdaptiveWindowExceedsInput
                     | Predicate::MaskValueInInputs
                     | Predicate::InputSharedWithAttention

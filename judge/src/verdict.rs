@@ -1787,6 +1787,9 @@ fn divergences(
                     let bias_on_last_axis = bias_on_last_axis_explains(
                         layer, call.node, dtype, &args, &arg_masks, &w, tf_out, &accepts,
                     );
+                    let scale_on_trailing_axes = scale_on_trailing_axes_explains(
+                        layer, call.node, dtype, &args, &arg_masks, &w, tf_out, &accepts,
+                    );
                     // What the layer computed in float32 may be off by.
                     let f32_tol = (dtype == DType::Float64).then(|| {
                         spec.tolerance_masked(DType::Float32, &args, &arg_masks, &w)
@@ -1825,6 +1828,7 @@ fn divergences(
                         finite_error,
                         float32_constants,
                         bias_on_last_axis,
+                        scale_on_trailing_axes,
                         naive_variance,
                         square_overflow,
                         masked_only,
@@ -2003,6 +2007,70 @@ fn bias_on_last_axis_explains(
     };
     pre.shape() == out.shape()
         && all_agree(&[activation.apply_in(&(pre + *bias), dtype)], tf_out, agree)
+}
+
+/// Whether a `LayerNormalization` with `rms_scaling` (or an `RMSNormalization`) computes,
+/// in the framework, the reference's normalized values (its output with a scale of ones)
+/// times its scale as it is laid out, broadcast by numpy's rule against the trailing axes:
+/// the output's shape is that broadcast's, and every element passes `agree`. False for any
+/// other layer, or where the shapes do not broadcast.
+#[allow(clippy::too_many_arguments)]
+fn scale_on_trailing_axes_explains(
+    layer: &oracle::case::Layer,
+    node: usize,
+    dtype: DType,
+    args: &[&ArrayD<f64>],
+    masks: &[Option<&Mask>],
+    w: &[&ArrayD<f64>],
+    tf_out: &[ArrayD<f64>],
+    agree: &dyn Fn(f64, f64) -> bool,
+) -> bool {
+    let rms = match layer.class_name.as_str() {
+        "RMSNormalization" => true,
+        "LayerNormalization" => {
+            layer
+                .config
+                .get("rms_scaling")
+                .and_then(serde_json::Value::as_bool)
+                == Some(true)
+        }
+        _ => false,
+    };
+    let ([scale], [out], true) = (w, tf_out, rms) else {
+        return false;
+    };
+    let ones = ArrayD::<f64>::ones(scale.raw_dim());
+    let Some((alt, _)) = reference_with(layer, node, dtype, &layer.config, args, masks, &[&ones])
+    else {
+        return false;
+    };
+    let [normalized] = alt.as_slice() else {
+        return false;
+    };
+    let Some(shape) = broadcast_shape(normalized.shape(), scale.shape()) else {
+        return false;
+    };
+    if shape != out.shape() {
+        return false;
+    }
+    match (normalized.broadcast(shape.clone()), scale.broadcast(shape)) {
+        (Some(n), Some(s)) => all_agree(&[&n * &s], tf_out, agree),
+        _ => false,
+    }
+}
+
+/// The shape two shapes broadcast to by numpy's rule (aligned at the end; each pair of
+/// lengths equal or one of them 1), if they do.
+fn broadcast_shape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
+    let n = a.len().max(b.len());
+    let at = |s: &[usize], i: usize| (i + s.len()).checked_sub(n).map_or(1, |j| s[j]);
+    (0..n)
+        .map(|i| match (at(a, i), at(b, i)) {
+            (x, y) if x == y || y == 1 => Some(x),
+            (1, y) => Some(y),
+            _ => None,
+        })
+        .collect()
 }
 
 /// How a normalization layer that computes its variance with `ops.moments` groups its input:

@@ -22,6 +22,11 @@ pub enum Trigger {
     /// trailing ones in that order, the call raises, scales along the wrong axes, or returns
     /// a larger tensor than declared (and the next layer raises).
     RmsAxesNotTrailing,
+    /// Keras before 3.4's `LayerNormalization` with `rms_scaling` multiplies by `gamma` as it
+    /// is, as 3.15's `RMSNormalization` does with its scale
+    /// ([`Trigger::RmsAxesNotTrailing`]): where the normalized axes are not the trailing ones,
+    /// the call raises, scales along the wrong axes, or returns a larger tensor than declared.
+    LayerNormRmsGammaNotTrailing,
     /// Keras 3.15's TF backend computes `AdaptiveMaxPooling1D/2D/3D` axis by axis with two
     /// stride-1 `valid` max pools, of windows `ceil(n / output_size)` and one more, and
     /// gathers; when the longer window exceeds the last spatial axis (an output size of 1
@@ -46,8 +51,9 @@ pub enum Trigger {
 }
 
 impl Trigger {
-    pub const ALL: [Trigger; 5] = [
+    pub const ALL: [Trigger; 6] = [
         Trigger::RmsAxesNotTrailing,
+        Trigger::LayerNormRmsGammaNotTrailing,
         Trigger::AdaptiveMaxPoolingWindowExceedsInput,
         Trigger::MaxPoolingWindowExceedsInput,
         Trigger::AttentionMixedMasks,
@@ -58,6 +64,7 @@ impl Trigger {
     pub fn name(self) -> &'static str {
         match self {
             Trigger::RmsAxesNotTrailing => "rms-axes-not-trailing",
+            Trigger::LayerNormRmsGammaNotTrailing => "layer-norm-rms-gamma-not-trailing",
             Trigger::AdaptiveMaxPoolingWindowExceedsInput => {
                 "adaptive-max-pooling-window-exceeds-input"
             }
@@ -136,6 +143,12 @@ impl std::str::FromStr for Trigger {
 /// `[1, -1]` on `(b, 3, 4)` (sorted `[-1, 1]`: scale `(4, 3)`) are not. Without a shape, any
 /// `axis` but `-1` or `[-1]` counts (a positive last axis needs the rank).
 ///
+/// A `LayerNormalization` with `rms_scaling` on Keras before 3.4 triggers the same bug
+/// with its `gamma`. That Keras lays `gamma` over the axes in the order written, but a
+/// case's weights are laid out over the sorted axes, as 3.15 does, and load only where the
+/// two shapes agree (else `set_weights` refuses them first): what multiplies is then the
+/// case's `gamma`, as for `RMSNormalization`.
+///
 /// `AdaptiveMaxPooling1D/2D/3D` triggers its crash when its last spatial axis (the length in
 /// 1-D) has `ceil(n / output_size) >= n`: an output size of 1 there, or `n == 1`. An
 /// over-long window along another axis only leaves that pool empty, which is never gathered.
@@ -154,6 +167,12 @@ pub fn triggered_by(layer: &Layer, input: Option<&[Option<usize>]>) -> Option<Tr
     match layer.class_name.as_str() {
         "RMSNormalization" => {
             rms_axis_scale(layer.config.get("axis"), input).then_some(Trigger::RmsAxesNotTrailing)
+        }
+        "LayerNormalization"
+            if layer.config.get("rms_scaling").and_then(Value::as_bool) == Some(true) =>
+        {
+            rms_axis_scale(layer.config.get("axis"), input)
+                .then_some(Trigger::LayerNormRmsGammaNotTrailing)
         }
         "AdaptiveMaxPooling1D" | "AdaptiveMaxPooling2D" | "AdaptiveMaxPooling3D" => {
             // Every pooled axis must have its size (else the layer is invalid).
@@ -410,8 +429,8 @@ fn mixed_attention_masks(model: &Model, analysis: &ModelAnalysis, li: usize) -> 
     })
 }
 
-/// Whether `RMSNormalization(axis=axis)` on an input of this shape (when known) meets the
-/// scale broadcasting bug.
+/// Whether a scale over the normalized axes `axis` (sorted by the values as written),
+/// multiplied as it is, misses those axes of an input of this shape (when known).
 fn rms_axis_scale(axis: Option<&Value>, input: Option<&[Option<usize>]>) -> bool {
     let last_only = |a: &Value| match a {
         Value::Array(v) => matches!(v.as_slice(), [x] if x.as_i64() == Some(-1)),
@@ -543,6 +562,56 @@ mod tests {
         // scale of shape (4, 4) laid out transposed (counted even where the transposition
         // happens to agree with the reference).
         assert!(triggers(json!([1, -1]), &[4, 4]));
+    }
+
+    /// Measured with Keras 3.3.3 on TF 2.16.2 (float64), gamma laid out over the sorted axes
+    /// as a case gives it, against `x·rsqrt(var(x) + ε)` scaled along the normalized axes:
+    /// ```python
+    /// layer = keras.layers.LayerNormalization(axis=axis, rms_scaling=True, dtype="float64")
+    /// layer.build(shape); layer.set_weights([random(sorted_axes_shape)])
+    /// layer(x)  # raises, or compare with the expected values and shape
+    /// ```
+    /// Axes written unsorted over axes of different lengths (`[2, 1]` on `(b, 3, 4)`) make
+    /// `set_weights` refuse first, a kept limitation of its own.
+    #[test]
+    fn layer_normalization_with_rms_scaling_triggers_where_keras_3_3_scales_the_wrong_axes() {
+        let layer_norm = |axis: Value, shape: &[usize], rms_scaling: bool| {
+            let mut l = rms(Some(axis));
+            l.class_name = "LayerNormalization".into();
+            l.config.insert("rms_scaling".into(), json!(rms_scaling));
+            let mut x: Vec<Option<usize>> = vec![None];
+            x.extend(shape.iter().map(|&d| Some(d)));
+            triggered_by(&l, Some(&x))
+        };
+        let triggers = |axis: Value, shape: &[usize]| {
+            layer_norm(axis, shape, true) == Some(Trigger::LayerNormRmsGammaNotTrailing)
+        };
+        // Correct in Keras 3.3.3.
+        for (axis, shape) in [
+            (json!(2), &[3, 4][..]),
+            (json!([2]), &[3, 4]),
+            (json!([1, 2]), &[3, 4]),
+            (json!([-2, -1]), &[3, 4]),
+            (json!(1), &[1, 4]),
+            (json!([1, 2]), &[3, 1]),
+            (json!([1, 3]), &[1, 4, 5]),
+        ] {
+            assert!(!triggers(axis.clone(), shape), "{axis} {shape:?}");
+        }
+        // Raises InvalidArgumentError; another shape than declared; wrong values.
+        for (axis, shape) in [
+            (json!(1), &[3, 4][..]),
+            (json!([1, 3]), &[3, 4, 5]),
+            (json!([-3, -2]), &[12, 7, 1]),
+            (json!(1), &[3, 1]),
+            (json!([1, 3]), &[3, 1, 5]),
+            (json!(1), &[4, 4]),
+            (json!(-2), &[5, 5]),
+        ] {
+            assert!(triggers(axis.clone(), shape), "{axis} {shape:?}");
+        }
+        // Without rms_scaling, Keras 3.3.3 broadcasts gamma itself.
+        assert_eq!(layer_norm(json!(1), &[3, 4], false), None);
     }
 
     #[test]
