@@ -582,23 +582,8 @@ impl Entry {
     /// `Ok(i)`: alternative `i` explains the verdict; `Err`: the first condition that failed
     /// in each alternative (or the scope's).
     pub fn why_not(&self, f: &Facts) -> Result<usize, Vec<Failed>> {
-        if !self.backends.contains(&f.target.backend) {
-            return Err(vec!["backends"]);
-        }
-        if let (Some(want), Some(have)) = (self.onednn, f.target.onednn)
-            && want != have
-        {
-            return Err(vec!["onednn"]);
-        }
-        if !self.releases.keras.holds(f.target.keras.as_deref()) {
-            return Err(vec!["releases.keras"]);
-        }
-        if !self
-            .releases
-            .tensorflow
-            .holds(f.target.tensorflow.as_deref())
-        {
-            return Err(vec!["releases.tensorflow"]);
+        if let Some(what) = self.scope_fails_on(f.target) {
+            return Err(vec![what]);
         }
         let mut failed = Vec::new();
         for (i, c) in self.when.iter().enumerate() {
@@ -610,11 +595,27 @@ impl Entry {
         Err(failed)
     }
 
-    /// Whether the entry's scope holds on `target`: its backend and releases.
+    /// Whether the entry's scope holds on `target`: its backend, oneDNN setting (where the
+    /// target's is known) and releases.
     pub fn holds_on(&self, target: &Target) -> bool {
-        self.backends.contains(&target.backend)
-            && self.releases.keras.holds(target.keras.as_deref())
-            && self.releases.tensorflow.holds(target.tensorflow.as_deref())
+        self.scope_fails_on(target).is_none()
+    }
+
+    /// The first part of the entry's scope that `target` is outside of, if any.
+    fn scope_fails_on(&self, target: &Target) -> Option<Failed> {
+        if !self.backends.contains(&target.backend) {
+            Some("backends")
+        } else if let (Some(want), Some(have)) = (self.onednn, target.onednn)
+            && want != have
+        {
+            Some("onednn")
+        } else if !self.releases.keras.holds(target.keras.as_deref()) {
+            Some("releases.keras")
+        } else if !self.releases.tensorflow.holds(target.tensorflow.as_deref()) {
+            Some("releases.tensorflow")
+        } else {
+            None
+        }
     }
 
     /// Where this entry keeps a refusal by `target` that a layer's class and config decide

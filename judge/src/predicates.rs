@@ -505,10 +505,19 @@ impl Predicate {
             Predicate::LayerNormRmsGammaNotTrailing => {
                 layer_index.is_some_and(|i| gamma_triggers().contains(&i))
             }
-            Predicate::ConcatenateSqueezedAxisIndexError => layer_index.is_some_and(|i| {
-                triggers::in_model(&case.model, f.analysis)
-                    .contains(&(i, triggers::Trigger::ConcatenateSqueezedAxisIndexError))
-            }),
+            Predicate::ConcatenateSqueezedAxisIndexError => {
+                let (Some(l), Some(a), Some(i)) = (layer, f.analysis, layer_index) else {
+                    return false;
+                };
+                let Some(axis) = l.config.get("axis").map_or(Some(-1), Value::as_i64) else {
+                    return false;
+                };
+                l.class_name == "Concatenate"
+                    && a.calls
+                        .iter()
+                        .filter(|c| c.layer == i)
+                        .any(|c| triggers::concatenate_build_index_error(axis, &c.input_shapes))
+            }
             Predicate::AdaptiveWindowExceedsInput => adaptive_window_exceeded(f),
             Predicate::MaskValueInInputs => mask_value_in_inputs(case),
             Predicate::InputSharedWithAttention => {
@@ -907,5 +916,55 @@ mod pool3d_same_tests {
         assert!(pool3d_same_window_shifts(two.as_object().unwrap(), &x));
         let x = vec![vec![Some(1), Some(5), Some(5), Some(5), Some(1)]];
         assert!(!pool3d_same_window_shifts(two.as_object().unwrap(), &x));
+    }
+}
+
+#[cfg(test)]
+mod concatenate_tests {
+    use super::*;
+    use crate::entries::{Facts, Target};
+    use crate::verdict::{Kind, Verdict};
+
+    /// Whether the predicate holds at the kept Concatenate case's layer, its axis set to
+    /// `axis`.
+    fn holds(axis: i64) -> bool {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../crashes/unexpected-rejection-Concatenate-batch-axis-index-error/case.case.json"
+        );
+        let mut case = Case::read(path).unwrap();
+        let layer = case
+            .model
+            .layers
+            .iter_mut()
+            .find(|l| l.class_name == "Concatenate")
+            .unwrap();
+        layer.config.insert("axis".into(), serde_json::json!(axis));
+        let name = layer.name.clone();
+        let analysis = oracle::check(&case).unwrap();
+        let verdict = Verdict::new(
+            Kind::UnexpectedRejection,
+            "Concatenate",
+            "",
+            Some(&name),
+            String::new(),
+        );
+        Predicate::ConcatenateSqueezedAxisIndexError.holds(&Facts {
+            case: &case,
+            dtype: case.dtype,
+            verdict: &verdict,
+            analysis: Some(&analysis),
+            target: &Target::unknown_tensorflow(),
+        })
+    }
+
+    /// The kept case joins two `(None, 1, 1)` inputs: Keras 3.3.3's build fails on the batch
+    /// axis (0, or -3) and on axis 1, and builds on the last axis.
+    #[test]
+    fn the_predicate_reads_the_verdict_s_own_call() {
+        assert!(holds(0));
+        assert!(holds(-3));
+        assert!(!holds(-1));
+        assert!(!holds(2));
     }
 }

@@ -158,7 +158,13 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    fn new(kind: Kind, class: &str, extra: &str, layer: Option<&str>, detail: String) -> Self {
+    pub(crate) fn new(
+        kind: Kind,
+        class: &str,
+        extra: &str,
+        layer: Option<&str>,
+        detail: String,
+    ) -> Self {
         let mut signature = format!(
             "{}/{}",
             kind.name(),
