@@ -341,7 +341,9 @@ fn known_bug_diagnosis(
 /// The argument whose value triggers a kept bug.
 fn trigger_parameter(bug: Trigger) -> &'static str {
     match bug {
-        Trigger::RmsAxesNotTrailing | Trigger::LayerNormRmsGammaNotTrailing => "axis",
+        Trigger::RmsAxesNotTrailing
+        | Trigger::LayerNormRmsGammaNotTrailing
+        | Trigger::LayerNormRmsWeightLayout => "axis",
         Trigger::AdaptiveMaxPoolingWindowExceedsInput => "output_size",
         Trigger::MaxPoolingWindowExceedsInput => "padding",
         Trigger::AttentionMixedMasks => "mask",
@@ -418,7 +420,9 @@ pub fn avoid_known_bug(
         .get_mut(li)
         .ok_or(edit::Skipped("no such layer"))?;
     match bug {
-        Trigger::RmsAxesNotTrailing | Trigger::LayerNormRmsGammaNotTrailing => {
+        Trigger::RmsAxesNotTrailing
+        | Trigger::LayerNormRmsGammaNotTrailing
+        | Trigger::LayerNormRmsWeightLayout => {
             let listed = match layer.config.get("axis") {
                 Some(Value::Array(a)) => Some(a.len()),
                 _ => None,

@@ -27,6 +27,11 @@ pub enum Trigger {
     /// ([`Trigger::RmsAxesNotTrailing`]): where the normalized axes are not the trailing ones,
     /// the call raises, scales along the wrong axes, or returns a larger tensor than declared.
     LayerNormRmsGammaNotTrailing,
+    /// Keras before 3.14.1 lays a `LayerNormalization`'s weights over its axes in the order
+    /// written, where a case lays them over the sorted axes (as 3.15 does); with
+    /// `rms_scaling`, where the two shapes differ, `set_weights` refuses the case's weights
+    /// (without it semfuzz reshapes them, and Keras reshapes them back when it uses them).
+    LayerNormRmsWeightLayout,
     /// Keras 3.15's TF backend computes `AdaptiveMaxPooling1D/2D/3D` axis by axis with two
     /// stride-1 `valid` max pools, of windows `ceil(n / output_size)` and one more, and
     /// gathers; when the longer window exceeds the last spatial axis (an output size of 1
@@ -51,9 +56,10 @@ pub enum Trigger {
 }
 
 impl Trigger {
-    pub const ALL: [Trigger; 6] = [
+    pub const ALL: [Trigger; 7] = [
         Trigger::RmsAxesNotTrailing,
         Trigger::LayerNormRmsGammaNotTrailing,
+        Trigger::LayerNormRmsWeightLayout,
         Trigger::AdaptiveMaxPoolingWindowExceedsInput,
         Trigger::MaxPoolingWindowExceedsInput,
         Trigger::AttentionMixedMasks,
@@ -65,6 +71,7 @@ impl Trigger {
         match self {
             Trigger::RmsAxesNotTrailing => "rms-axes-not-trailing",
             Trigger::LayerNormRmsGammaNotTrailing => "layer-norm-rms-gamma-not-trailing",
+            Trigger::LayerNormRmsWeightLayout => "layer-norm-rms-weight-layout",
             Trigger::AdaptiveMaxPoolingWindowExceedsInput => {
                 "adaptive-max-pooling-window-exceeds-input"
             }
@@ -171,8 +178,12 @@ pub fn triggered_by(layer: &Layer, input: Option<&[Option<usize>]>) -> Option<Tr
         "LayerNormalization"
             if layer.config.get("rms_scaling").and_then(Value::as_bool) == Some(true) =>
         {
-            rms_axis_scale(layer.config.get("axis"), input)
-                .then_some(Trigger::LayerNormRmsGammaNotTrailing)
+            let axis = layer.config.get("axis");
+            if written_layout_differs(axis, input) {
+                Some(Trigger::LayerNormRmsWeightLayout)
+            } else {
+                rms_axis_scale(axis, input).then_some(Trigger::LayerNormRmsGammaNotTrailing)
+            }
         }
         "AdaptiveMaxPooling1D" | "AdaptiveMaxPooling2D" | "AdaptiveMaxPooling3D" => {
             // Every pooled axis must have its size (else the layer is invalid).
@@ -429,6 +440,30 @@ fn mixed_attention_masks(model: &Model, analysis: &ModelAnalysis, li: usize) -> 
     })
 }
 
+/// Whether a weight over the normalized axes `axis`, laid out in the order written, has
+/// another shape than one laid out over the axes sorted by the values as written, on an
+/// input of this shape (when known; without it, whether the order written is not sorted).
+fn written_layout_differs(axis: Option<&Value>, input: Option<&[Option<usize>]>) -> bool {
+    let Some(Value::Array(a)) = axis else {
+        return false;
+    };
+    let Some(written) = a.iter().map(Value::as_i64).collect::<Option<Vec<i64>>>() else {
+        return false;
+    };
+    let mut sorted = written.clone();
+    sorted.sort_unstable();
+    if sorted == written {
+        return false;
+    }
+    let Some(x) = input else {
+        return true;
+    };
+    let r = x.len() as i64;
+    let size = |a: &i64| (-r..r).contains(a).then(|| x[a.rem_euclid(r) as usize]);
+    let shape = |axes: &[i64]| axes.iter().map(size).collect::<Vec<_>>();
+    shape(&written) != shape(&sorted)
+}
+
 /// Whether a scale over the normalized axes `axis` (sorted by the values as written),
 /// multiplied as it is, misses those axes of an input of this shape (when known).
 fn rms_axis_scale(axis: Option<&Value>, input: Option<&[Option<usize>]>) -> bool {
@@ -612,6 +647,19 @@ mod tests {
         }
         // Without rms_scaling, Keras 3.3.3 broadcasts gamma itself.
         assert_eq!(layer_norm(json!(1), &[3, 4], false), None);
+        // Axes written unsorted over axes of different lengths: set_weights refuses the case's
+        // gamma first (a kept limitation of its own); over equal lengths the case's gamma loads
+        // and multiplies as for sorted axes.
+        assert_eq!(
+            layer_norm(json!([2, 1]), &[3, 4], true),
+            Some(Trigger::LayerNormRmsWeightLayout)
+        );
+        assert_eq!(
+            layer_norm(json!([1, -1]), &[3, 1, 5], true),
+            Some(Trigger::LayerNormRmsWeightLayout)
+        );
+        assert!(triggers(json!([1, -1]), &[4, 4]));
+        assert_eq!(layer_norm(json!([2, 1]), &[4, 4], true), None);
     }
 
     #[test]
