@@ -148,7 +148,8 @@ pub struct Evidence {
     /// In a float64 run, the layer's inputs or the reference's output hold a finite value
     /// beyond float32's range, or the layer's error bound in a float32 run is itself beyond
     /// that range (its intermediate values are: a recurrent state, a sum's terms): computed in
-    /// float32, it overflows.
+    /// float32, it overflows. In a float32 run, that error bound is beyond the range: the
+    /// layer's intermediates overflow (an attention score of 2e40 from finite inputs).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub beyond_float32: bool,
     /// A `GroupNormalization`'s (or a `LayerNormalization`'s over axes apart) output agrees

@@ -125,7 +125,19 @@ impl Tier {
                         evidence.reference_value,
                         Some(ValueClass::PosInf | ValueClass::NegInf)
                     );
-                if nonfinite || overflow || float32_rounding || evidence.float32_constants {
+                // A float32 run whose intermediates overflow float32 (the layer's error bound
+                // is itself beyond its range), and only NaN or infinities differ: what any
+                // float32 computation of the layer may give.
+                let intermediates_overflow = dtype == DType::Float32
+                    && evidence.beyond_float32
+                    && !evidence.finite_error
+                    && !evidence.shape_differs;
+                if nonfinite
+                    || overflow
+                    || intermediates_overflow
+                    || float32_rounding
+                    || evidence.float32_constants
+                {
                     Tier::Ieee
                 } else {
                     Tier::WrongResult
@@ -1826,7 +1838,7 @@ fn divergences(
                         args.iter().any(|a| a.iter().any(beyond))
                             || r.iter().any(beyond)
                             || f32_tol.abs > f64::from(f32::MAX)
-                    });
+                    }) || (dtype == DType::Float32 && tol.abs > f64::from(f32::MAX));
                     Evidence {
                         max_abs_error,
                         max_rel_error,
@@ -2699,6 +2711,29 @@ mod tests {
         };
         assert_eq!(
             Tier::of(Kind::UnexpectedNan, &nan_for_finite, DType::Float32),
+            Some(Tier::WrongResult)
+        );
+        // NaN for a finite value where a float32 layer's intermediates overflow (its error
+        // bound is beyond float32's range): ieee; not with a finite element wrong beside it,
+        // nor in a float64 run.
+        let intermediates_overflow = Evidence {
+            beyond_float32: true,
+            ..nan_for_finite.clone()
+        };
+        assert_eq!(
+            Tier::of(Kind::UnexpectedNan, &intermediates_overflow, DType::Float32),
+            Some(Tier::Ieee)
+        );
+        assert_eq!(
+            Tier::of(Kind::UnexpectedNan, &intermediates_overflow, DType::Float64),
+            Some(Tier::WrongResult)
+        );
+        let and_wrong = Evidence {
+            finite_error: true,
+            ..intermediates_overflow
+        };
+        assert_eq!(
+            Tier::of(Kind::UnexpectedNan, &and_wrong, DType::Float32),
             Some(Tier::WrongResult)
         );
         let none = Evidence::default();
