@@ -411,6 +411,10 @@ pub struct LayersArgs {
     /// constructor's arguments and defaults, and whether the reference supports it).
     #[arg(long, value_name = "PATH")]
     pub python: Option<PathBuf>,
+    /// With it, list what Keras offers on this backend (tensorflow, jax or torch), in the
+    /// environment of --python (default: $SEMFUZZ_PYTHON, else the project's .venv).
+    #[arg(long)]
+    pub backend: Option<harness_py::Backend>,
 }
 
 #[derive(Debug, Args)]

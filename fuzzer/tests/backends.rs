@@ -59,6 +59,26 @@ fn version_names_the_backend_and_its_release() {
     }
 }
 
+/// `layers --backend` asks that backend's worker what Keras offers there.
+#[test]
+fn layers_lists_what_keras_offers_on_a_backend() {
+    for backend in ["jax", "torch"] {
+        let (code, lines, text) = semfuzz(&["layers", "--backend", backend, "--json"], &[]);
+        assert_eq!(code, Some(0), "{text}");
+        let [listing] = lines.as_slice() else {
+            panic!("one JSON object: {text}");
+        };
+        assert_eq!(listing["target"]["backend"], backend, "{text}");
+        let classes = listing["classes"].as_array().unwrap();
+        assert!(
+            classes
+                .iter()
+                .any(|c| c["class"] == "Dense" && c["supported"] == true),
+            "{text}"
+        );
+    }
+}
+
 /// A script exported for JAX in `eager` and `jit` runs the model both ways (jit through the
 /// stateless call, as the worker does) and agrees with the reference in each.
 #[test]

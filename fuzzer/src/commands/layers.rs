@@ -91,14 +91,10 @@ fn arg_text(name: &str, arg: &Arg) -> String {
     }
 }
 
-/// `semfuzz layers --python P`: the target's classes.
-fn target_layers(python: &std::path::Path, json_out: bool) -> Result<Outcome, Failure> {
-    let args = crate::cli::PythonArgs {
-        python: Some(python.to_owned()),
-        ..Default::default()
-    };
-    let env = super::python_env(&args)?;
-    let cmd = super::worker_command(&args)?;
+/// `semfuzz layers --python P [--backend B]`: the target's classes.
+fn target_layers(args: &crate::cli::PythonArgs, json_out: bool) -> Result<Outcome, Failure> {
+    let env = super::python_env(args)?;
+    let cmd = super::worker_command(args)?;
     let target = super::target_info(&cmd, &env)?;
     let supported = |class: &str| oracle::layers::lookup(class, None).is_some();
     if json_out {
@@ -136,8 +132,12 @@ fn target_layers(python: &std::path::Path, json_out: bool) -> Result<Outcome, Fa
 }
 
 pub fn run(args: &LayersArgs) -> Result<Outcome, Failure> {
-    if let Some(python) = &args.python {
-        return target_layers(python, args.json);
+    if args.python.is_some() || args.backend.is_some() {
+        let target = crate::cli::PythonArgs {
+            python: args.python.clone(),
+            backend: args.backend.unwrap_or_default(),
+        };
+        return target_layers(&target, args.json);
     }
     let mut kinds: Vec<_> = registry().collect();
     kinds.sort_by_key(|k| (k.family() == Family::Op, k.class_name()));
