@@ -1738,6 +1738,10 @@ fn divergences(
                     )
                     .with(Evidence {
                         shape_differs: true,
+                        // A scale multiplied as laid out may broadcast to a larger tensor.
+                        scale_on_trailing_axes: scale_on_trailing_axes_explains(
+                            layer, call.node, dtype, &args, &arg_masks, &w, tf_out, &accepts,
+                        ),
                         ..given.clone()
                     })
                     .in_mode(mode);
@@ -2294,11 +2298,19 @@ fn masked_only_explains(
         return false;
     }
     let positions = &got.shape()[..got.ndim() - 1];
-    let merge = arg_masks.len() >= 2
-        && arg_masks.iter().any(Option::is_some)
-        && arg_masks.iter().flatten().all(|m| m.shape() == positions);
+    // A merge's masks, each broadcast to the output's positions as Keras broadcasts them
+    // (aligned at the end, a length-1 axis read at every index).
+    let merge: Option<Vec<_>> = (arg_masks.len() >= 2 && arg_masks.iter().any(Option::is_some))
+        .then(|| {
+            arg_masks
+                .iter()
+                .flatten()
+                .map(|m| m.broadcast(positions))
+                .collect::<Option<Vec<_>>>()
+        })
+        .flatten();
     // The recurrent layer's one mask, its steps, and whether it returns sequences.
-    let recurrent = if merge {
+    let recurrent = if merge.is_some() {
         None
     } else {
         let [Some(mask)] = arg_masks else {
@@ -2313,7 +2325,7 @@ fn masked_only_explains(
     let masked_at = |idx: &[usize]| match recurrent {
         None => {
             let at = &idx[..idx.len() - 1];
-            arg_masks.iter().flatten().any(|m| !m[at])
+            merge.iter().flatten().any(|m| !m[at])
         }
         Some((mask, steps, sequences)) => {
             let step = if sequences { idx[1] } else { steps - 1 };

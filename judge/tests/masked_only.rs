@@ -141,3 +141,48 @@ fn a_merge_of_masked_values_is_the_kept_bug_of_keras_3_3_only() {
     let v = the_finding(&judge_merge("3.15.1", kept)).clone();
     assert!(v.is_finding(), "{v:?}");
 }
+
+/// A merge whose masks broadcast: `Masking` of a `(B, 1, 1)` input (mask `(B, 1)`) twice,
+/// with an unmasked `(B, 2, 1)` input, into `Minimum` (positions `(B, 2)`). Row 0 of the
+/// masked input is all `mask_value` (masked), row 1 holds 5.
+fn judge_broadcast_minimum(keras: &str, got: [f64; 4]) -> Vec<Verdict> {
+    let case = Case::read(format!(
+        "{}/tests/data/masked-minimum-broadcast.case.json",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let analysis = oracle::check(&case).unwrap();
+    let eval = oracle::eval(&case, &analysis).unwrap();
+    let outputs = vec![
+        ("input_layer", case.inputs[0].data.clone()),
+        ("input_layer_1", case.inputs[1].data.clone()),
+        ("masking", eval.outputs[&(2, 0)][0].clone()),
+        (
+            "minimum",
+            ArrayD::from_shape_vec(vec![2, 2, 1], got.to_vec()).unwrap(),
+        ),
+    ];
+    Judge::new(
+        Suppressions::builtin().unwrap(),
+        Target::tensorflow(keras, "2.16.2"),
+    )
+    .judge(
+        &case,
+        DType::Float64,
+        &oracle::check(&case),
+        &common::eager_outputs(outputs),
+    )
+}
+
+#[test]
+fn a_merge_of_masked_values_is_known_where_the_masks_broadcast() {
+    // The reference leaves row 0's masked input out: min(x) = [1, 0]; row 1 takes
+    // min(x, 5) = [-1, 0]. Keras 3.3.3 merges the masked zeros: row 0 is min(x, 0) = [0, 0].
+    let kept = [0.0, 0.0, -1.0, 0.0];
+    let v = the_finding(&judge_broadcast_minimum("3.3.3", kept)).clone();
+    assert!(v.evidence.masked_only, "{v:?}");
+    assert_eq!(v.known.as_deref(), Some(MERGE), "{v:?}");
+    // Wrong in row 1, whose inputs are all unmasked: a finding.
+    let v = the_finding(&judge_broadcast_minimum("3.3.3", [0.0, 0.0, -2.0, 0.0])).clone();
+    assert!(!v.evidence.masked_only && v.is_finding(), "{v:?}");
+}

@@ -106,3 +106,36 @@ fn another_wrong_value_at_the_layer_is_a_finding() {
         "{v:?}"
     );
 }
+
+/// The kept case on a `(1, 3, 1)` input: gamma `(3,)` along the trailing axis broadcasts the
+/// output to `(1, 3, 3)`, a shape the entry explains only as that product.
+#[test]
+fn a_larger_output_is_the_kept_bug_only_as_that_product() {
+    let mut json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(format!(
+            "{}/../crashes/{FOLDER}/case.case.json",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    json["model"]["layers"][0]["config"]["batch_shape"] = serde_json::json!([null, 3, 1]);
+    json["inputs"] = serde_json::json!([{"shape": [1, 3, 1], "data": [1.0, -2.0, 4.0]}]);
+    let case = Case::from_json_str(&json.to_string(), "column.case.json").unwrap();
+    let analysis = oracle::check(&case).unwrap();
+    let eval = oracle::eval(&case, &analysis).unwrap();
+    let reference = eval.outputs[&(1, 0)][0].clone();
+    let gamma = [1.0, 2.0, 3.0];
+    let product = |i: usize, j: usize| reference[[0, i, 0]] / gamma[i] * gamma[j];
+    let grown = ArrayD::from_shape_fn(vec![1, 3, 3], |ix| product(ix[1], ix[2]));
+    let v = the_finding(&judge(&case, "3.3.3", grown.clone())).clone();
+    assert!(
+        v.evidence.shape_differs && v.evidence.scale_on_trailing_axes,
+        "{v:?}"
+    );
+    assert_eq!(v.known.as_deref(), Some(FOLDER), "{v:?}");
+    let mut other = grown;
+    other[[0, 1, 2]] = 0.0;
+    let v = the_finding(&judge(&case, "3.3.3", other)).clone();
+    assert!(v.evidence.shape_differs && !v.evidence.scale_on_trailing_axes && v.is_finding());
+}
