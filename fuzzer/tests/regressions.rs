@@ -9,7 +9,7 @@ use std::process::Command;
 use serde_json::Value;
 
 mod common;
-use common::{keras_range_holds, keras_version, release_parts};
+use common::{installed, releases_hold};
 
 /// `semfuzz ARGS`, in the given environment (default: the pinned one).
 fn semfuzz(python: Option<&Path>) -> Command {
@@ -87,7 +87,7 @@ fn missing_cpu_flags(dir: &Path) -> Vec<String> {
 /// One kept folder to replay: what its record says it must show.
 struct Kept {
     name: String,
-    /// The entry's Keras range, as written.
+    /// The entry's release ranges, as written.
     range: Value,
     in_range: bool,
     /// The signature (prefix) its verdict must have.
@@ -97,7 +97,7 @@ struct Kept {
 
 fn check_every_kept_finding(python: Option<&Path>) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crashes");
-    let keras = release_parts(&keras_version(python));
+    let installed = installed(python);
     let mut without_entry = Vec::new();
     // The replays, by what the worker runs them with (backend, modes, dtype, the machine's
     // environment): each group is one `known explain`, one worker for all its cases, as a
@@ -156,8 +156,8 @@ fn check_every_kept_finding(python: Option<&Path>) {
             .or_default()
             .push(Kept {
                 // While the installed release is in the entry's range, the bug must show.
-                range: kept["releases"]["keras"].clone(),
-                in_range: keras_range_holds(&kept, &keras),
+                range: kept["releases"].clone(),
+                in_range: releases_hold(&kept, &installed),
                 want: outcome["signature"].as_str().unwrap().to_owned(),
                 tier: outcome["tier"].clone(),
                 name,
@@ -210,7 +210,7 @@ fn check_every_kept_finding(python: Option<&Path>) {
             }
             if reproduces != k.in_range {
                 changed.push(format!(
-                    "{name}: its entry's Keras range {} {} the installed Keras, but it {}: {:?}",
+                    "{name}: its entry's release ranges {} {} the installed releases, but it {}: {:?}",
                     k.range,
                     if k.in_range { "holds for" } else { "excludes" },
                     if reproduces {
@@ -344,7 +344,7 @@ fn every_kept_example_outside_the_ieee_tier_holds_finite_values() {
 #[test]
 fn every_kept_finding_shows_on_each_backend_its_entry_names() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crashes");
-    let keras = release_parts(&keras_version(None));
+    let installed = installed(None);
     // The replays, by (backend, modes, dtype): each group runs in one `known explain`, one
     // worker for all its cases. Per case: (folder, the verdict and class it must show).
     type Group = (String, String, Option<String>);
@@ -359,7 +359,7 @@ fn every_kept_finding_shows_on_each_backend_its_entry_names() {
         let outcome: Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("outcome.json")).unwrap())
                 .unwrap();
-        if !keras_range_holds(&kept, &keras) {
+        if !releases_hold(&kept, &installed) {
             continue;
         }
         let recorded = outcome["backend"].as_str().unwrap_or("tensorflow");

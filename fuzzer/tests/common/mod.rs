@@ -69,8 +69,15 @@ pub fn release_parts(v: &str) -> Vec<u64> {
     p
 }
 
-/// The Keras release of an environment (default: the pinned one), as its worker reports it.
-pub fn keras_version(python: Option<&Path>) -> String {
+/// The Keras and TensorFlow releases of an environment (its [`release_parts`]), as its worker
+/// reports them.
+pub struct Installed {
+    pub keras: Vec<u64>,
+    pub tensorflow: Vec<u64>,
+}
+
+/// What an environment (default: the pinned one) has installed, as its worker reports it.
+pub fn installed(python: Option<&Path>) -> Installed {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_semfuzz"));
     cmd.env_remove("SEMFUZZ_PYTHON")
         .env_remove("SEMFUZZ_WORKER_PLANT");
@@ -79,23 +86,32 @@ pub fn keras_version(python: Option<&Path>) -> String {
     }
     let out = cmd.arg("version").output().expect("semfuzz runs");
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    text.lines()
-        .find_map(|l| l.strip_prefix("keras "))
-        .unwrap_or_else(|| panic!("no keras version in: {text}"))
-        .trim()
-        .to_owned()
+    let release = |name: &str| {
+        let v = text
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+            .unwrap_or_else(|| panic!("no {name} version in: {text}"));
+        release_parts(v.trim())
+    };
+    Installed {
+        keras: release("keras"),
+        tensorflow: release("tensorflow"),
+    }
 }
 
-/// Whether a kept entry's Keras range (`releases.keras` of its `kept.json`) holds for the
-/// release `keras` (its [`release_parts`]).
-pub fn keras_range_holds(kept: &serde_json::Value, keras: &[u64]) -> bool {
-    let range = &kept["releases"]["keras"];
-    range["from"]
-        .as_str()
-        .is_none_or(|f| keras >= release_parts(f).as_slice())
-        && range["before"]
+/// Whether a kept entry's release ranges (`releases.keras` and `releases.tensorflow` of its
+/// `kept.json`) hold for the installed releases.
+pub fn releases_hold(kept: &serde_json::Value, installed: &Installed) -> bool {
+    let holds = |range: &serde_json::Value, v: &[u64]| {
+        range["from"]
             .as_str()
-            .is_none_or(|b| keras < release_parts(b).as_slice())
+            .is_none_or(|f| v >= release_parts(f).as_slice())
+            && range["before"]
+                .as_str()
+                .is_none_or(|b| v < release_parts(b).as_slice())
+    };
+    holds(&kept["releases"]["keras"], &installed.keras)
+        && holds(&kept["releases"]["tensorflow"], &installed.tensorflow)
 }
 
 /// The case-format fixtures every backend's tests run in each mode and dtype
