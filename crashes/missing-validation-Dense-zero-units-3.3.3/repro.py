@@ -1,0 +1,51 @@
+"""Standalone repro of the semfuzz case case.case.json.
+
+Builds the model with plain Keras calls, sets the case's weights and inputs, and runs it in
+TensorFlow (eager).
+
+The reference calls the model invalid: exits 1 while TensorFlow takes it (runs it, or
+builds 'dense' and only a later layer refuses while the model is built), 0 once it
+is refused at 'dense' (or before), built or run.
+
+Needs only TensorFlow, Keras and NumPy.
+"""
+
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# TensorFlow's oneDNN CPU kernels, as semfuzz runs them (TF enables them itself only on
+# some CPUs).
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
+
+import numpy as np  # noqa: E402
+import keras  # noqa: E402
+from keras import layers, ops  # noqa: E402,F401
+
+keras.config.set_floatx("float32")
+keras.config.set_dtype_policy("float32")
+
+# The reference calls this model invalid: Dense 'dense': units=0 is not positive (expected a positive integer)
+error = None
+try:
+    input_layer_1_0 = keras.Input(batch_shape=(None, 1,), dtype="float32", name="input_layer_1")
+    dense_ = layers.Dense(units=0, name="dense")
+    dense_0 = dense_(input_layer_1_0)
+    model = keras.Model(input_layer_1_0, dense_0)
+
+    inputs = [np.array([0.0], dtype="float32").reshape([1, 1])]
+    feed = inputs[0] if len(inputs) == 1 else inputs
+
+    def run_eager(feed):
+        return model(feed, training=False)
+    out = run_eager(feed)
+except Exception as e:  # noqa: BLE001
+    error = e
+if error is None:
+    print("TensorFlow runs it:", out)
+else:
+    print("TensorFlow refuses it:", type(error).__name__, error)
+# missing-validation: whether every call of the invalid layer was made when a later layer
+# refused, while the model was built.
+past = "model" not in globals() and all(c in globals() for c in ["dense_0"])
+sys.exit(1 if error is None or past else 0)
