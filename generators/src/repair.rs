@@ -348,6 +348,7 @@ fn trigger_parameter(bug: Trigger) -> &'static str {
         Trigger::MaxPoolingWindowExceedsInput => "padding",
         Trigger::AttentionMixedMasks => "mask",
         Trigger::ConcatenateSqueezedAxisIndexError => "axis",
+        Trigger::MhaQueryValueFeatureSizes => "value",
     }
 }
 
@@ -375,7 +376,8 @@ pub enum KnownBug {
 /// without an output, whatever length the inputs get. Both change the output shape, which
 /// the repair then checks like any other change.
 ///
-/// An attention layer given mixed masks cannot be patched (its producers decide its masks):
+/// An attention layer given mixed masks, or a MultiHeadAttention given a query and a value of
+/// different sizes, cannot be patched (its producers decide them):
 /// the layer goes instead. A Concatenate whose build deletes past a shape's end joins along
 /// the last axis instead, which often avoids it (else the layer goes).
 pub fn avoid_known_bug(
@@ -462,9 +464,15 @@ pub fn avoid_known_bug(
         Trigger::MaxPoolingWindowExceedsInput => {
             layer.config.insert("padding".into(), json!("same"));
         }
-        // The masks come from the producers: no argument of the layer's own changes them.
+        // The masks (and the inputs' sizes) come from the producers: no argument of the
+        // layer's own changes them.
         Trigger::AttentionMixedMasks => {
             return Err(edit::Skipped("the masks come from the layer's producers"));
+        }
+        Trigger::MhaQueryValueFeatureSizes => {
+            return Err(edit::Skipped(
+                "the inputs' sizes come from the layer's producers",
+            ));
         }
         // The last axis, which the build deletes last: it often avoids the bug (the repair
         // checks; where it does not, the layer goes).

@@ -53,10 +53,14 @@ pub enum Trigger {
     /// then drops the concatenation axis by `axis` as written: an index past the shrunk list
     /// raises `IndexError` at build ([`concatenate_build_index_error`]).
     ConcatenateSqueezedAxisIndexError,
+    /// Keras before 3.7's `MultiHeadAttention.compute_output_shape` (run by a functional
+    /// model's symbolic call) refuses a query and a value whose last dimensions differ, though
+    /// the layer projects both.
+    MhaQueryValueFeatureSizes,
 }
 
 impl Trigger {
-    pub const ALL: [Trigger; 7] = [
+    pub const ALL: [Trigger; 8] = [
         Trigger::RmsAxesNotTrailing,
         Trigger::LayerNormRmsGammaNotTrailing,
         Trigger::LayerNormRmsWeightLayout,
@@ -64,6 +68,7 @@ impl Trigger {
         Trigger::MaxPoolingWindowExceedsInput,
         Trigger::AttentionMixedMasks,
         Trigger::ConcatenateSqueezedAxisIndexError,
+        Trigger::MhaQueryValueFeatureSizes,
     ];
 
     /// The name an entry gives it.
@@ -78,6 +83,7 @@ impl Trigger {
             Trigger::MaxPoolingWindowExceedsInput => "max-pooling-window-exceeds-input",
             Trigger::AttentionMixedMasks => "attention-mixed-masks",
             Trigger::ConcatenateSqueezedAxisIndexError => "concatenate-squeezed-axis-index-error",
+            Trigger::MhaQueryValueFeatureSizes => "mha-query-value-feature-sizes",
         }
     }
 }
@@ -367,6 +373,16 @@ pub fn in_model(model: &Model, analysis: Option<&ModelAnalysis>) -> Vec<(usize, 
                                 .any(|c| concatenate_build_index_error(axis, &c.input_shapes))
                         }))
                     .then_some(Trigger::ConcatenateSqueezedAxisIndexError)
+                })
+                .or_else(|| {
+                    (l.class_name == "MultiHeadAttention"
+                        && analysis.is_some_and(|a| {
+                            a.calls.iter().filter(|c| c.layer == li).any(|c| {
+                                matches!(c.input_shapes.as_slice(),
+                                    [query, value, ..] if query.last() != value.last())
+                            })
+                        }))
+                    .then_some(Trigger::MhaQueryValueFeatureSizes)
                 })
                 .map(|bug| (li, bug))
         })
@@ -660,6 +676,36 @@ mod tests {
         );
         assert!(triggers(json!([1, -1]), &[4, 4]));
         assert_eq!(layer_norm(json!([2, 1]), &[4, 4], true), None);
+    }
+
+    /// The kept case of `unexpected-rejection-MultiHeadAttention-query-value-feature-sizes`
+    /// (Keras 3.3.3 refuses it); with the value as wide as the query, no trigger.
+    #[test]
+    fn a_multi_head_attention_of_other_query_and_value_sizes_triggers() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../crashes/unexpected-rejection-MultiHeadAttention-query-value-feature-sizes/case.case.json"
+        );
+        let case = crate::Case::read(path).unwrap();
+        let analysis = crate::check(&case).unwrap();
+        let found = |case: &crate::Case, analysis: &ModelAnalysis| {
+            in_model(&case.model, Some(analysis))
+                .iter()
+                .any(|(_, t)| *t == Trigger::MhaQueryValueFeatureSizes)
+        };
+        assert!(found(&case, &analysis));
+        // The value (an input of shape (None, 2, 1)) as wide as the query's 4.
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut json: Value = serde_json::from_str(&text).unwrap();
+        json["model"]["layers"][1]["config"]["batch_shape"] = serde_json::json!([null, 2, 4]);
+        json["model"]["layers"][2]["inbound_nodes"][0]["args"][1]["config"]["shape"] =
+            serde_json::json!([null, 2, 4]);
+        json["inputs"][1] = serde_json::json!({"shape": [2, 2, 4], "data": vec![0.0; 16]});
+        // The value projection's kernel would widen too: the layer draws its own.
+        json["weights"] = serde_json::json!({});
+        let same = crate::Case::from_json_str(&json.to_string(), "same.case.json").unwrap();
+        let same_analysis = crate::check(&same).unwrap();
+        assert!(!found(&same, &same_analysis));
     }
 
     #[test]
