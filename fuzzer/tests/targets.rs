@@ -381,14 +381,16 @@ fn the_setup_installs_the_tensorflow_of_each_minor_in_the_table() {
 
 /// Where the older release computes a layer otherwise, the reference models that release:
 /// Keras before 3.7 had no fused attention path (which ignores `attention_axes`) and scaled
-/// GroupQueryAttention by `1/√head_dim` computed in the inputs' dtype. Each case (found by a
-/// 3.3.3 campaign) agrees on both releases.
+/// GroupQueryAttention by `1/√head_dim` computed in the inputs' dtype; before 3.6
+/// UnitNormalization raised a lane's squared norm to `ε` (a tiny lane is scaled by `1e6`, not
+/// by its inverse norm). Each case (found by a 3.3.3 campaign) agrees on both releases.
 #[test]
-fn attention_is_judged_as_each_release_computes_it() {
+fn layers_are_judged_as_each_release_computes_them() {
     let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     let cases: Vec<String> = [
         "keras-3.3.3-gqa-exact-scale",
         "keras-3.3.3-mha-no-fused-path",
+        "keras-3.3.3-unit-normalization-tiny-lane",
     ]
     .iter()
     .map(|n| {

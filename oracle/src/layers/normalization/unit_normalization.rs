@@ -6,6 +6,11 @@
 //! evaluates that composition, including the overflow of `Σ x²` to infinity past the dtype's
 //! largest value (float16: inputs of a few hundred), which makes the lane 0.
 //!
+//! Keras before 3.6 computed `x · rsqrt(max(Σ x², ε))` instead (its own composition; 3.6 moved
+//! the layer onto `ops.normalize`): a lane whose squared norm is below `ε` is multiplied by
+//! `1/√ε = 1e6`, not by `1/‖lane‖` up to `1e12`. The reference models that release too, with
+//! `ε` in the input's dtype as Keras converts it.
+//!
 //! Known Keras bug, not modelled: in float16, `1/ε = 1e12` is converted to float16 and
 //! becomes infinity, so the clamp does nothing: a zero lane gives NaN (0·∞) instead of 0, and
 //! a lane whose squares underflow gives ±∞. The reference keeps the clamp at `1e12`.
@@ -26,8 +31,11 @@ use crate::violation::Violation;
 
 pub struct UnitNormalization;
 
-/// `1/ε` with Keras's `epsilon=1e-12`: the largest factor a lane is multiplied by.
-const MAX_INV_NORM: f64 = 1.0 / 1e-12;
+/// Keras's `epsilon`.
+const EPSILON: f64 = 1e-12;
+
+/// `1/ε`: the largest factor a lane is multiplied by (`1/√ε` before Keras 3.6).
+const MAX_INV_NORM: f64 = 1.0 / EPSILON;
 
 #[derive(Debug)]
 struct UnitNormSpec {
@@ -72,6 +80,11 @@ impl UnitNormSpec {
         let reduced: Vec<bool> = (0..x.ndim()).map(|a| axes.contains(&a)).collect();
         let l = lanes(x.shape(), &reduced);
         let max = max_finite(self.dtype);
+        // Before 3.6: the squared norm raised to `ε` (as the dtype holds it) before `rsqrt`.
+        let old_floor = crate::release::before(3, 6).then(|| match self.dtype {
+            DType::Float64 => EPSILON,
+            _ => f64::from(EPSILON as f32),
+        });
         let mut sq = vec![0.0; l.count];
         for (v, &lane) in x.iter().zip(&l.lane) {
             sq[lane] += saturate(v * v, max);
@@ -79,7 +92,12 @@ impl UnitNormSpec {
         let inv: Vec<f64> = sq
             .iter()
             .map(|s| {
-                let i = rsqrt(saturate(*s, max));
+                let s = saturate(*s, max);
+                if let Some(floor) = old_floor {
+                    // TF's maximum propagates NaN, as `rsqrt` does.
+                    return rsqrt(if s.is_nan() { s } else { s.max(floor) });
+                }
+                let i = rsqrt(s);
                 // TF's minimum propagates NaN.
                 if i.is_nan() { i } else { i.min(MAX_INV_NORM) }
             })
@@ -142,5 +160,57 @@ impl Spec for UnitNormSpec {
         // A sum of n squares, then a division: outputs at most 1 in absolute value.
         let (_, n) = self.compute(inputs[0]);
         Tolerance::reduction(dtype, n + 2, 1.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::release::{Release, with};
+
+    fn normalize(release: Option<Release>, dtype: DType, lane: &[f64]) -> Vec<f64> {
+        let spec = UnitNormSpec {
+            axes: vec![-1],
+            dtype,
+        };
+        let x = ArrayD::from_shape_vec(vec![1, lane.len()], lane.to_vec()).unwrap();
+        with(release, || spec.eval(&[&x], &[]))[0]
+            .iter()
+            .copied()
+            .collect()
+    }
+
+    /// A lane whose squared norm is below `ε` is multiplied by `1/√ε` before Keras 3.6 (the
+    /// 3.3.3 campaign's mismatch: 1.2e-8 where 3.15 gives 1.2e-2), by `1/‖lane‖` from 3.6;
+    /// any other lane, and a zero one, the same in both.
+    #[test]
+    fn a_tiny_lane_is_scaled_as_each_release_computes_it() {
+        let tiny = [3e-7, 4e-7];
+        let old = Some(Release(3, 5, 0));
+        for release in [None, Some(Release(3, 6, 0)), Some(Release(3, 15, 1))] {
+            let new = normalize(release, DType::Float64, &tiny);
+            assert!(
+                (new[0] - 0.6).abs() < 1e-12 && (new[1] - 0.8).abs() < 1e-12,
+                "{new:?}"
+            );
+        }
+        let got = normalize(old, DType::Float64, &tiny);
+        assert!(
+            (got[0] - 0.3).abs() < 1e-12 && (got[1] - 0.4).abs() < 1e-12,
+            "{got:?}"
+        );
+        // In float32 the floor is ε as float32 holds it (slightly below 1e-12).
+        let got = normalize(old, DType::Float32, &tiny);
+        let want = 3e-7 / f64::from(1e-12f32).sqrt();
+        assert_eq!(got[0], want);
+        for release in [old, None] {
+            let got = normalize(release, DType::Float64, &[3.0, 4.0]);
+            assert!(
+                (got[0] - 0.6).abs() < 1e-15 && (got[1] - 0.8).abs() < 1e-15,
+                "{got:?}"
+            );
+            assert_eq!(normalize(release, DType::Float64, &[0.0, 0.0]), [0.0, 0.0]);
+            assert!(normalize(release, DType::Float64, &[f64::NAN, 1.0])[1].is_nan());
+        }
     }
 }
