@@ -480,15 +480,15 @@ impl Predicate {
                 .iter()
                 .any(|t| t.data.shape().first().is_some_and(|&b| pred(b)))
         };
-        let layers_triggering = |t: triggers::Trigger| {
+        let in_model = |t: triggers::Trigger| {
             triggers::in_model(&case.model, f.analysis)
-                .into_iter()
-                .filter(|(_, bug)| *bug == t)
-                .map(|(li, _)| li)
-                .collect::<Vec<_>>()
+                .iter()
+                .any(|&(_, bug)| bug == t)
         };
-        let rms_triggers = || layers_triggering(triggers::Trigger::RmsAxesNotTrailing);
-        let gamma_triggers = || layers_triggering(triggers::Trigger::LayerNormRmsGammaNotTrailing);
+        // The verdict's own layer, from its calls.
+        let here = |t: triggers::Trigger| {
+            layer_index.is_some_and(|i| triggers::of_layer(&case.model, f.analysis, i) == Some(t))
+        };
         match self {
             Predicate::Batched => batch(|b| b > 1),
             Predicate::EmptyBatch => batch(|b| b == 0),
@@ -497,26 +497,16 @@ impl Predicate {
                     .iter()
                     .any(|s| s.iter().skip(1).any(|&d| d == Some(0)))
             }),
-            Predicate::RmsAxesNotTrailingInModel => !rms_triggers().is_empty(),
-            Predicate::RmsAxesNotTrailing => {
-                layer_index.is_some_and(|i| rms_triggers().contains(&i))
+            Predicate::RmsAxesNotTrailingInModel => in_model(triggers::Trigger::RmsAxesNotTrailing),
+            Predicate::RmsAxesNotTrailing => here(triggers::Trigger::RmsAxesNotTrailing),
+            Predicate::LayerNormRmsGammaNotTrailingInModel => {
+                in_model(triggers::Trigger::LayerNormRmsGammaNotTrailing)
             }
-            Predicate::LayerNormRmsGammaNotTrailingInModel => !gamma_triggers().is_empty(),
             Predicate::LayerNormRmsGammaNotTrailing => {
-                layer_index.is_some_and(|i| gamma_triggers().contains(&i))
+                here(triggers::Trigger::LayerNormRmsGammaNotTrailing)
             }
             Predicate::ConcatenateSqueezedAxisIndexError => {
-                let (Some(l), Some(a), Some(i)) = (layer, f.analysis, layer_index) else {
-                    return false;
-                };
-                let Some(axis) = l.config.get("axis").map_or(Some(-1), Value::as_i64) else {
-                    return false;
-                };
-                l.class_name == "Concatenate"
-                    && a.calls
-                        .iter()
-                        .filter(|c| c.layer == i)
-                        .any(|c| triggers::concatenate_build_index_error(axis, &c.input_shapes))
+                here(triggers::Trigger::ConcatenateSqueezedAxisIndexError)
             }
             Predicate::AdaptiveWindowExceedsInput => adaptive_window_exceeded(f),
             Predicate::MaskValueInInputs => mask_value_in_inputs(case),

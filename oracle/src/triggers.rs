@@ -11,7 +11,7 @@
 use serde_json::Value;
 
 use crate::case::{Layer, Model};
-use crate::check::ModelAnalysis;
+use crate::check::{CheckedCall, ModelAnalysis};
 
 /// A framework bug's trigger in a layer's arguments and input shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -338,55 +338,60 @@ pub fn in_model(model: &Model, analysis: Option<&ModelAnalysis>) -> Vec<(usize, 
         .iter()
         .enumerate()
         .filter(|(_, l)| !l.is_input())
-        .filter_map(|(li, l)| {
-            let shapes: Vec<Option<&[Option<usize>]>> = match analysis {
-                Some(a) => {
-                    let calls: Vec<_> = a
-                        .calls
-                        .iter()
-                        .filter(|c| c.layer == li)
-                        .map(|c| c.input_shapes.first().map(Vec::as_slice))
-                        .collect();
-                    if calls.len() == l.nodes.len().max(1) {
-                        calls
-                    } else {
-                        vec![None]
-                    }
-                }
-                None => vec![None],
-            };
-            shapes
-                .into_iter()
-                .find_map(|s| triggered_by(l, s))
-                .or_else(|| {
-                    analysis
-                        .is_some_and(|a| mixed_attention_masks(model, a, li))
-                        .then_some(Trigger::AttentionMixedMasks)
-                })
-                .or_else(|| {
-                    let axis = l.config.get("axis").map_or(Some(-1), Value::as_i64)?;
-                    (l.class_name == "Concatenate"
-                        && analysis.is_some_and(|a| {
-                            a.calls
-                                .iter()
-                                .filter(|c| c.layer == li)
-                                .any(|c| concatenate_build_index_error(axis, &c.input_shapes))
-                        }))
-                    .then_some(Trigger::ConcatenateSqueezedAxisIndexError)
-                })
-                .or_else(|| {
-                    (l.class_name == "MultiHeadAttention"
-                        && analysis.is_some_and(|a| {
-                            a.calls.iter().filter(|c| c.layer == li).any(|c| {
-                                matches!(c.input_shapes.as_slice(),
-                                    [query, value, ..] if query.last() != value.last())
-                            })
-                        }))
-                    .then_some(Trigger::MhaQueryValueFeatureSizes)
-                })
-                .map(|bug| (li, bug))
-        })
+        .filter_map(|(li, _)| of_layer(model, analysis, li).map(|bug| (li, bug)))
         .collect()
+}
+
+/// The kept bug the model's layer `li` meets, if any: from its config and each call's first
+/// input shape ([`triggered_by`]; unknown where the analysis lacks a call per node), then
+/// from what the analysis says of a call's masks and shapes.
+pub fn of_layer(model: &Model, analysis: Option<&ModelAnalysis>, li: usize) -> Option<Trigger> {
+    let layer = &model.layers[li];
+    let calls: Vec<&CheckedCall> = analysis
+        .map(|a| a.calls.iter().filter(|c| c.layer == li).collect())
+        .unwrap_or_default();
+    let shapes: Vec<Option<&[Option<usize>]>> =
+        if analysis.is_some() && calls.len() == layer.nodes.len().max(1) {
+            calls
+                .iter()
+                .map(|c| c.input_shapes.first().map(Vec::as_slice))
+                .collect()
+        } else {
+            vec![None]
+        };
+    shapes
+        .into_iter()
+        .find_map(|s| triggered_by(layer, s))
+        .or_else(|| {
+            let analysis = analysis?;
+            calls
+                .iter()
+                .find_map(|c| of_analysed_call(model, analysis, c))
+        })
+}
+
+/// The kept bug only a call's analysis shows: the masks its inputs carry, or all of its
+/// input shapes.
+fn of_analysed_call(
+    model: &Model,
+    analysis: &ModelAnalysis,
+    call: &CheckedCall,
+) -> Option<Trigger> {
+    let layer = &model.layers[call.layer];
+    match layer.class_name.as_str() {
+        "Attention" | "AdditiveAttention" => {
+            mixed_attention_masks(model, analysis, call).then_some(Trigger::AttentionMixedMasks)
+        }
+        "Concatenate" => {
+            let axis = layer.config.get("axis").map_or(Some(-1), Value::as_i64)?;
+            concatenate_build_index_error(axis, &call.input_shapes)
+                .then_some(Trigger::ConcatenateSqueezedAxisIndexError)
+        }
+        "MultiHeadAttention" => matches!(call.input_shapes.as_slice(),
+                [query, value, ..] if query.last() != value.last())
+        .then_some(Trigger::MhaQueryValueFeatureSizes),
+        _ => None,
+    }
 }
 
 /// Whether Keras before 3.7's `Concatenate(axis).build` raises `IndexError` on these input
@@ -423,37 +428,29 @@ pub fn concatenate_build_index_error(axis: i64, shapes: &[Vec<Option<usize>>]) -
     })
 }
 
-/// Whether some call of layer `li`, an `Attention` or `AdditiveAttention`, gets masks on some
-/// of its inputs and none on others ([`Trigger::AttentionMixedMasks`]): the `mask` keyword's
+/// Whether this call of an `Attention` or `AdditiveAttention` gets masks on some of its
+/// inputs and none on others ([`Trigger::AttentionMixedMasks`]): the `mask` keyword's
 /// tensors where the call passes them, else the masks its inputs carry.
-fn mixed_attention_masks(model: &Model, analysis: &ModelAnalysis, li: usize) -> bool {
-    if !matches!(
-        model.layers[li].class_name.as_str(),
-        "Attention" | "AdditiveAttention"
-    ) {
-        return false;
-    }
-    analysis.calls.iter().filter(|c| c.layer == li).any(|call| {
-        let masked: Vec<bool> = match &call.mask_inputs {
-            Some(given) => (0..call.inputs.len())
-                .map(|i| given.get(i).is_some_and(Option::is_some))
-                .collect(),
-            None => call
-                .inputs
-                .iter()
-                .map(|r| {
-                    model
-                        .layers
-                        .iter()
-                        .position(|l| l.name == r.layer)
-                        .and_then(|p| analysis.call(p, r.node))
-                        .and_then(|c| c.output_masks.get(r.index))
-                        .is_some_and(Option::is_some)
-                })
-                .collect(),
-        };
-        masked.iter().any(|&m| m) && !masked.iter().all(|&m| m)
-    })
+fn mixed_attention_masks(model: &Model, analysis: &ModelAnalysis, call: &CheckedCall) -> bool {
+    let masked: Vec<bool> = match &call.mask_inputs {
+        Some(given) => (0..call.inputs.len())
+            .map(|i| given.get(i).is_some_and(Option::is_some))
+            .collect(),
+        None => call
+            .inputs
+            .iter()
+            .map(|r| {
+                model
+                    .layers
+                    .iter()
+                    .position(|l| l.name == r.layer)
+                    .and_then(|p| analysis.call(p, r.node))
+                    .and_then(|c| c.output_masks.get(r.index))
+                    .is_some_and(Option::is_some)
+            })
+            .collect(),
+    };
+    masked.iter().any(|&m| m) && !masked.iter().all(|&m| m)
 }
 
 /// Whether a weight over the normalized axes `axis`, laid out in the order written, has
