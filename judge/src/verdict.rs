@@ -1706,6 +1706,16 @@ fn divergences(
         let accepts = |got: f64, want: f64| {
             tol.accepts(got, want) || overflow_only && !got.is_finite() && !want.is_finite()
         };
+        let recompute = Recompute {
+            layer,
+            node: call.node,
+            dtype,
+            args: &args,
+            masks: &arg_masks,
+            w: &w,
+            tf_out,
+            agree: &accepts,
+        };
         // Where the layer says a sum of finite terms overflows in some order and not in
         // another (a LayerNormalization or GroupNormalization lane, whose order TF's modes
         // choose differently), TF's order decides: a non-finite TF value there is as
@@ -1739,9 +1749,7 @@ fn divergences(
                     .with(Evidence {
                         shape_differs: true,
                         // A scale multiplied as laid out may broadcast to a larger tensor.
-                        scale_on_trailing_axes: scale_on_trailing_axes_explains(
-                            layer, call.node, dtype, &args, &arg_masks, &w, tf_out, &accepts,
-                        ),
+                        scale_on_trailing_axes: recompute.scale_on_trailing_axes(),
                         ..given.clone()
                     })
                     .in_mode(mode);
@@ -1778,11 +1786,7 @@ fn divergences(
                 // The masks of the call with the float32-rounded constants the framework
                 // agrees with (`None`: it agrees with none).
                 let rounded_masks = (dtype == DType::Float64)
-                    .then(|| {
-                        float32_constants_explain(
-                            layer, call.node, dtype, &args, &arg_masks, &w, tf_out, &accepts,
-                        )
-                    })
+                    .then(|| recompute.float32_constants())
                     .flatten();
                 {
                     let v = Verdict::new(
@@ -1806,12 +1810,8 @@ fn divergences(
                         .zip(r.iter())
                         .any(|(&g, &w)| g.is_finite() && w.is_finite() && !accepts(g, w));
                     let float32_constants = rounded_masks.is_some();
-                    let bias_on_last_axis = bias_on_last_axis_explains(
-                        layer, call.node, dtype, &args, &arg_masks, &w, tf_out, &accepts,
-                    );
-                    let scale_on_trailing_axes = scale_on_trailing_axes_explains(
-                        layer, call.node, dtype, &args, &arg_masks, &w, tf_out, &accepts,
-                    );
+                    let bias_on_last_axis = recompute.bias_on_last_axis();
+                    let scale_on_trailing_axes = recompute.scale_on_trailing_axes();
                     // What the layer computed in float32 may be off by.
                     let f32_tol = (dtype == DType::Float64).then(|| {
                         spec.tolerance_masked(DType::Float32, &args, &arg_masks, &w)
@@ -1894,80 +1894,177 @@ fn divergences(
     found
 }
 
-/// Whether the reference's outputs of a call, with some of the layer's float config
-/// constants that float32 cannot hold rounded to float32, all pass `agree` against the
-/// framework's: Keras turns some such constants (not always all of a layer's) into float32
-/// tensors before they meet float64 data, so each subset of the rounded arguments is tried
-/// (of at most six of them). The masks that call hands on where some subset agrees; `None`
-/// where none does, or the class has no reference.
-#[allow(clippy::too_many_arguments)]
-fn float32_constants_explain(
-    layer: &oracle::case::Layer,
+/// One call of a layer as the judge recomputes it for evidence: its inputs, their masks and
+/// the layer's weights, the framework's outputs, and what accepts one of their elements
+/// against the reference's (framework value first).
+struct Recompute<'a> {
+    layer: &'a oracle::case::Layer,
     node: usize,
     dtype: DType,
-    args: &[&ArrayD<f64>],
-    masks: &[Option<&Mask>],
-    w: &[&ArrayD<f64>],
-    tf_out: &[ArrayD<f64>],
-    agree: &dyn Fn(f64, f64) -> bool,
-) -> Option<Vec<Option<Mask>>> {
-    fn round(v: &mut serde_json::Value) -> bool {
-        match v {
-            serde_json::Value::Number(n) => match n.as_f64() {
-                Some(x) if n.is_f64() && x.is_finite() && x as f32 as f64 != x => {
-                    *v = serde_json::json!(x as f32 as f64);
-                    true
-                }
+    args: &'a [&'a ArrayD<f64>],
+    masks: &'a [Option<&'a Mask>],
+    w: &'a [&'a ArrayD<f64>],
+    tf_out: &'a [ArrayD<f64>],
+    agree: &'a dyn Fn(f64, f64) -> bool,
+}
+
+impl Recompute<'_> {
+    /// The reference's outputs of this call with `config` in place of the layer's own (and
+    /// these weights), with the masks they carry; `None` where the class has no reference or
+    /// refuses the config.
+    fn reference_with(
+        &self,
+        config: &serde_json::Map<String, serde_json::Value>,
+        w: &[&ArrayD<f64>],
+    ) -> Option<oracle::check::MaskedOutputs> {
+        let layer = self.layer;
+        let kind = oracle::layers::lookup(&layer.class_name, layer.module.as_deref())?;
+        let default_node = Default::default();
+        let spec = kind
+            .parse(&oracle::layers::CallSite {
+                config,
+                node: layer.nodes.get(self.node).unwrap_or(&default_node),
+                dtype: self.dtype,
+            })
+            .ok()?;
+        Some(oracle::check::eval_call(
+            spec.as_ref(),
+            self.args,
+            self.masks,
+            w,
+        ))
+    }
+
+    /// Whether the reference's outputs of a call, with some of the layer's float config
+    /// constants that float32 cannot hold rounded to float32, all pass `agree` against the
+    /// framework's: Keras turns some such constants (not always all of a layer's) into float32
+    /// tensors before they meet float64 data, so each subset of the rounded arguments is tried
+    /// (of at most six of them). The masks that call hands on where some subset agrees; `None`
+    /// where none does, or the class has no reference.
+    fn float32_constants(&self) -> Option<Vec<Option<Mask>>> {
+        let layer = self.layer;
+        fn round(v: &mut serde_json::Value) -> bool {
+            match v {
+                serde_json::Value::Number(n) => match n.as_f64() {
+                    Some(x) if n.is_f64() && x.is_finite() && x as f32 as f64 != x => {
+                        *v = serde_json::json!(x as f32 as f64);
+                        true
+                    }
+                    _ => false,
+                },
+                serde_json::Value::Array(a) => a.iter_mut().fold(false, |c, x| round(x) | c),
                 _ => false,
-            },
-            serde_json::Value::Array(a) => a.iter_mut().fold(false, |c, x| round(x) | c),
+            }
+        }
+        let rounded: Vec<(&String, serde_json::Value)> = layer
+            .config
+            .iter()
+            .filter_map(|(k, v)| {
+                let mut r = v.clone();
+                round(&mut r).then_some((k, r))
+            })
+            .take(6)
+            .collect();
+        (1u32..1 << rounded.len()).find_map(|subset| {
+            let mut config = layer.config.clone();
+            for (i, (k, r)) in rounded.iter().enumerate() {
+                if subset & (1 << i) != 0 {
+                    config.insert((*k).clone(), r.clone());
+                }
+            }
+            self.reference_with(&config, self.w)
+                .filter(|(alt, _)| all_agree(alt, self.tf_out, self.agree))
+                .map(|(_, out_masks)| out_masks)
+        })
+    }
+
+    /// Whether a `channels_first` convolution's outputs, computed by the reference without the
+    /// bias and the activation, then with the bias added along the last axis and the activation
+    /// applied, all pass `agree` against the framework's: what `ops.add`'s bias shortcut computes
+    /// when the channel count equals the last axis's length (the kept bug
+    /// `mismatch-DepthwiseConv2D-channels-first-bias`). False for any other layer, or where the
+    /// lengths differ.
+    fn bias_on_last_axis(&self) -> bool {
+        let Self {
+            layer,
+            dtype,
+            w,
+            tf_out,
+            agree,
+            ..
+        } = *self;
+        let config = &layer.config;
+        let (Some((bias, kernels)), [out]) = (w.split_last(), tf_out) else {
+            return false;
+        };
+        // A recurrent convolution's bias spans its gates: not one entry per channel.
+        if !crate::predicates::channels_first_biased_conv(&layer.class_name, config)
+            || bias.ndim() != 1
+            || out.ndim() < 3
+            || out.shape()[1] != bias.len()
+            || out.shape()[out.ndim() - 1] != bias.len()
+        {
+            return false;
+        }
+        let Ok(activation) =
+            oracle::activations::Activation::parse("activation", config.get("activation"))
+        else {
+            return false;
+        };
+        let mut bare = config.clone();
+        bare.insert("use_bias".into(), serde_json::json!(false));
+        bare.insert("activation".into(), serde_json::json!("linear"));
+        let Some((alt, _)) = self.reference_with(&bare, kernels) else {
+            return false;
+        };
+        let [pre] = alt.as_slice() else {
+            return false;
+        };
+        pre.shape() == out.shape()
+            && all_agree(&[activation.apply_in(&(pre + *bias), dtype)], tf_out, agree)
+    }
+
+    /// Whether a `LayerNormalization` with `rms_scaling` (or an `RMSNormalization`) computes,
+    /// in the framework, the reference's normalized values (its output with a scale of ones)
+    /// times its scale as it is laid out, broadcast by numpy's rule against the trailing axes:
+    /// the output's shape is that broadcast's, and every element passes `agree`. False for any
+    /// other layer, or where the shapes do not broadcast.
+    fn scale_on_trailing_axes(&self) -> bool {
+        let Self {
+            layer, w, tf_out, ..
+        } = *self;
+        let rms = match layer.class_name.as_str() {
+            "RMSNormalization" => true,
+            "LayerNormalization" => {
+                layer
+                    .config
+                    .get("rms_scaling")
+                    .and_then(serde_json::Value::as_bool)
+                    == Some(true)
+            }
+            _ => false,
+        };
+        let ([scale], [out], true) = (w, tf_out, rms) else {
+            return false;
+        };
+        let ones = ArrayD::<f64>::ones(scale.raw_dim());
+        let Some((alt, _)) = self.reference_with(&self.layer.config, &[&ones]) else {
+            return false;
+        };
+        let [normalized] = alt.as_slice() else {
+            return false;
+        };
+        let Some(shape) = broadcast_shape(normalized.shape(), scale.shape()) else {
+            return false;
+        };
+        if shape != out.shape() {
+            return false;
+        }
+        match (normalized.broadcast(shape.clone()), scale.broadcast(shape)) {
+            (Some(n), Some(s)) => all_agree(&[&n * &s], tf_out, self.agree),
             _ => false,
         }
     }
-    let rounded: Vec<(&String, serde_json::Value)> = layer
-        .config
-        .iter()
-        .filter_map(|(k, v)| {
-            let mut r = v.clone();
-            round(&mut r).then_some((k, r))
-        })
-        .take(6)
-        .collect();
-    (1u32..1 << rounded.len()).find_map(|subset| {
-        let mut config = layer.config.clone();
-        for (i, (k, r)) in rounded.iter().enumerate() {
-            if subset & (1 << i) != 0 {
-                config.insert((*k).clone(), r.clone());
-            }
-        }
-        reference_with(layer, node, dtype, &config, args, masks, w)
-            .filter(|(alt, _)| all_agree(alt, tf_out, agree))
-            .map(|(_, out_masks)| out_masks)
-    })
-}
-
-/// The reference's outputs of a call of `layer` with `config` in place of its own (and these
-/// weights), with the masks they carry; None where the class has no reference or refuses the
-/// config.
-fn reference_with(
-    layer: &oracle::case::Layer,
-    node: usize,
-    dtype: DType,
-    config: &serde_json::Map<String, serde_json::Value>,
-    args: &[&ArrayD<f64>],
-    masks: &[Option<&Mask>],
-    w: &[&ArrayD<f64>],
-) -> Option<oracle::check::MaskedOutputs> {
-    let kind = oracle::layers::lookup(&layer.class_name, layer.module.as_deref())?;
-    let default_node = Default::default();
-    let spec = kind
-        .parse(&oracle::layers::CallSite {
-            config,
-            node: layer.nodes.get(node).unwrap_or(&default_node),
-            dtype,
-        })
-        .ok()?;
-    Some(oracle::check::eval_call(spec.as_ref(), args, masks, w))
 }
 
 /// Whether every output has the framework's shape and each element passes `agree`
@@ -1981,104 +2078,6 @@ fn all_agree(
         && reference.iter().zip(tf_out).all(|(a, t)| {
             a.shape() == t.shape() && a.iter().zip(t.iter()).all(|(&x, &g)| agree(g, x))
         })
-}
-
-/// Whether a `channels_first` convolution's outputs, computed by the reference without the
-/// bias and the activation, then with the bias added along the last axis and the activation
-/// applied, all pass `agree` against the framework's: what `ops.add`'s bias shortcut computes
-/// when the channel count equals the last axis's length (the kept bug
-/// `mismatch-DepthwiseConv2D-channels-first-bias`). False for any other layer, or where the
-/// lengths differ.
-#[allow(clippy::too_many_arguments)]
-fn bias_on_last_axis_explains(
-    layer: &oracle::case::Layer,
-    node: usize,
-    dtype: DType,
-    args: &[&ArrayD<f64>],
-    masks: &[Option<&Mask>],
-    w: &[&ArrayD<f64>],
-    tf_out: &[ArrayD<f64>],
-    agree: &dyn Fn(f64, f64) -> bool,
-) -> bool {
-    let config = &layer.config;
-    let (Some((bias, kernels)), [out]) = (w.split_last(), tf_out) else {
-        return false;
-    };
-    // A recurrent convolution's bias spans its gates: not one entry per channel.
-    if !crate::predicates::channels_first_biased_conv(&layer.class_name, config)
-        || bias.ndim() != 1
-        || out.ndim() < 3
-        || out.shape()[1] != bias.len()
-        || out.shape()[out.ndim() - 1] != bias.len()
-    {
-        return false;
-    }
-    let Ok(activation) =
-        oracle::activations::Activation::parse("activation", config.get("activation"))
-    else {
-        return false;
-    };
-    let mut bare = config.clone();
-    bare.insert("use_bias".into(), serde_json::json!(false));
-    bare.insert("activation".into(), serde_json::json!("linear"));
-    let Some((alt, _)) = reference_with(layer, node, dtype, &bare, args, masks, kernels) else {
-        return false;
-    };
-    let [pre] = alt.as_slice() else {
-        return false;
-    };
-    pre.shape() == out.shape()
-        && all_agree(&[activation.apply_in(&(pre + *bias), dtype)], tf_out, agree)
-}
-
-/// Whether a `LayerNormalization` with `rms_scaling` (or an `RMSNormalization`) computes,
-/// in the framework, the reference's normalized values (its output with a scale of ones)
-/// times its scale as it is laid out, broadcast by numpy's rule against the trailing axes:
-/// the output's shape is that broadcast's, and every element passes `agree`. False for any
-/// other layer, or where the shapes do not broadcast.
-#[allow(clippy::too_many_arguments)]
-fn scale_on_trailing_axes_explains(
-    layer: &oracle::case::Layer,
-    node: usize,
-    dtype: DType,
-    args: &[&ArrayD<f64>],
-    masks: &[Option<&Mask>],
-    w: &[&ArrayD<f64>],
-    tf_out: &[ArrayD<f64>],
-    agree: &dyn Fn(f64, f64) -> bool,
-) -> bool {
-    let rms = match layer.class_name.as_str() {
-        "RMSNormalization" => true,
-        "LayerNormalization" => {
-            layer
-                .config
-                .get("rms_scaling")
-                .and_then(serde_json::Value::as_bool)
-                == Some(true)
-        }
-        _ => false,
-    };
-    let ([scale], [out], true) = (w, tf_out, rms) else {
-        return false;
-    };
-    let ones = ArrayD::<f64>::ones(scale.raw_dim());
-    let Some((alt, _)) = reference_with(layer, node, dtype, &layer.config, args, masks, &[&ones])
-    else {
-        return false;
-    };
-    let [normalized] = alt.as_slice() else {
-        return false;
-    };
-    let Some(shape) = broadcast_shape(normalized.shape(), scale.shape()) else {
-        return false;
-    };
-    if shape != out.shape() {
-        return false;
-    }
-    match (normalized.broadcast(shape.clone()), scale.broadcast(shape)) {
-        (Some(n), Some(s)) => all_agree(&[&n * &s], tf_out, agree),
-        _ => false,
-    }
 }
 
 /// The shape two shapes broadcast to by numpy's rule (aligned at the end; each pair of
