@@ -190,6 +190,9 @@ pub struct ValueCond {
     pub contains: Option<Value>,
     /// The value is a single number (`true`), or not (`false`: a list, a string, ...).
     pub number: Option<bool>,
+    /// A list's last entry, or a single value, meets this (`kernel_size`'s width, which a
+    /// single number gives every axis).
+    pub last: Option<Box<ValueCond>>,
 }
 
 impl ValueCond {
@@ -204,7 +207,8 @@ impl ValueCond {
                 && self.f32_inexact.is_none()
                 && self.starts_with.is_none()
                 && self.contains.is_none()
-                && self.number.is_none();
+                && self.number.is_none()
+                && self.last.is_none();
         };
         let numbers: Vec<f64> = match value {
             Value::Array(a) => a.iter().filter_map(Value::as_f64).collect(),
@@ -232,6 +236,10 @@ impl ValueCond {
                 v => same(v, c),
             })
             && self.number.is_none_or(|want| value.is_number() == want)
+            && self.last.as_ref().is_none_or(|c| match value {
+                Value::Array(a) => a.last().is_some_and(|x| c.holds(Some(x))),
+                v => c.holds(Some(v)),
+            })
     }
 }
 
@@ -1140,6 +1148,10 @@ mod tests {
         assert!(c(r#"{"number": true}"#).holds(Some(&v("0.5"))));
         assert!(!c(r#"{"number": true}"#).holds(Some(&v("[0.5, 1]"))));
         assert!(c(r#"{"number": false}"#).holds(Some(&v("[0.5, 1]"))));
+        let width = c(r#"{"last": {"min": 15}}"#);
+        assert!(width.holds(Some(&v("[1, 15]"))) && width.holds(Some(&v("15"))));
+        assert!(!width.holds(Some(&v("[15, 1]"))) && !width.holds(Some(&v("[]"))));
+        assert!(!width.holds(None));
     }
 
     /// `config_decides` only where the config can decide: an unexpected-rejection with

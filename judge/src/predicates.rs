@@ -433,6 +433,10 @@ pub enum Predicate {
     /// The verdict's layer is a `Concatenate` whose build, as Keras before 3.7 writes it,
     /// deletes past the end of an input's shape (`triggers::concatenate_build_index_error`).
     ConcatenateSqueezedAxisIndexError,
+    /// Some `PReLU` of the model shares an axis its input lacks (`shared_axes` holds an axis at
+    /// least its input's rank, batch axis included), so its build raises `IndexError`; the
+    /// input's rank is read from the call the analysis has of its producer.
+    PreluSharedAxisBeyondInputInModel,
 }
 
 impl Predicate {
@@ -463,6 +467,9 @@ impl Predicate {
             Predicate::MaskValueInInputs => "mask-value-in-inputs",
             Predicate::InputSharedWithAttention => "input-shared-with-attention",
             Predicate::ConcatenateSqueezedAxisIndexError => "concatenate-squeezed-axis-index-error",
+            Predicate::PreluSharedAxisBeyondInputInModel => {
+                "prelu-shared-axis-beyond-input-in-model"
+            }
         }
     }
 
@@ -510,6 +517,9 @@ impl Predicate {
             }
             Predicate::AdaptiveWindowExceedsInput => adaptive_window_exceeded(f),
             Predicate::MaskValueInInputs => mask_value_in_inputs(case),
+            Predicate::PreluSharedAxisBeyondInputInModel => {
+                prelu_shared_axis_beyond_input(case, f.analysis)
+            }
             Predicate::InputSharedWithAttention => {
                 call.is_some_and(|c| input_shared_with_attention(case, f.analysis, c))
             }
@@ -563,7 +573,8 @@ impl Predicate {
                     | Predicate::AdaptiveWindowExceedsInput
                     | Predicate::MaskValueInInputs
                     | Predicate::InputSharedWithAttention
-                    | Predicate::ConcatenateSqueezedAxisIndexError => {
+                    | Predicate::ConcatenateSqueezedAxisIndexError
+                    | Predicate::PreluSharedAxisBeyondInputInModel => {
                         unreachable!("handled above")
                     }
                 }
@@ -724,6 +735,41 @@ fn mask_value_in_inputs(case: &Case) -> bool {
             t.data
                 .iter()
                 .any(|x| values.iter().any(|(m, r)| x == m || x == r))
+        })
+}
+
+/// Whether some `PReLU` of the model has a shared axis at least the rank of an input it is
+/// called on (Keras's build then writes past the end of its parameter shape). Each input's
+/// rank is that of its producer's output in the analysis (the PReLU's own call, refused by
+/// the reference, is not there); an input the analysis lacks counts as no evidence.
+fn prelu_shared_axis_beyond_input(case: &Case, analysis: Option<&ModelAnalysis>) -> bool {
+    let Some(analysis) = analysis else {
+        return false;
+    };
+    case.model
+        .layers
+        .iter()
+        .filter(|l| l.class_name == "PReLU")
+        .any(|l| {
+            let largest = match l.config.get("shared_axes") {
+                Some(Value::Array(axes)) => axes.iter().filter_map(Value::as_i64).max(),
+                Some(v) => v.as_i64(),
+                None => None,
+            };
+            let Some(largest) = largest else {
+                return false;
+            };
+            l.nodes.iter().any(|node| {
+                node.tensors().first().is_some_and(|r| {
+                    case.model
+                        .layers
+                        .iter()
+                        .position(|p| p.name == r.layer)
+                        .and_then(|p| analysis.call(p, r.node))
+                        .and_then(|c| c.outputs.get(r.index))
+                        .is_some_and(|shape| largest >= shape.len() as i64)
+                })
+            })
         })
 }
 
@@ -956,5 +1002,53 @@ mod concatenate_tests {
         assert!(holds(-3));
         assert!(!holds(-1));
         assert!(!holds(2));
+    }
+}
+
+#[cfg(test)]
+mod prelu_tests {
+    use super::*;
+    use crate::entries::{Facts, Target};
+    use crate::verdict::{Kind, Verdict};
+
+    /// Whether the predicate holds for the kept PReLU timeout case (a `(None, 4, 4)` input)
+    /// with `shared_axes` set, judged as the judge sees an invalid case: the analysis of the
+    /// calls before its violation.
+    fn holds(shared_axes: serde_json::Value) -> bool {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../crashes/timeout-PReLU-from-config-retries-index-error-3.3.3/case.case.json"
+        );
+        let mut case = Case::read(path).unwrap();
+        let layer = case
+            .model
+            .layers
+            .iter_mut()
+            .find(|l| l.class_name == "PReLU")
+            .unwrap();
+        layer.config.insert("shared_axes".into(), shared_axes);
+        let analysis = match oracle::check(&case) {
+            Ok(a) => Some(a),
+            Err(_) => calls_before_violation(&case, case.dtype),
+        };
+        let verdict = Verdict::new(Kind::Timeout, "model", "", None, String::new());
+        Predicate::PreluSharedAxisBeyondInputInModel.holds(&Facts {
+            case: &case,
+            dtype: case.dtype,
+            verdict: &verdict,
+            analysis: analysis.as_ref(),
+            target: &Target::unknown_tensorflow(),
+        })
+    }
+
+    /// On a rank-3 input, axis 3 (or any list holding it) is beyond the input; axes 1 and 2
+    /// build, so a timeout beside them is not this bug.
+    #[test]
+    fn the_predicate_holds_for_an_axis_the_input_lacks_only() {
+        assert!(holds(serde_json::json!([3])));
+        assert!(holds(serde_json::json!([1, 3])));
+        assert!(!holds(serde_json::json!([2])));
+        assert!(!holds(serde_json::json!([1, 2])));
+        assert!(!holds(serde_json::Value::Null));
     }
 }
