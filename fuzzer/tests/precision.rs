@@ -274,12 +274,23 @@ const NO_VALUES: [(&str, &str); 2] = [
     ),
 ];
 
+/// One kept example with a plant at its class, to run.
+struct Planted {
+    id: String,
+    class: String,
+    layer: String,
+    plant: String,
+    path: PathBuf,
+    dtype: Option<String>,
+    modes: Vec<String>,
+    backend: String,
+}
+
 #[test]
 fn a_gross_wrong_result_at_a_kept_bugs_class_is_a_new_finding() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crashes");
     let work = tempfile::tempdir().unwrap();
-    let mut checked = Vec::new();
-    let mut hidden = Vec::new();
+    let mut jobs = Vec::new();
     // An entry hides nothing where its release range excludes the installed Keras (a bug
     // of an older release, fixed since): it is not in force, so there is nothing to guard.
     let installed = installed(None);
@@ -346,24 +357,66 @@ fn a_gross_wrong_result_at_a_kept_bugs_class_is_a_new_finding() {
             "GroupQueryAttention" => "GroupedQueryAttention",
             c => c,
         };
-        let report = run_planted(
-            &path,
-            &format!("{python_class}:{how}"),
-            dtype.as_deref(),
-            &modes,
-            backend,
-        );
-        let verdicts = report["verdicts"].as_array().cloned().unwrap_or_default();
-        let new = verdicts.iter().any(|v| {
-            v["layer"] == layer
-                && v["known"].is_null()
-                && ["mismatch", "mode-mismatch", "unexpected-nan"]
-                    .contains(&v["kind"].as_str().unwrap_or(""))
+        let modes: Vec<String> = modes.into_iter().map(str::to_owned).collect();
+        jobs.push(Planted {
+            id,
+            class: class.clone(),
+            layer: layer.to_owned(),
+            plant: format!("{python_class}:{how}"),
+            path,
+            dtype,
+            modes,
+            backend: backend.to_owned(),
         });
+    }
+    // Each run starts its own worker: two at a time (the runs are independent).
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<(usize, bool, String)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(job) = jobs.get(i) else {
+                            return done;
+                        };
+                        let modes: Vec<&str> = job.modes.iter().map(String::as_str).collect();
+                        let report = run_planted(
+                            &job.path,
+                            &job.plant,
+                            job.dtype.as_deref(),
+                            &modes,
+                            &job.backend,
+                        );
+                        let verdicts = report["verdicts"].as_array().cloned().unwrap_or_default();
+                        let new = verdicts.iter().any(|v| {
+                            v["layer"] == job.layer.as_str()
+                                && v["known"].is_null()
+                                && ["mismatch", "mode-mismatch", "unexpected-nan"]
+                                    .contains(&v["kind"].as_str().unwrap_or(""))
+                        });
+                        done.push((i, new, format!("{verdicts:#?}")));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    });
+    let mut checked = Vec::new();
+    let mut hidden = Vec::new();
+    for (i, new, verdicts) in results {
+        let job = &jobs[i];
         if !new {
-            hidden.push(format!("{id} ({class} +1000, {how}): {verdicts:#?}"));
+            hidden.push(format!(
+                "{} ({} +1000, {}): {verdicts}",
+                job.id, job.class, job.plant
+            ));
         }
-        checked.push(id);
+        checked.push(job.id.clone());
     }
     assert!(
         checked.len() >= 20,
