@@ -208,6 +208,40 @@ fn a_hang_is_a_timeout_at_its_layer() {
     assert_eq!(verdicts(&reports[1])[0].0, "agree");
 }
 
+/// A worker stopped from outside (SIGTERM, as a service stopping every process of its group
+/// sends) is no framework crash: the run says so, with no outcome to judge, and the next case
+/// runs on a fresh worker. An abort is still a crash.
+#[test]
+fn a_worker_stopped_from_outside_is_not_a_crash() {
+    use harness_py::{Harness, PythonEnv, RunOptions, TfOutcome, WorkerError};
+    let env = PythonEnv::probe(&PythonEnv::select(None).unwrap()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let case = |file: &str, name: &str| {
+        let path = chain_case(
+            dir.path(),
+            file,
+            &[4],
+            &[1, 4],
+            &[("Identity", name, json!({}))],
+        );
+        oracle::Case::read(&path).unwrap()
+    };
+    let mut harness = Harness::new(planted_worker(0), env);
+    let opts = RunOptions::default();
+    match harness.run(&case("stopped.case.json", "semfuzz_sigterm_here"), &opts) {
+        Err(WorkerError::Stopped { status }) => assert!(status.is_stop(), "{status}"),
+        other => panic!("{other:?}"),
+    }
+    match harness.run(&case("after.case.json", "plain"), &opts) {
+        Ok(TfOutcome::Ran { .. }) => {}
+        other => panic!("{other:?}"),
+    }
+    match harness.run(&case("abort.case.json", "semfuzz_abort_here"), &opts) {
+        Ok(TfOutcome::Crash { signal, .. }) => assert_eq!(signal, Some(libc::SIGABRT)),
+        other => panic!("{other:?}"),
+    }
+}
+
 /// The layer and the mode a worker dies or hangs in are known whichever way the worker
 /// announces them: in the memory it shares with the client, or on stderr when it shares none.
 #[test]

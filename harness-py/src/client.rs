@@ -174,6 +174,11 @@ pub enum WorkerError {
     /// The request was abandoned (see [`Limits::cancel`]); the worker was killed.
     #[error("the request was cancelled")]
     Cancelled,
+    /// The worker was stopped from outside, by a signal only a person or the system sends
+    /// ([`WorkerExit::is_stop`]: a service stopping every process of its group, `kill`):
+    /// not a framework crash, and the case it was running has no answer.
+    #[error("the worker was stopped from outside ({status})")]
+    Stopped { status: WorkerExit },
     #[error("{kind} in the worker: {message}")]
     Python { kind: String, message: String },
 }
@@ -185,6 +190,15 @@ pub enum WorkerExit {
     Signal(i32),
     /// Still running (the pipe broke first).
     Unknown,
+}
+
+impl WorkerExit {
+    /// Whether the worker died by a signal that asks a process to stop (SIGTERM, SIGINT,
+    /// SIGHUP): sent from outside, never raised by a fault in the framework, unlike
+    /// SIGSEGV, SIGABRT or SIGFPE (and SIGKILL, which the kernel's memory killer sends).
+    pub fn is_stop(self) -> bool {
+        matches!(self, WorkerExit::Signal(s) if [libc::SIGTERM, libc::SIGINT, libc::SIGHUP].contains(&s))
+    }
 }
 
 impl std::fmt::Display for WorkerExit {

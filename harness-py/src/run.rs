@@ -217,6 +217,7 @@ impl Harness {
         if matches!(
             answer,
             Err(WorkerError::Died { .. }
+                | WorkerError::Stopped { .. }
                 | WorkerError::Timeout { .. }
                 | WorkerError::OutOfMemory { .. }
                 | WorkerError::Protocol(_)
@@ -268,6 +269,10 @@ impl Harness {
                     _ => None,
                 };
                 outcome
+            }
+            Err(WorkerError::Died { status, .. }) if status.is_stop() => {
+                self.worker = None;
+                return Err(WorkerError::Stopped { status });
             }
             Err(WorkerError::Died {
                 status,

@@ -416,8 +416,10 @@ impl CaseExecutor {
             // Abandoned by a signal: no verdict, and no further case.
             Err(WorkerError::Cancelled) => return Err(Error::ShuttingDown),
             Err(e) => {
-                // The worker could not be started or the protocol broke: once is noise (the
-                // machine was short of memory), twice in a row is a failure of semfuzz.
+                // The worker could not be started, the protocol broke, or the worker was
+                // stopped from outside (a service stopping its group, which then stops this
+                // client too): once is noise (the machine was short of memory), twice in a
+                // row is a failure of semfuzz. Never a finding.
                 tracing::warn!("the {framework} worker failed ({e}); starting a new one");
                 l.harness
                     .run_confirming_timeouts(&adapted, &opts)

@@ -1,6 +1,7 @@
 """Faults planted in a real worker by the harness tests (see SEMFUZZ_WORKER_PLANT).
 
-An Identity layer whose name starts with `semfuzz_abort` aborts the process, `semfuzz_hang`
+An Identity layer whose name starts with `semfuzz_abort` aborts the process, `semfuzz_sigterm`
+sends the process SIGTERM (as a service stopping every process of its group does), `semfuzz_hang`
 sleeps forever, `semfuzz_slow` sleeps 3 seconds, `semfuzz_alloc` allocates without bound, `semfuzz_leak` keeps
 200 MiB more on every call (as TF's caches grow over many cases) and then sleeps 0.3 seconds. Every ReLU adds 0.25 to its output
 (a planted semantic bug that the reference must catch at that layer). A ReLU named
@@ -12,6 +13,7 @@ which a later layer refuses).
 """
 
 import os
+import signal
 import time
 
 import keras
@@ -23,6 +25,9 @@ _leaked = []
 def _identity(self, inputs, *args, **kwargs):
     if self.name.startswith("semfuzz_abort"):
         os.abort()
+    if self.name.startswith("semfuzz_sigterm"):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(10)
     if self.name.startswith("semfuzz_hang"):
         time.sleep(3600)
     if self.name.startswith("semfuzz_slow"):
