@@ -284,6 +284,9 @@ pub struct EvidenceCond {
     /// The framework agrees with the reference once the layer's scale multiplies its
     /// normalized values as it is laid out, broadcast against the trailing axes.
     pub scale_on_trailing_axes: Option<bool>,
+    /// The framework agrees with the reference once an `Embedding`'s indices are clipped into
+    /// its rows.
+    pub indices_clipped: Option<bool>,
     /// A float64 run whose layer inputs or reference output hold a finite value beyond
     /// float32's range.
     pub beyond_float32: Option<bool>,
@@ -529,6 +532,7 @@ impl Entry {
                     || e.float32_constants == Some(true)
                     || e.bias_on_last_axis == Some(true)
                     || e.scale_on_trailing_axes == Some(true)
+                    || e.indices_clipped == Some(true)
                     || e.naive_variance == Some(true)
                     || e.float32_tolerance == Some(true)
             });
@@ -775,6 +779,7 @@ impl Conditions {
                 || e.float32_constants == Some(true)
                 || e.bias_on_last_axis == Some(true)
                 || e.scale_on_trailing_axes == Some(true)
+                || e.indices_clipped == Some(true)
                 || e.naive_variance == Some(true)
                 || e.float32_tolerance == Some(true)
         });
@@ -916,6 +921,10 @@ impl EvidenceCond {
         need(
             flag(self.scale_on_trailing_axes, e.scale_on_trailing_axes),
             "evidence.scale_on_trailing_axes",
+        )?;
+        need(
+            flag(self.indices_clipped, e.indices_clipped),
+            "evidence.indices_clipped",
         )?;
         need(
             flag(self.beyond_float32, e.beyond_float32),

@@ -139,6 +139,13 @@ pub struct Evidence {
     /// scale), whatever axes they normalize. Nothing else is wrong.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub scale_on_trailing_axes: bool,
+    /// An `Embedding` whose output agrees with the reference's once each index (as Keras
+    /// casts it to an integer) is clipped into `[0, input_dim)`: what Keras before 3.3
+    /// computes on TensorFlow (its `take` is `tf.experimental.numpy.take`, whose mode clips),
+    /// so a negative index reads row 0 and one past the end the last row. Nothing else is
+    /// wrong.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub indices_clipped: bool,
     /// In a float64 run, every element of the framework's output is within the tolerance the
     /// layer has in a float32 run on the same inputs: the divergence is what computing the
     /// layer in float32 may give. For two modes (or backends) compared on identical inputs:

@@ -1812,6 +1812,7 @@ fn divergences(
                     let float32_constants = rounded_masks.is_some();
                     let bias_on_last_axis = recompute.bias_on_last_axis();
                     let scale_on_trailing_axes = recompute.scale_on_trailing_axes();
+                    let indices_clipped = recompute.indices_clipped();
                     // What the layer computed in float32 may be off by.
                     let f32_tol = (dtype == DType::Float64).then(|| {
                         spec.tolerance_masked(DType::Float32, &args, &arg_masks, &w)
@@ -1851,6 +1852,7 @@ fn divergences(
                         float32_constants,
                         bias_on_last_axis,
                         scale_on_trailing_axes,
+                        indices_clipped,
                         naive_variance,
                         square_overflow,
                         masked_only,
@@ -1917,6 +1919,16 @@ impl Recompute<'_> {
         config: &serde_json::Map<String, serde_json::Value>,
         w: &[&ArrayD<f64>],
     ) -> Option<oracle::check::MaskedOutputs> {
+        self.reference_with_args(config, self.args, w)
+    }
+
+    /// As [`Self::reference_with`], on these inputs in place of the call's.
+    fn reference_with_args(
+        &self,
+        config: &serde_json::Map<String, serde_json::Value>,
+        args: &[&ArrayD<f64>],
+        w: &[&ArrayD<f64>],
+    ) -> Option<oracle::check::MaskedOutputs> {
         let layer = self.layer;
         let kind = oracle::layers::lookup(&layer.class_name, layer.module.as_deref())?;
         let default_node = Default::default();
@@ -1927,12 +1939,7 @@ impl Recompute<'_> {
                 dtype: self.dtype,
             })
             .ok()?;
-        Some(oracle::check::eval_call(
-            spec.as_ref(),
-            self.args,
-            self.masks,
-            w,
-        ))
+        Some(oracle::check::eval_call(spec.as_ref(), args, self.masks, w))
     }
 
     /// Whether the reference's outputs of a call, with some of the layer's float config
@@ -2064,6 +2071,27 @@ impl Recompute<'_> {
             (Some(n), Some(s)) => all_agree(&[&n * &s], tf_out, self.agree),
             _ => false,
         }
+    }
+
+    /// Whether an `Embedding`'s outputs are the reference's for its indices clipped into
+    /// `[0, input_dim)`, each truncated to an integer first as Keras casts it (see
+    /// `Evidence::indices_clipped`). False for any other layer, or where no index needed
+    /// clipping.
+    fn indices_clipped(&self) -> bool {
+        let Self { layer, args, w, .. } = *self;
+        let ([indices], [table]) = (args, w) else {
+            return false;
+        };
+        if layer.class_name != "Embedding" || table.ndim() != 2 || table.shape()[0] == 0 {
+            return false;
+        }
+        let last = (table.shape()[0] - 1) as f64;
+        let clipped = indices.mapv(|x| x.trunc().clamp(0.0, last));
+        if !clipped.iter().all(|x| x.is_finite()) || clipped == **indices {
+            return false;
+        }
+        self.reference_with_args(&layer.config, &[&clipped], w)
+            .is_some_and(|(alt, _)| all_agree(&alt, self.tf_out, self.agree))
     }
 }
 
