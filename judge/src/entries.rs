@@ -551,7 +551,7 @@ impl Entry {
                     .flatten()
                     .any(|k| *k == Kind::UnexpectedRejection)
                     && c.classes.is_some()
-                    && !c.config.is_empty()
+                    && (!c.config.is_empty() || c.error.is_some())
                     && c.wrapped_classes.is_none()
                     && c.activations.is_none()
                     && c.evidence.is_none()
@@ -560,7 +560,7 @@ impl Entry {
                     && c.predicates.is_empty())
             {
                 return Err(invalid(format!(
-                    "when[{i}].config_decides: only an unexpected-rejection alternative with classes and config conditions, and no other condition on the layer, the evidence or the model, can be decided by the config"
+                    "when[{i}].config_decides: only an unexpected-rejection alternative with classes and config conditions (or, where the class alone decides, the framework's error), and no other condition on the layer, the evidence or the model, can be decided by the config"
                 )));
             }
         }
@@ -633,7 +633,8 @@ impl Entry {
     /// Where this entry keeps a refusal by `target` that a layer's class and config decide
     /// alone: an alternative marked `config_decides` naming the layer's class, whose dtypes
     /// and config conditions `layer` meets in `dtype`. The config keys of the first such
-    /// alternative; generation steers away from them, as from a trigger.
+    /// alternative; generation steers away from them, as from a trigger (no keys: the class
+    /// alone decides, and the layer goes).
     pub fn refusal_keys(
         &self,
         layer: &oracle::case::Layer,
@@ -1164,7 +1165,8 @@ mod tests {
     }
 
     /// `config_decides` only where the config can decide: an unexpected-rejection with
-    /// classes and config conditions, and nothing about the evidence.
+    /// classes and config conditions, and nothing about the evidence; where the class alone
+    /// decides (no config condition), the framework's error must be named.
     #[test]
     fn config_decides_is_refused_where_more_than_the_config_decides() {
         let load = |when: &str| {
@@ -1175,6 +1177,8 @@ mod tests {
         };
         let good = r#"{"verdicts": ["unexpected-rejection"], "classes": ["Concatenate"], "config": {"axis": {"equals": 0}}, "config_decides": true}"#;
         assert!(load(good).is_ok());
+        let class_alone = r#"{"verdicts": ["unexpected-rejection"], "classes": ["Dot"], "error": {"types": ["ValueError"], "message_contains": ["should be called on a list of 2 inputs"]}, "config_decides": true}"#;
+        assert!(load(class_alone).is_ok());
         for bad in [
             r#"{"verdicts": ["mismatch"], "classes": ["Concatenate"], "config": {"axis": {"equals": 0}}, "config_decides": true, "unbounded_because": "x"}"#,
             r#"{"verdicts": ["unexpected-rejection"], "classes": ["Concatenate"], "config_decides": true}"#,
@@ -1214,6 +1218,52 @@ mod tests {
     fn the_builtin_entries_load() {
         let s = Suppressions::builtin().unwrap();
         assert!(s.entries().len() >= 8);
+    }
+
+    /// Keras 3.0 and 3.1 refuse every `Dot` read back from JSON (a kept bug whose class alone
+    /// decides): the entry gives no keys there, so generation drops the layer; not on 3.2.1
+    /// or later, nor for another class.
+    #[test]
+    fn a_refusal_the_class_alone_decides_has_no_keys() {
+        let case = |class: &str| {
+            let input = |name: &str| {
+                serde_json::json!({
+                    "module": "keras.layers", "class_name": "InputLayer", "name": name,
+                    "config": {"batch_shape": [null, 3], "dtype": "float32", "name": name},
+                    "inbound_nodes": []
+                })
+            };
+            let arg = |name: &str| {
+                serde_json::json!({"class_name": "__keras_tensor__",
+                "config": {"keras_history": [name, 0, 0]}})
+            };
+            let text = serde_json::json!({
+                "format": "semfuzz-case/1", "dtype": "float32",
+                "model": {"name": "m", "trainable": true, "layers": [
+                    input("a"), input("b"),
+                    {"module": "keras.layers", "class_name": class, "name": "l",
+                     "config": {"name": "l", "axes": -1},
+                     "inbound_nodes": [{"args": [[arg("a"), arg("b")]], "kwargs": {}}]}
+                ], "input_layers": [["a", 0, 0], ["b", 0, 0]], "output_layers": [["l", 0, 0]]},
+                "weights": {}, "inputs": [
+                    {"shape": [1, 3], "data": [0, 0, 0]}, {"shape": [1, 3], "data": [0, 0, 0]}
+                ]
+            });
+            Case::from_json_str(&text.to_string(), "dot.case.json").unwrap()
+        };
+        let s = Suppressions::builtin().unwrap();
+        let keys = |class: &str, keras: &str| {
+            s.refusal_keys(
+                &case(class).model.layers[2],
+                DType::Float32,
+                &[Target::tensorflow(keras, "2.16.2")],
+            )
+        };
+        assert_eq!(keys("Dot", "3.0.5"), Some(vec![]));
+        assert_eq!(keys("Dot", "3.1.1"), Some(vec![]));
+        assert_eq!(keys("Dot", "3.2.1"), None);
+        assert_eq!(keys("Dot", "3.15.1"), None);
+        assert_eq!(keys("Add", "3.0.5"), None);
     }
 
     /// Keras 3.3.3 refuses a `MultiHeadAttention` given `output_shape` at build (a kept bug,
