@@ -764,12 +764,27 @@ fn a_constructor_refusal_is_located_at_its_layer() {
         (&json!("build"), &json!("TypeError"), &json!("second")),
         "{error:#}"
     );
+    // Raised by the constructor, while Keras constructed the layers, before it built any.
+    assert_eq!(error["constructor"], json!(true), "{error:#}");
     let verdict = &reports[0]["verdicts"][0];
     assert_eq!(
         (&verdict["kind"], &verdict["layer"]),
         (&json!("agree"), &json!("second")),
         "{verdict:#}"
     );
+    // A check in `build` is no constructor's.
+    let groups = chain_case(
+        dir.path(),
+        "groups.case.json",
+        &[4],
+        &[2, 4],
+        &[("GroupNormalization", "norm", json!({"groups": 8}))],
+    );
+    let (_, reports, stderr) = run(&[&groups], &["--modes", "eager"]);
+    assert_eq!(reports.len(), 1, "{stderr}");
+    let error = &reports[0]["tensorflow"]["eager"]["error"];
+    assert_eq!(error["phase"], json!("build"), "{error:#}");
+    assert_eq!(error["constructor"], json!(false), "{error:#}");
 }
 
 #[test]

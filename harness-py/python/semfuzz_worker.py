@@ -299,11 +299,14 @@ _MODE_BYTES = 8
 class CaseError(Exception):
     """An error of TensorFlow/Keras while running a case, with the phase it happened in."""
 
-    def __init__(self, phase, error, layer=None):
+    def __init__(self, phase, error, layer=None, constructor=False):
         super().__init__(str(error))
         self.phase = phase
         self.error = error
         self.layer = layer
+        # Raised by a layer's constructor (while the model is read from its config, which
+        # constructs every layer before it calls any).
+        self.constructor = constructor
 
 
 def _arrays_in(request, payload):
@@ -765,7 +768,11 @@ def _run(request, payload):
             _prepared = _Prepared(key, model)
             gc.collect()  # the previous model's cycles, once per rebuild rather than per case
     except Exception as e:
-        raise CaseError("build", e, _build_error_layer(case["model"], dtype, input_dtypes, e))
+        names = {layer.get("name") for layer in case["model"].get("layers", [])}
+        constructor = _constructing_layer(e, names) is not None
+        raise CaseError(
+            "build", e, _build_error_layer(case["model"], dtype, input_dtypes, e), constructor
+        )
     prepared = _prepared
     _set_weights(prepared.model, request, arrays)
     xs = [x.astype(d) for x, d in zip(inputs, input_dtypes)]
@@ -894,7 +901,7 @@ def _constructing_layer(error, names):
     return found
 
 
-def _describe(e, phase, layer=None):
+def _describe(e, phase, layer=None, constructor=False):
     import traceback
 
     tb = traceback.format_exception(type(e), e, e.__traceback__)
@@ -905,6 +912,7 @@ def _describe(e, phase, layer=None):
         "phase": phase,
         "traceback": "".join(tb[-6:])[-3000:],
         "layer": layer or _node_layer(message),
+        "constructor": constructor,
     }
 
 
@@ -1074,7 +1082,7 @@ def handle(header, payload):
         body["ok"] = True
         return json.dumps(body), data
     except CaseError as e:  # TF refused or failed on the case: an answer, not a failure
-        body = {"ok": True, "modes": [], "case_error": _describe(e.error, e.phase, e.layer), "shapes": []}
+        body = {"ok": True, "modes": [], "case_error": _describe(e.error, e.phase, e.layer, e.constructor), "shapes": []}
         if coverage is not None:
             body["python_lines"] = coverage.hashes()
         return json.dumps(body), b""

@@ -732,6 +732,7 @@ mod tests {
             phase: "call".to_owned(),
             traceback: String::new(),
             layer: None,
+            constructor: false,
         };
         Judge::new(Suppressions::none(), target)
             .judge(&case, case.dtype, &oracle, &TfOutcome::Rejected(error))

@@ -115,6 +115,11 @@ pub struct PyError {
     /// several of the case's layers have, the one that raised it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layer: Option<String>,
+    /// Raised by a layer's constructor while the model was read from its config: Keras
+    /// constructs every layer of a functional config before it calls (and builds) any, so no
+    /// layer had been built yet.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub constructor: bool,
 }
 
 /// One call's outputs in one mode, by (layer name, call index).

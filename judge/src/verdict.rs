@@ -844,6 +844,16 @@ fn judge_refusal(case: &Case, v: &Violation, mode: Option<Mode>, e: &PyError) ->
                 "inconclusive: Keras builds it (it is refused only when it runs), and {other} refused first: {said}"
             ),
         )
+    } else if let Some(other) = e.constructor.then(refused_first).flatten() {
+        // Keras constructs every layer of a functional config before it builds any: another
+        // layer's constructor refused the model, and the invalid layer was never built.
+        (
+            Kind::Agree,
+            "",
+            format!(
+                "inconclusive: the constructor of {other} refused the model before any layer was built: {said}"
+            ),
+        )
     } else if let Some(later) =
         refused_downstream(case, e, v).filter(|_| v.category != oracle::Category::InputValue)
     {
@@ -2827,6 +2837,7 @@ mod tests {
     #[test]
     fn an_error_names_the_problem_by_layer_argument_or_class_in_any_case() {
         let e = |m: &str| PyError {
+            constructor: false,
             kind: "ValueError".into(),
             message: m.into(),
             phase: "build".into(),
@@ -2882,6 +2893,7 @@ mod tests {
         let refused = || {
             ModeOutcome::Error(
                 PyError {
+                    constructor: false,
                     kind: "InvalidArgumentError".into(),
                     message: "Conv2DCustomBackpropInputOp only supports NHWC.".into(),
                     phase: "call".into(),
@@ -2996,6 +3008,7 @@ mod tests {
         let refused = || {
             ModeOutcome::Error(
                 PyError {
+                    constructor: false,
                     kind: "InvalidArgumentError".into(),
                     message: "indices[0,2] = 2 is not in [0, 2)".into(),
                     phase: "call".into(),
@@ -3061,6 +3074,7 @@ mod tests {
         let refused = |kind: &str, message: &str| {
             ModeOutcome::Error(
                 PyError {
+                    constructor: false,
                     kind: kind.into(),
                     message: message.into(),
                     phase: "call".into(),
@@ -3155,6 +3169,7 @@ mod tests {
         v.parameter = "kernel_size".into();
         let graph_fails_at = |v: &Violation, layer: &str| {
             let e = PyError {
+                constructor: false,
                 kind: "ValueError".into(),
                 message: format!(
                     "Negative dimension size caused by subtracting 3 from 2 for \
@@ -3196,6 +3211,7 @@ mod tests {
         );
         // Eager errors are located by Keras's call wrapper, where one layer has the class.
         let eager = PyError {
+            constructor: false,
             kind: "InvalidArgumentError".into(),
             message: wrapped(
                 "Concatenate",
@@ -3238,6 +3254,7 @@ mod tests {
         // rejection there, as before the invalid layer.
         let checked = oracle::check::check(&case).unwrap();
         let e = PyError {
+            constructor: false,
             kind: "ValueError".into(),
             message: "Negative dimension size".into(),
             phase: "call".into(),
@@ -3283,6 +3300,7 @@ mod tests {
         v.parameter = "size".into();
         let refused_by = |layer: &str| {
             let e = PyError {
+                constructor: false,
                 kind: "ValueError".into(),
                 message: format!(
                     "Input 0 of layer '{layer}' is incompatible with the layer: expected ndim=4, found ndim=3"
@@ -3314,6 +3332,7 @@ mod tests {
         // one consumes up_sampling2d.
         let by_class = |layer: &str| {
             let e = PyError {
+                constructor: false,
                 kind: "ValueError".into(),
                 message: wrapped("Cropping2D", "the cropping leaves nothing"),
                 phase: "build".into(),
@@ -3370,6 +3389,7 @@ mod tests {
         td.class = "TimeDistributed".into();
         td.parameter = "layer.kernel_size".into();
         let e = PyError {
+            constructor: false,
             kind: "ValueError".into(),
             message: wrapped("Conv1D", "Computed output size would be zero or negative."),
             phase: "build".into(),
@@ -3407,6 +3427,7 @@ mod tests {
         mha.class = "MultiHeadAttention".into();
         mha.parameter = "num_heads".into();
         let e = PyError {
+            constructor: false,
             kind: "InvalidArgumentError".into(),
             message: wrapped("EinsumDense", "Matrix size-incompatible"),
             phase: "call".into(),
@@ -3441,6 +3462,7 @@ mod tests {
         v.parameter = "size".into();
         let refused = |v: &Violation, backend: Backend| {
             let e = PyError {
+                constructor: false,
                 kind: "RuntimeError".into(),
                 message: wrapped("UpSampling2D", "Invalid computed output size: 0"),
                 phase: "call".into(),
@@ -3476,6 +3498,7 @@ mod tests {
         v.parameter = "size".into();
         let xla_raises_at = |layer: &str| {
             let e = PyError {
+                constructor: false,
                 kind: "ValueError".into(),
                 message: "Negative dimension size caused by subtracting 2 from 1".into(),
                 phase: "call".into(),
@@ -3519,6 +3542,40 @@ mod tests {
         );
     }
 
+    /// A later layer that refuses the model at build shows that the invalid layer was built
+    /// without complaint (a missing validation); a later layer whose constructor refuses it
+    /// does not: Keras constructs every layer before it builds any (inconclusive).
+    #[test]
+    fn a_constructor_refusal_downstream_is_no_missing_validation() {
+        let case = resample_case();
+        let mut v = Violation::new(
+            oracle::violation::Category::IncompatibleShapes,
+            oracle::violation::Tag::Semantic,
+        );
+        v.layer = "up_sampling2d_1".into();
+        v.class = "UpSampling2D".into();
+        v.parameter = "size".into();
+        let refused_by_cropping = |constructor: bool| {
+            let e = PyError {
+                constructor,
+                kind: "TypeError".into(),
+                message: "could not be deserialized properly".into(),
+                phase: "build".into(),
+                traceback: String::new(),
+                layer: Some("cropping2d".into()),
+            };
+            judge_invalid(&case, &v, &TfOutcome::Rejected(e), None).remove(0)
+        };
+        let built = refused_by_cropping(false);
+        assert_eq!(built.kind, Kind::MissingValidation, "{built:?}");
+        let constructed = refused_by_cropping(true);
+        assert_eq!(constructed.kind, Kind::Agree, "{constructed:?}");
+        assert!(
+            constructed.detail.starts_with("inconclusive"),
+            "{constructed:?}"
+        );
+    }
+
     /// An internal Python error (`ZeroDivisionError`, `IndexError`) is no answer to a check,
     /// even where Keras's wrapper names the layer's class: a late error. A `ValueError` so
     /// wrapped is a clear refusal.
@@ -3534,6 +3591,7 @@ mod tests {
         v.parameter = "strides[0]".into();
         let refused_with = |kind: &str| {
             let e = PyError {
+                constructor: false,
                 kind: kind.into(),
                 message: wrapped("Conv2DTranspose", "division by zero"),
                 phase: "call".into(),
@@ -3559,6 +3617,7 @@ mod tests {
         // root of -1. A constructor's own check so wrapped is a clear refusal.
         let deserialized = |inner: &str| {
             let e = PyError {
+                constructor: false,
                 kind: "TypeError".into(),
                 message: format!(
                     "<class 'keras.src.layers.convolutional.conv2d_transpose.Conv2DTranspose'> could not be deserialized properly. Please ensure ...\n\nconfig={{'name': 'conv2d_transpose', 'strides': 0}}.\n\nException encountered: Error when deserializing class 'Conv2DTranspose' using config={{'strides': 0}}.\n\nException encountered: {inner}"
@@ -3593,6 +3652,7 @@ mod tests {
         v.class = "GroupQueryAttention".into();
         v.parameter = "inputs".into();
         let e = PyError {
+            constructor: false,
             kind: "ValueError".into(),
             message: wrapped(
                 "GroupedQueryAttention",
@@ -3704,6 +3764,7 @@ mod tests {
     fn a_mode_that_raises_is_signed_with_the_layer_it_names() {
         let case = resample_case();
         let error = PyError {
+            constructor: false,
             kind: "ValueError".to_owned(),
             message: wrapped("Conv2DTranspose", "no XLA kernel"),
             phase: "call".to_owned(),
@@ -3765,7 +3826,7 @@ mod tests {
             });
             Case::from_json_str(&text.to_string(), "embedding.case.json").unwrap()
         };
-        let refused = TfOutcome::Rejected(PyError {
+        let refused = TfOutcome::Rejected(PyError { constructor: false,
             kind: "InvalidArgumentError".into(),
             message: "{{function_node __wrapped__GatherV2_device_/job:localhost/replica:0/task:0/device:CPU:0}} indices[0,0] = 1 is not in [0, 1) [Op:GatherV2]".into(),
             phase: "call".into(),
@@ -3775,6 +3836,7 @@ mod tests {
         // PyTorch's refusal of the same index (the torch campaign's
         // unexpected-rejection/Embedding, after a float32 sigmoid that gave 1.0).
         let torch_refused = TfOutcome::Rejected(PyError {
+            constructor: false,
             kind: "IndexError".into(),
             message:
                 "Exception encountered when calling Embedding.call().\n\nindex out of range in self"

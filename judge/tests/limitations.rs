@@ -22,6 +22,7 @@ fn late_error(kind: &str, message: &str) -> Verdict {
         phase: "call".into(),
         traceback: String::new(),
         layer: None,
+        constructor: false,
     };
     Verdict {
         kind: Kind::LateError,

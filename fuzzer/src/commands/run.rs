@@ -293,7 +293,7 @@ pub(crate) fn tf_report(case: &Case, tf: &TfOutcome, requested: &[Mode]) -> Valu
             Value::Object(o)
         }
         TfOutcome::Rejected(e) => every_mode(
-            json!({"error": {"type": e.kind, "message": e.message, "layer": error_layer(case, e), "phase": e.phase}}),
+            json!({"error": {"type": e.kind, "message": e.message, "layer": error_layer(case, e), "phase": e.phase, "constructor": e.constructor}}),
         ),
         TfOutcome::Crash {
             signal,
